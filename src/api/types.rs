@@ -1,0 +1,241 @@
+//! Wire types of the v2 responses. Liberal in what they accept: unknown
+//! fields are ignored, every field may be absent or null (the spec does not
+//! say which are always present; the decoder decides what is required),
+//! integers may arrive as numbers or strings, and big numbers are kept as
+//! their exact decimal text, never passed through f64.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// An integer field: a JSON integer, an integral float below 2^53, or a decimal string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Int(pub i64);
+
+impl<'de> Deserialize<'de> for Int {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Int;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int, E> {
+                Ok(Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int, E> {
+                i64::try_from(v).map(Int).map_err(|_| E::custom(format!("{v} does not fit in a signed 64-bit integer")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Int, E> {
+                if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+                    Ok(Int(v as i64))
+                } else {
+                    Err(E::custom(format!("{v} is not an exact integer")))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Int, E> {
+                v.trim().parse().map(Int).map_err(|_| E::custom(format!("`{v}` is not an integer")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A number kept as exact text: from a JSON string (`"5875..."`, `"0x..."`)
+/// or a JSON number of any size (its literal digits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exact(pub String);
+
+impl<'de> Deserialize<'de> for Exact {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw: Box<RawValue> = Deserialize::deserialize(d)?;
+        let text = raw.get();
+        if text.starts_with('"') {
+            let s: String = serde_json::from_str(text).map_err(de::Error::custom)?;
+            Ok(Exact(s))
+        } else if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+            Ok(Exact(text.to_string()))
+        } else {
+            Err(de::Error::custom(format!("expected a number or a string, got {text}")))
+        }
+    }
+}
+
+/// A float field (`balance`): a JSON number or a numeric string.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Float(pub f64);
+
+impl<'de> Deserialize<'de> for Float {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Float;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Float, E> {
+                Ok(Float(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Float, E> {
+                Ok(Float(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Float, E> {
+                Ok(Float(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Float, E> {
+                v.trim().parse().map(Float).map_err(|_| E::custom(format!("`{v}` is not a number")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A token record.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Token {
+    /// Contract address.
+    pub address: Option<String>,
+    /// Decimal places.
+    pub decimals: Option<Int>,
+    /// Name.
+    pub name: Option<String>,
+    /// Standard label (ERC-20, ...).
+    pub standard: Option<String>,
+    /// Symbol.
+    pub symbol: Option<String>,
+}
+
+/// One holding of a portfolio day.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Holding {
+    /// Decimal-adjusted balance.
+    pub balance: Option<Float>,
+    /// Balance in the smallest unit, exact.
+    pub balance_raw: Option<Exact>,
+    /// The token held.
+    pub token: Option<Token>,
+}
+
+/// One portfolio day.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PortfolioDay {
+    /// `YYYY-MM-DD`.
+    pub date: Option<String>,
+    /// Holdings on that date.
+    #[serde(default)]
+    pub holdings: Option<Vec<Holding>>,
+}
+
+/// A block record.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Deserialize)]
+pub struct Block {
+    pub base_fee_per_gas: Option<Exact>,
+    pub difficulty: Option<Exact>,
+    pub extra_data: Option<String>,
+    pub gas_limit: Option<Exact>,
+    pub gas_used: Option<Exact>,
+    pub hash: Option<String>,
+    pub logs_bloom: Option<String>,
+    pub miner: Option<String>,
+    pub nonce: Option<String>,
+    pub number: Option<Int>,
+    pub parent_hash: Option<String>,
+    pub receipt_root: Option<String>,
+    pub sha3_uncles: Option<String>,
+    pub size: Option<Int>,
+    pub state_root: Option<String>,
+    pub timestamp: Option<String>,
+    pub total_difficulty: Option<Exact>,
+    pub transaction_count: Option<Int>,
+    pub transactions_root: Option<String>,
+    pub withdrawals_root: Option<String>,
+}
+
+/// An event (log) record.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Deserialize)]
+pub struct Event {
+    pub block_number: Option<Int>,
+    pub block_timestamp: Option<String>,
+    pub contract_address: Option<String>,
+    pub data: Option<String>,
+    pub log_index: Option<Int>,
+    /// Items as 0x-hex strings or JSON numbers of any size.
+    pub topics: Option<Vec<Option<Exact>>>,
+    pub transaction_hash: Option<String>,
+    pub transaction_index: Option<Int>,
+}
+
+/// `GET /blocks`.
+#[derive(Debug, Deserialize)]
+pub struct BlocksPage {
+    /// The blocks of this page.
+    pub blocks: Vec<Block>,
+    /// Present when more can be fetched.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /events`.
+#[derive(Debug, Deserialize)]
+pub struct EventsPage {
+    /// The events of this page.
+    pub events: Vec<Event>,
+    /// Present when more can be fetched.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /wallets/{w}/portfolio/daily`.
+#[derive(Debug, Deserialize)]
+pub struct PortfolioPage {
+    /// The days of this page.
+    pub portfolio: Vec<PortfolioDay>,
+    /// Present when more can be fetched.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /tokens/{a}`.
+#[derive(Debug, Deserialize)]
+pub struct TokenResponse {
+    /// The token.
+    pub token: Token,
+}
+
+/// `GET /blocks/{n}`.
+#[derive(Debug, Deserialize)]
+pub struct BlockResponse {
+    /// The block.
+    pub block: Block,
+}
+
+/// The documented-but-not-shown error body, read when it is there.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ErrorBody {
+    pub(crate) error: Option<ErrorDetail>,
+    pub(crate) message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ErrorDetail {
+    pub(crate) code: Option<String>,
+    pub(crate) message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics_as_huge_numbers_stay_exact() {
+        let e: Event = serde_json::from_str(
+            r#"{"topics":[100400371954314648932432339003130296563713766564934609617245563925316637676527,"0xab",null],"block_number":"17","extra":1}"#,
+        )
+        .unwrap();
+        let t = e.topics.unwrap();
+        assert_eq!(t[0].as_ref().unwrap().0, "100400371954314648932432339003130296563713766564934609617245563925316637676527");
+        assert_eq!(t[1].as_ref().unwrap().0, "0xab");
+        assert!(t[2].is_none());
+        assert_eq!(e.block_number, Some(Int(17)));
+    }
+}

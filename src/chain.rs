@@ -1,0 +1,76 @@
+//! The seven chains the service knows, shared by every stage.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A chain served under `/v2/{chain_name}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Chain {
+    /// Ethereum mainnet.
+    Ethereum,
+    /// ApeChain.
+    Apechain,
+    /// Arbitrum One.
+    Arbitrum,
+    /// Avalanche C-chain.
+    Avalanche,
+    /// Base.
+    Base,
+    /// BNB Smart Chain.
+    Bsc,
+    /// Polygon PoS.
+    Polygon,
+}
+
+impl Chain {
+    /// Every chain, in the order the service documents them.
+    pub const ALL: [Chain; 7] = [
+        Chain::Ethereum,
+        Chain::Apechain,
+        Chain::Arbitrum,
+        Chain::Avalanche,
+        Chain::Base,
+        Chain::Bsc,
+        Chain::Polygon,
+    ];
+
+    /// The path name of the chain, as the service spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Chain::Ethereum => "ethereum",
+            Chain::Apechain => "apechain",
+            Chain::Arbitrum => "arbitrum",
+            Chain::Avalanche => "avalanche",
+            Chain::Base => "base",
+            Chain::Bsc => "bsc",
+            Chain::Polygon => "polygon",
+        }
+    }
+
+    /// A small stable index, used to derive per-chain data.
+    pub fn index(self) -> u64 {
+        Chain::ALL.iter().position(|c| *c == self).unwrap_or(0) as u64
+    }
+
+    /// The list of chain names, for error messages.
+    pub fn names() -> String {
+        Chain::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Chain {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Chain::ALL
+            .iter()
+            .copied()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| format!("unknown chain `{s}` (expected one of: {})", Chain::names()))
+    }
+}

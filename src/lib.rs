@@ -1,0 +1,14 @@
+//! chainetl: export blockchain data from the Blockchain Data Service (v2)
+//! into partitioned Parquet on local disk or S3.
+//!
+//! Stages, each a module that knows only the ones before it:
+//! `spec` → `plan` → `fetch` (through `api`) → `decode` → `sink` → `state`.
+//! `sim` is the built-in simulator of the service.
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unused_must_use)]
+
+pub mod api;
+pub mod chain;
+pub mod evm;
+pub mod sim;
+pub mod window;

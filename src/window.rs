@@ -1,0 +1,177 @@
+//! The service's `window` parameter: relative (`30d`, `12h`), ISO interval
+//! (`start..end`) or block range (`first..last`). Parsed here once for the
+//! spec, the planner and the simulator.
+//!
+//! Ends, as users read them: a block range includes both of its blocks; a
+//! time interval is half-open, `start <= t < end`.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use std::fmt;
+
+/// A window as written, before relative forms are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// The last `secs` seconds before "now".
+    Relative {
+        /// Length of the window in seconds.
+        secs: i64,
+    },
+    /// `start..end` in unix seconds, half-open.
+    Interval {
+        /// First second included.
+        start: i64,
+        /// First second excluded.
+        end: i64,
+    },
+    /// `first..last` block numbers, both included.
+    Blocks {
+        /// First block included.
+        first: u64,
+        /// Last block included.
+        last: u64,
+    },
+}
+
+/// A window with its relative form resolved against a fixed instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Resolved {
+    /// Unix seconds, `start <= t < end`.
+    Time {
+        /// First second included.
+        start: i64,
+        /// First second excluded.
+        end: i64,
+    },
+    /// Block numbers, `first <= n <= last`.
+    Blocks {
+        /// First block included.
+        first: u64,
+        /// Last block included.
+        last: u64,
+    },
+}
+
+impl Window {
+    /// Parses any of the three forms; the error says what was expected.
+    pub fn parse(s: &str) -> Result<Window, String> {
+        let s = s.trim();
+        if let Some((a, b)) = s.split_once("..") {
+            let (a, b) = (a.trim(), b.trim());
+            let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+            if digits(a) && digits(b) {
+                let first: u64 = a.parse().map_err(|_| format!("block number `{a}` is too large"))?;
+                let last: u64 = b.parse().map_err(|_| format!("block number `{b}` is too large"))?;
+                if first > last {
+                    return Err(format!("block range `{s}` is empty: {first} > {last}"));
+                }
+                return Ok(Window::Blocks { first, last });
+            }
+            let start = parse_instant(a)?;
+            let end = parse_instant(b)?;
+            if start >= end {
+                return Err(format!("time interval `{s}` is empty: its start is not before its end"));
+            }
+            return Ok(Window::Interval { start, end });
+        }
+        let unit_secs = match s.chars().last() {
+            Some('d') => 86_400,
+            Some('h') => 3_600,
+            _ => {
+                return Err(format!(
+                    "`{s}` is not a window: expected a relative duration (`30d`, `12h`), \
+                     an ISO interval (`2024-01-01T00:00:00Z..2024-01-02T00:00:00Z`) \
+                     or a block range (`18000000..18000100`)"
+                ));
+            }
+        };
+        let num = &s[..s.len() - 1];
+        let n: i64 = num
+            .parse()
+            .ok()
+            .filter(|n: &i64| *n > 0 && *n <= 100_000)
+            .ok_or_else(|| format!("`{s}`: the duration must be a whole number from 1 to 100000 before `d` or `h`"))?;
+        Ok(Window::Relative { secs: n * unit_secs })
+    }
+
+    /// Resolves a relative window to `[now - secs, now)`; the others are unchanged.
+    pub fn resolve(self, now: i64) -> Resolved {
+        match self {
+            Window::Relative { secs } => Resolved::Time { start: now - secs, end: now },
+            Window::Interval { start, end } => Resolved::Time { start, end },
+            Window::Blocks { first, last } => Resolved::Blocks { first, last },
+        }
+    }
+}
+
+impl fmt::Display for Resolved {
+    /// The service form of the window.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Resolved::Time { start, end } => write!(f, "{}..{}", iso(*start), iso(*end)),
+            Resolved::Blocks { first, last } => write!(f, "{first}..{last}"),
+        }
+    }
+}
+
+/// Parses an ISO 8601 UTC date-time (`2024-01-01T00:00:00Z`, fractional
+/// seconds and `+00:00` accepted) or a bare date (midnight UTC) to unix seconds.
+pub fn parse_instant(s: &str) -> Result<i64, String> {
+    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
+        return Ok(dt.with_timezone(&Utc).timestamp());
+    }
+    if let Ok(dt) = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S") {
+        return Ok(Utc.from_utc_datetime(&dt).timestamp());
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Ok(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default()).timestamp());
+    }
+    Err(format!("`{s}` is not an ISO 8601 UTC date-time such as 2024-01-31T00:00:00Z"))
+}
+
+/// Unix seconds as `YYYY-MM-DDThh:mm:ssZ`.
+pub fn iso(secs: i64) -> String {
+    match Utc.timestamp_opt(secs, 0).single() {
+        Some(dt) => dt.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        None => format!("@{secs}"),
+    }
+}
+
+/// Days since 1970-01-01 of a unix second (floor).
+pub fn day_of(secs: i64) -> i32 {
+    secs.div_euclid(86_400) as i32
+}
+
+/// `YYYY-MM-DD` of a day number.
+pub fn date_string(day: i32) -> String {
+    match Utc.timestamp_opt(day as i64 * 86_400, 0).single() {
+        Some(dt) => dt.format("%Y-%m-%d").to_string(),
+        None => format!("day{day}"),
+    }
+}
+
+/// Parses `YYYY-MM-DD` to a day number.
+pub fn parse_date(s: &str) -> Option<i32> {
+    let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+    let secs = Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?).timestamp();
+    Some(day_of(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_all_three_forms() {
+        assert_eq!(Window::parse("30d"), Ok(Window::Relative { secs: 30 * 86_400 }));
+        assert_eq!(Window::parse("12h"), Ok(Window::Relative { secs: 12 * 3_600 }));
+        assert_eq!(Window::parse("18000000..18000100"), Ok(Window::Blocks { first: 18_000_000, last: 18_000_100 }));
+        let w = Window::parse("2025-08-20T00:00:00Z..2025-08-26T12:00:00Z").unwrap();
+        assert_eq!(w.resolve(0).to_string(), "2025-08-20T00:00:00Z..2025-08-26T12:00:00Z");
+        assert!(Window::parse("0d").is_err());
+        assert!(Window::parse("5m").is_err());
+        assert!(Window::parse("10..5").is_err());
+        assert!(Window::parse("2025-08-26T00:00:00Z..2025-08-20T00:00:00Z").is_err());
+        assert_eq!(date_string(parse_date("2024-02-29").unwrap()), "2024-02-29");
+    }
+}
