@@ -52,9 +52,25 @@ impl Chain {
         Chain::ALL.iter().position(|c| *c == self).unwrap_or(0) as u64
     }
 
+    /// Typical milliseconds between blocks, for estimates (and the simulator).
+    pub fn block_ms(self) -> i64 {
+        match self {
+            Chain::Ethereum => 12_000,
+            Chain::Bsc => 3_000,
+            Chain::Arbitrum => 250,
+            _ => 2_000,
+        }
+    }
+
     /// The list of chain names, for error messages.
     pub fn names() -> String {
         Chain::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl serde::Serialize for Chain {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 

@@ -9,6 +9,15 @@
 
 pub mod api;
 pub mod chain;
+pub mod cli;
+pub mod decode;
 pub mod evm;
+pub mod failpoint;
+pub mod fetch;
+pub mod plan;
+pub mod run;
 pub mod sim;
+pub mod sink;
+pub mod spec;
+pub mod state;
 pub mod window;

@@ -1,1 +1,255 @@
-fn main() {}
+//! The `chainetl` binary: parse arguments, run, map the outcome to an exit
+//! code. 0 done; 1 failed at run time; 2 invalid spec or usage; 130/143
+//! interrupted by SIGINT/SIGTERM.
+
+use anyhow::Context;
+use chainetl::run::{RunError, RunOptions};
+use chainetl::spec::{Dataset, Spec};
+use chainetl::{cli, plan, run, sim};
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// Export blockchain data from the Blockchain Data Service (v2) into
+/// partitioned Parquet on local disk or S3.
+#[derive(Parser)]
+#[command(name = "chainetl", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// More log output (-v: debug, -vv: trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Only errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// Log format: text or json.
+    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a pipeline spec; resumes from its checkpoints unless --fresh.
+    Run {
+        /// The spec file (TOML).
+        spec: String,
+        /// Delete the job's earlier output and checkpoints and start over.
+        #[arg(long)]
+        fresh: bool,
+        /// Run only shard K of N (e.g. 2/4): a deterministic share of the work units.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Seconds between progress lines (0: none).
+        #[arg(long, default_value_t = 10)]
+        progress_secs: u64,
+    },
+    /// Show the work units and a request estimate without fetching.
+    Plan {
+        /// The spec file (TOML).
+        spec: String,
+    },
+    /// Check a spec and report every error at once.
+    Validate {
+        /// The spec file (TOML).
+        spec: String,
+    },
+    /// Show a job's progress from its checkpoints.
+    Status {
+        /// The spec file (TOML).
+        spec: String,
+    },
+    /// Print a dataset's schema.
+    Schema {
+        /// blocks, events, portfolio or tokens.
+        dataset: String,
+        /// json, arrow, duckdb or spark.
+        #[arg(long, default_value = "json")]
+        format: String,
+    },
+    /// Serve the built-in simulator of the service over HTTP.
+    Sim {
+        /// Port to listen on (loopback unless --host is given).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Address to bind.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[command(flatten)]
+        opts: sim::SimOptions,
+    },
+}
+
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logs(&cli);
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logs(cli: &Cli) {
+    let level = if cli.quiet {
+        "error"
+    } else {
+        match cli.verbose {
+            0 => "info",
+            1 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("warn,chainetl={level}")));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
+    if cli.log_format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn load(path: &str) -> Result<Spec, ExitCode> {
+    Spec::load(path).map_err(|e| {
+        eprint!("{e}");
+        ExitCode::from(2)
+    })
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Validate { spec } => {
+            let s = match load(&spec) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            println!("{spec}: ok ({} export{})", s.exports.len(), if s.exports.len() == 1 { "" } else { "s" });
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Plan { spec } => {
+            let s = match load(&spec) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            let windows = plan::freeze_windows(&s, plan::job_now(&s));
+            let units = plan::plan(&s, &windows);
+            print!("{}", cli::plan_listing(&s, &windows, &units));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status { spec } => {
+            let s = match load(&spec) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            let (_, units, states) = run::status(&s).await.context("reading the job's state")?;
+            print!("{}", cli::status_table(&s, &units, &states));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Schema { dataset, format } => {
+            let Some(d) = Dataset::parse(&dataset) else {
+                eprintln!("error: unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens");
+                return Ok(ExitCode::from(2));
+            };
+            match cli::schema_text(d, &format) {
+                Ok(t) => {
+                    print!("{t}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(m) => {
+                    eprintln!("error: {m}");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
+        Command::Sim { port, host, opts } => {
+            let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await.with_context(|| format!("cannot listen on {host}:{port}"))?;
+            eprintln!("chainetl sim listening on http://{}", listener.local_addr()?);
+            if let Err(m) = sim::serve(opts, listener).await {
+                eprintln!("error: {m}");
+                return Ok(ExitCode::from(2));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { spec, fresh, shard, progress_secs } => {
+            let s = match load(&spec) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            let shard = match shard.as_deref().map(run::parse_shard).transpose() {
+                Ok(v) => v,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            tokio::spawn(watch_signals(tx));
+            let opts = RunOptions {
+                fresh,
+                shard,
+                progress_every: (progress_secs > 0 && !cli.quiet).then(|| Duration::from_secs(progress_secs)),
+                intro: !cli.quiet,
+            };
+            match run::run(s.clone(), opts, rx).await {
+                Ok(summary) => {
+                    if !cli.quiet {
+                        print!("{}", cli::summary_table(&summary));
+                    }
+                    if summary.interrupted {
+                        let sig = SIGNAL.load(Ordering::SeqCst);
+                        eprintln!("interrupted: committed work is kept; run the same command again to resume");
+                        return Ok(ExitCode::from(if sig == 15 { 143 } else { 130 }));
+                    }
+                    if !summary.failed.is_empty() {
+                        eprintln!("{} unit(s) failed (committed work is kept; re-run to retry them):", summary.failed.len());
+                        for f in &summary.failed {
+                            eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, f.error);
+                        }
+                        return Ok(ExitCode::from(1));
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e @ (RunError::SpecChanged { .. } | RunError::MissingKey(_) | RunError::Shard(_))) => {
+                    eprintln!("error: {e}");
+                    Ok(ExitCode::from(2))
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+    }
+}
+
+/// First SIGINT/SIGTERM: stop fetching, commit what is buffered, exit
+/// 130/143. A second one exits at once.
+async fn watch_signals(tx: tokio::sync::watch::Sender<bool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else { return };
+    loop {
+        let sig = tokio::select! {
+            _ = int.recv() => 2,
+            _ = term.recv() => 15,
+        };
+        if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
+            eprintln!("second signal: exiting now");
+            std::process::exit(if sig == 15 { 143 } else { 130 });
+        }
+        eprintln!("signal received: committing buffered work, then exiting (send it again to exit at once)");
+        let _ = tx.send(true);
+    }
+}

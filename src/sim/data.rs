@@ -21,16 +21,16 @@ pub struct ChainParams {
 
 /// Timing of `chain`: ethereum 12 s, bsc 3 s, arbitrum 250 ms, others 2 s.
 pub fn params(chain: Chain) -> ChainParams {
-    let (block_ms, genesis_secs, gas_limit) = match chain {
-        Chain::Ethereum => (12_000, 1_438_269_973, 30_000_000),
-        Chain::Apechain => (2_000, 1_727_740_800, 60_000_000),
-        Chain::Arbitrum => (250, 1_622_240_000, 1_125_899_906),
-        Chain::Avalanche => (2_000, 1_600_858_926, 15_000_000),
-        Chain::Base => (2_000, 1_686_789_347, 150_000_000),
-        Chain::Bsc => (3_000, 1_598_671_449, 140_000_000),
-        Chain::Polygon => (2_000, 1_590_824_836, 30_000_000),
+    let (genesis_secs, gas_limit) = match chain {
+        Chain::Ethereum => (1_438_269_973, 30_000_000),
+        Chain::Apechain => (1_727_740_800, 60_000_000),
+        Chain::Arbitrum => (1_622_240_000, 1_125_899_906),
+        Chain::Avalanche => (1_600_858_926, 15_000_000),
+        Chain::Base => (1_686_789_347, 150_000_000),
+        Chain::Bsc => (1_598_671_449, 140_000_000),
+        Chain::Polygon => (1_590_824_836, 30_000_000),
     };
-    ChainParams { block_ms, genesis_ms: genesis_secs * 1000, gas_limit }
+    ChainParams { block_ms: chain.block_ms(), genesis_ms: genesis_secs * 1000, gas_limit }
 }
 
 /// The kinds of log the simulator emits, with their real topic0.

@@ -1,0 +1,180 @@
+//! Command-line rendering: plan listings, summaries, status tables and
+//! schema DDL. Kept apart from `main.rs` so the binary stays thin.
+
+use crate::decode::{schema, type_name};
+use crate::plan::{Unit, describe_window};
+use crate::run::{RunSummary, Tally, tally_key};
+use crate::spec::{Dataset, HashEncoding, Spec};
+use crate::state::UnitState;
+use crate::window::Resolved;
+use arrow::datatypes::{DataType, TimeUnit};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+/// Human-readable bytes.
+pub fn bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < units.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 { format!("{n} B") } else { format!("{v:.1} {}", units[i]) }
+}
+
+/// The few lines printed before a run: what will be exported where.
+pub fn intro(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit], done: &HashMap<String, UnitState>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "job {} → {}", spec.name, spec.output.uri);
+    for e in &spec.exports {
+        let chains: Vec<&str> = e.chains.iter().map(|c| c.name()).collect();
+        let n = units.iter().filter(|u| u.export == e.index).count();
+        let d = units.iter().filter(|u| u.export == e.index && done.get(&u.id).is_some_and(|s| s.done)).count();
+        let _ = writeln!(
+            s,
+            "  export[{}] {} on {}: window {}; units {n} ({d} already done)",
+            e.index,
+            e.dataset,
+            chains.join(", "),
+            describe_window(&windows.get(e.index).copied().flatten(), &e.window_text)
+        );
+    }
+    s
+}
+
+/// The plan listing of `chainetl plan`.
+pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit]) -> String {
+    let mut s = intro(spec, windows, units, &HashMap::new());
+    let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests≈");
+    for u in units {
+        let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, u.estimated_requests, u.range);
+    }
+    let total: u64 = units.iter().map(|u| u.estimated_requests).sum();
+    let _ = writeln!(s, "\n{} units, about {total} requests (at least one per unit; events depend on their density)", units.len());
+    s
+}
+
+/// The table printed when a run ends.
+pub fn summary_table(s: &RunSummary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{:<28} {:>12} {:>7} {:>11} {:>9} {:>12}", "export / chain", "rows", "files", "bytes", "units", "rows total");
+    for (k, t) in &s.exports {
+        let _ = writeln!(
+            out,
+            "{:<28} {:>12} {:>7} {:>11} {:>9} {:>12}",
+            k,
+            t.rows,
+            t.files,
+            bytes(t.bytes),
+            format!("{}/{}", t.units_done, t.units),
+            t.rows + t.rows_before
+        );
+    }
+    let rows = s.rows();
+    let _ = writeln!(
+        out,
+        "{} rows in {:.1}s ({:.0} rows/s); {} requests, {} retries, {} throttled (429), {} server errors",
+        rows,
+        s.elapsed_secs,
+        rows as f64 / s.elapsed_secs.max(0.001),
+        s.requests,
+        s.retries,
+        s.throttled,
+        s.server_errors
+    );
+    if s.units_already_done > 0 {
+        let _ = writeln!(out, "{} units were already complete from earlier runs", s.units_already_done);
+    }
+    if let Some(r) = &s.report {
+        let _ = writeln!(out, "run report: {r}");
+    }
+    out
+}
+
+/// `chainetl status` table.
+pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>) -> String {
+    let mut tallies: BTreeMap<String, (Tally, String)> = BTreeMap::new();
+    for u in units {
+        let (t, last) = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
+        t.units += 1;
+        if let Some(st) = states.get(&u.id) {
+            t.rows_before += st.rows;
+            t.files += st.files;
+            t.bytes += st.bytes;
+            if st.done {
+                t.units_done += 1;
+            }
+            if st.updated_at > *last {
+                *last = st.updated_at.clone();
+            }
+        }
+    }
+    let mut out = format!("job {} → {}\n", spec.name, spec.output.uri);
+    let _ = writeln!(out, "{:<28} {:>11} {:>12} {:>7} {:>11}  last commit", "export / chain", "units", "rows", "files", "bytes");
+    for (k, (t, last)) in &tallies {
+        let _ = writeln!(
+            out,
+            "{:<28} {:>11} {:>12} {:>7} {:>11}  {}",
+            k,
+            format!("{}/{}", t.units_done, t.units),
+            t.rows_before,
+            t.files,
+            bytes(t.bytes),
+            if last.is_empty() { "-" } else { last }
+        );
+    }
+    let done = tallies.values().all(|(t, _)| t.units_done == t.units);
+    let _ = writeln!(out, "{}", if units.is_empty() { "not started" } else if done { "complete" } else { "incomplete: `chainetl run` resumes it" });
+    out
+}
+
+/// The schema of `dataset` as JSON, Arrow, DuckDB DDL or Spark DDL.
+pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
+    let s = schema(dataset, HashEncoding::Hex);
+    match format {
+        "json" => Ok(crate::decode::schema_json(dataset)),
+        "arrow" => Ok(s.fields().iter().map(|f| format!("{}: {}{}\n", f.name(), type_name(f.data_type()), if f.is_nullable() { "" } else { " not null" })).collect()),
+        "duckdb" => {
+            let cols: Vec<String> = s
+                .fields()
+                .iter()
+                .map(|f| format!("  {} {}{}", f.name(), duck(f.data_type()), if f.is_nullable() { "" } else { " NOT NULL" }))
+                .collect();
+            Ok(format!("CREATE TABLE {} (\n{}\n);\n", dataset.name(), cols.join(",\n")))
+        }
+        "spark" => {
+            let cols: Vec<String> = s.fields().iter().map(|f| format!("{} {}{}", f.name(), spark(f.data_type()), if f.is_nullable() { "" } else { " NOT NULL" })).collect();
+            Ok(cols.join(", ") + "\n")
+        }
+        other => Err(format!("unknown schema format `{other}`: expected json, arrow, duckdb or spark")),
+    }
+}
+
+fn duck(t: &DataType) -> String {
+    match t {
+        DataType::Utf8 => "VARCHAR".into(),
+        DataType::Binary => "BLOB".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
+        DataType::Timestamp(TimeUnit::Microsecond, Some(_)) => "TIMESTAMPTZ".into(),
+        DataType::List(f) => format!("{}[]", duck(f.data_type())),
+        other => format!("{other}"),
+    }
+}
+
+fn spark(t: &DataType) -> String {
+    match t {
+        DataType::Utf8 => "STRING".into(),
+        DataType::Binary => "BINARY".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Date32 => "DATE".into(),
+        DataType::Decimal128(p, s) => format!("DECIMAL({p},{s})"),
+        DataType::Timestamp(..) => "TIMESTAMP".into(),
+        DataType::List(f) => format!("ARRAY<{}>", spark(f.data_type())),
+        other => format!("{other}"),
+    }
+}

@@ -1,0 +1,27 @@
+//! Test-only crash points. `CHAINETL_FAILPOINT=name:N` aborts the process
+//! (like kill -9: no destructors, no flushing) the N-th time `name` is hit.
+//! Names: `during-file-write`, `after-file-write` (file durable, checkpoint
+//! not yet written), `during-checkpoint` (temporary checkpoint written, not
+//! yet renamed into place).
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static CONFIG: OnceLock<Option<(String, u64)>> = OnceLock::new();
+static HITS: AtomicU64 = AtomicU64::new(0);
+
+/// Aborts the process if the configured failpoint is `name` and its count is reached.
+pub fn hit(name: &str) {
+    let cfg = CONFIG.get_or_init(|| {
+        let v = std::env::var("CHAINETL_FAILPOINT").ok()?;
+        let (n, count) = v.split_once(':').unwrap_or((&v, "1"));
+        Some((n.to_string(), count.parse().unwrap_or(1)))
+    });
+    if let Some((n, count)) = cfg
+        && n == name
+        && HITS.fetch_add(1, Ordering::SeqCst) + 1 >= *count
+    {
+        eprintln!("failpoint {name} reached: aborting");
+        std::process::abort();
+    }
+}

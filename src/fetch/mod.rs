@@ -1,0 +1,146 @@
+//! Paging of one work unit: a sequential cursor chain (cursors are opaque
+//! and only valid in order), with the next page requested as soon as the
+//! current one's cursor is known, so fetching overlaps decoding and
+//! writing. The global concurrency and rate bounds live in the client
+//! ([`crate::api::Limiter`]); many units page at once under them.
+
+use crate::api::types::{Block, Event, PortfolioDay, Token};
+use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
+use crate::plan::{Unit, UnitRange};
+use crate::spec::{Export, Selection};
+use crate::window::Resolved;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// Token lookups per page of a tokens unit.
+pub const TOKENS_PER_PAGE: usize = 10;
+
+/// One page of records.
+#[derive(Debug)]
+pub enum Page {
+    /// Blocks.
+    Blocks(Vec<Block>),
+    /// Events.
+    Events(Vec<Event>),
+    /// Portfolio days.
+    Portfolio(Vec<PortfolioDay>),
+    /// Tokens with the address each was requested as (404s are left out).
+    Tokens(Vec<(String, Token)>),
+}
+
+/// A page and the cursor of the page after it (`None`: the unit is complete).
+#[derive(Debug)]
+pub struct Fetched {
+    /// The records.
+    pub page: Page,
+    /// Cursor of the following page.
+    pub next: Option<String>,
+}
+
+/// The request parameters of a unit, fixed for its whole cursor chain.
+#[derive(Debug, Clone)]
+struct Request {
+    unit: Arc<Unit>,
+    window: Option<String>,
+    contract_address: Option<String>,
+    topics: Vec<String>,
+    token_address: Option<String>,
+    page_size: u32,
+}
+
+/// Pages through one unit.
+#[derive(Debug)]
+pub struct Pager {
+    client: Client,
+    req: Arc<Request>,
+    inflight: Option<JoinHandle<Result<Fetched, ApiError>>>,
+}
+
+impl Pager {
+    /// Starts paging `unit` from `cursor` (None: from the beginning).
+    pub fn start(client: Client, unit: Arc<Unit>, export: &Export, page_size: u32, cursor: Option<String>) -> Pager {
+        let window = match &unit.range {
+            UnitRange::Blocks { start, end } => Some(Resolved::Blocks { first: *start, last: end - 1 }.to_string()),
+            UnitRange::Time { start, end } | UnitRange::Wallet { start, end, .. } => Some(Resolved::Time { start: *start, end: *end }.to_string()),
+            UnitRange::Numbers { .. } | UnitRange::Tokens { .. } => None,
+        };
+        let (contract_address, topics, token_address) = match &export.selection {
+            Selection::Events { contract_address, topics, .. } => (contract_address.clone(), topics.clone(), None),
+            Selection::Portfolio { token_address, .. } => (None, Vec::new(), token_address.clone()),
+            _ => (None, Vec::new(), None),
+        };
+        let req = Arc::new(Request { unit, window, contract_address, topics, token_address, page_size });
+        let mut p = Pager { client, req, inflight: None };
+        p.spawn(cursor);
+        p
+    }
+
+    fn spawn(&mut self, cursor: Option<String>) {
+        let (client, req) = (self.client.clone(), self.req.clone());
+        self.inflight = Some(tokio::spawn(async move { fetch(&client, &req, cursor).await }));
+    }
+
+    /// The next page, or `None` when the unit is exhausted.
+    pub async fn next(&mut self) -> Result<Option<Fetched>, ApiError> {
+        let Some(handle) = self.inflight.take() else { return Ok(None) };
+        let fetched = match handle.await {
+            Ok(r) => r?,
+            Err(e) => {
+                return Err(ApiError::Exhausted { path: self.req.unit.id.clone(), attempts: 0, last: format!("fetch task failed: {e}") });
+            }
+        };
+        if let Some(c) = &fetched.next {
+            self.spawn(Some(c.clone()));
+        }
+        Ok(Some(fetched))
+    }
+}
+
+impl Drop for Pager {
+    fn drop(&mut self) {
+        if let Some(h) = self.inflight.take() {
+            h.abort();
+        }
+    }
+}
+
+async fn fetch(client: &Client, req: &Request, cursor: Option<String>) -> Result<Fetched, ApiError> {
+    let unit = &req.unit;
+    let limit = Some(req.page_size.min(1000));
+    match &unit.range {
+        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == crate::spec::Dataset::Blocks => {
+            let numbers = match &unit.range {
+                UnitRange::Numbers { numbers } => Some(numbers.clone()),
+                _ => None,
+            };
+            let q = BlocksQuery { numbers, window: req.window.clone(), sort: Some(Sort::Earliest), limit, cursor };
+            let p = client.blocks(unit.chain, &q).await?;
+            Ok(Fetched { page: Page::Blocks(p.blocks), next: p.next_cursor.filter(|c| !c.is_empty()) })
+        }
+        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } => {
+            let q = EventsQuery {
+                contract_address: req.contract_address.clone(),
+                signatures: req.topics.clone(),
+                window: req.window.clone(),
+                sort: Some(Sort::Earliest),
+                limit,
+                cursor,
+            };
+            let p = client.events(unit.chain, &q).await?;
+            Ok(Fetched { page: Page::Events(p.events), next: p.next_cursor.filter(|c| !c.is_empty()) })
+        }
+        UnitRange::Wallet { wallet, .. } => {
+            let q = PortfolioQuery { token_address: req.token_address.clone(), window: req.window.clone(), limit: Some(req.page_size.min(31)), cursor };
+            let p = client.portfolio(unit.chain, wallet, &q).await?;
+            Ok(Fetched { page: Page::Portfolio(p.portfolio), next: p.next_cursor.filter(|c| !c.is_empty()) })
+        }
+        UnitRange::Tokens { addresses } => {
+            // The cursor of a tokens unit is the index of the next address.
+            let start: usize = cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0).min(addresses.len());
+            let end = (start + TOKENS_PER_PAGE).min(addresses.len());
+            let lookups = addresses[start..end].iter().map(|a| async move { client.token(unit.chain, a).await.map(|t| t.map(|t| (a.clone(), t))) });
+            let found = futures::future::try_join_all(lookups).await?;
+            Ok(Fetched { page: Page::Tokens(found.into_iter().flatten().collect()), next: (end < addresses.len()).then(|| end.to_string()) })
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! Splits a job into independent work units. Pure: no I/O.
+//!
+//! Each unit owns a half-open range that it alone is responsible for, and
+//! its id is deterministic (same spec + same frozen windows ⇒ same units),
+//! so checkpoints and file names line up across runs and machines.
+//! Block and time ranges are cut at multiples of the chunk size counted
+//! from zero (block 0, the unix epoch), so units stay stable even when a
+//! window is widened.
+
+use crate::chain::Chain;
+use crate::spec::{Dataset, Export, Selection, Spec};
+use crate::window::{Resolved, Window};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The range a unit owns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum UnitRange {
+    /// Blocks `start <= n < end`.
+    Blocks {
+        /// First block.
+        start: u64,
+        /// One past the last block.
+        end: u64,
+    },
+    /// Unix seconds `start <= t < end`.
+    Time {
+        /// First second.
+        start: i64,
+        /// First second excluded.
+        end: i64,
+    },
+    /// Explicit block numbers (≤ 1000, sorted).
+    Numbers {
+        /// The blocks.
+        numbers: Vec<u64>,
+    },
+    /// One wallet's days whose midnight is in `start <= t < end`.
+    Wallet {
+        /// The wallet, lower-case.
+        wallet: String,
+        /// First second.
+        start: i64,
+        /// First second excluded.
+        end: i64,
+    },
+    /// Token addresses to look up.
+    Tokens {
+        /// Lower-case addresses.
+        addresses: Vec<String>,
+    },
+}
+
+/// One work unit.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// Deterministic id, safe in file names.
+    pub id: String,
+    /// Index of its export in the spec.
+    pub export: usize,
+    /// Dataset.
+    pub dataset: Dataset,
+    /// Chain.
+    pub chain: Chain,
+    /// What it owns.
+    pub range: UnitRange,
+    /// Estimated requests, used to balance shards and estimate work.
+    pub estimated_requests: u64,
+}
+
+impl fmt::Display for UnitRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnitRange::Blocks { start, end } => write!(f, "blocks {start}..{}", end - 1),
+            UnitRange::Time { start, end } => write!(f, "{}", Resolved::Time { start: *start, end: *end }),
+            UnitRange::Numbers { numbers } => write!(
+                f,
+                "{} blocks {}..{}",
+                numbers.len(),
+                numbers.first().copied().unwrap_or(0),
+                numbers.last().copied().unwrap_or(0)
+            ),
+            UnitRange::Wallet { wallet, start, end } => write!(f, "wallet {wallet} {}", Resolved::Time { start: *start, end: *end }),
+            UnitRange::Tokens { addresses } => write!(f, "{} tokens", addresses.len()),
+        }
+    }
+}
+
+/// Blocks per `numbers` request, the service's bound.
+pub const NUMBERS_PER_REQUEST: usize = 1000;
+/// Token lookups per unit.
+pub const TOKENS_PER_UNIT: usize = 50;
+
+/// The instant relative windows resolve against: now, or the frozen clock
+/// of a built-in simulator (so a frozen demo stays reproducible).
+pub fn job_now(spec: &Spec) -> i64 {
+    if let crate::spec::BaseUrl::Sim(o) = &spec.source.base_url
+        && let Some(t) = &o.frozen_at
+        && let Ok(secs) = crate::window::parse_instant(t)
+    {
+        return secs;
+    }
+    chrono::Utc::now().timestamp()
+}
+
+/// Resolves every export's window against `now` (unix seconds); `None` for
+/// exports without one. Done once per job; the result is frozen in its state.
+pub fn freeze_windows(spec: &Spec, now: i64) -> Vec<Option<Resolved>> {
+    spec.exports
+        .iter()
+        .map(|e| match &e.selection {
+            Selection::BlockWindow { window, .. } | Selection::Events { window, .. } | Selection::Portfolio { window, .. } => {
+                Some(window.resolve(now))
+            }
+            Selection::BlockNumbers(_) | Selection::Tokens { .. } => None,
+        })
+        .collect()
+}
+
+/// Every unit of the job, in a deterministic order.
+pub fn plan(spec: &Spec, windows: &[Option<Resolved>]) -> Vec<Unit> {
+    let page = spec.source.page_size.max(1) as u64;
+    let mut units = Vec::new();
+    for e in &spec.exports {
+        let frozen = windows.get(e.index).copied().flatten();
+        for &chain in &e.chains {
+            plan_export(e, chain, frozen, page, &mut units);
+        }
+    }
+    units
+}
+
+fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, out: &mut Vec<Unit>) {
+    let prefix = format!("e{}-{}-{}", e.index, e.dataset, chain);
+    let mut push = |id: String, range: UnitRange, estimated_requests: u64| {
+        out.push(Unit { id, export: e.index, dataset: e.dataset, chain, range, estimated_requests: estimated_requests.max(1) });
+    };
+    match &e.selection {
+        Selection::BlockWindow { window, chunk_blocks, chunk_secs } | Selection::Events { window, chunk_blocks, chunk_secs, .. } => {
+            let resolved = frozen.unwrap_or_else(|| window.resolve(0));
+            let per_block = if e.dataset == Dataset::Events { 40 } else { 1 };
+            match resolved {
+                Resolved::Blocks { first, last } => {
+                    for (s, end) in chunks(first as i64, last as i64 + 1, *chunk_blocks as i64) {
+                        let blocks = (end - s) as u64;
+                        push(format!("{prefix}-b{s}-{end}"), UnitRange::Blocks { start: s as u64, end: end as u64 }, blocks * per_block / page + 1);
+                    }
+                }
+                Resolved::Time { start, end } => {
+                    for (s, t) in chunks(start, end, *chunk_secs) {
+                        let blocks = ((t - s) * 1000 / chain.block_ms()) as u64;
+                        push(format!("{prefix}-t{s}-{t}"), UnitRange::Time { start: s, end: t }, blocks * per_block / page + 1);
+                    }
+                }
+            }
+        }
+        Selection::BlockNumbers(numbers) => {
+            for (i, batch) in numbers.chunks(NUMBERS_PER_REQUEST).enumerate() {
+                let n = batch.len() as u64;
+                push(format!("{prefix}-n{i:05}"), UnitRange::Numbers { numbers: batch.to_vec() }, n.div_ceil(page));
+            }
+        }
+        Selection::Portfolio { wallets, window, .. } => {
+            let (start, end) = match frozen.unwrap_or_else(|| window.resolve(0)) {
+                Resolved::Time { start, end } => (start, end),
+                // Validation rejects block ranges for portfolios.
+                Resolved::Blocks { .. } => return,
+            };
+            let days = ((end - start) / 86_400 + 1) as u64;
+            for w in wallets {
+                push(format!("{prefix}-w{}", &w[2..]), UnitRange::Wallet { wallet: w.clone(), start, end }, days.div_ceil(page.min(31)));
+            }
+        }
+        Selection::Tokens { addresses } => {
+            for (i, batch) in addresses.chunks(TOKENS_PER_UNIT).enumerate() {
+                push(format!("{prefix}-a{i:05}"), UnitRange::Tokens { addresses: batch.to_vec() }, batch.len() as u64);
+            }
+        }
+    }
+}
+
+/// `[lo, hi)` cut at multiples of `size`.
+fn chunks(lo: i64, hi: i64, size: i64) -> Vec<(i64, i64)> {
+    let size = size.max(1);
+    let mut out = Vec::new();
+    let mut s = lo;
+    while s < hi {
+        let e = ((s.div_euclid(size) + 1) * size).min(hi);
+        out.push((s, e));
+        s = e;
+    }
+    out
+}
+
+/// Units of shard `k` of `n` (1-based `k`), balanced by estimated requests:
+/// units are dealt largest first to the least-loaded shard, ties broken by
+/// id, so every shard computes the same assignment with no coordination.
+pub fn shard(units: Vec<Unit>, k: usize, n: usize) -> Vec<Unit> {
+    if n <= 1 {
+        return units;
+    }
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by(|a, b| units[*b].estimated_requests.cmp(&units[*a].estimated_requests).then_with(|| units[*a].id.cmp(&units[*b].id)));
+    let mut load = vec![0u64; n];
+    let mut owner = vec![0usize; units.len()];
+    for i in order {
+        let (best, _) = load.iter().enumerate().min_by_key(|(j, l)| (**l, *j)).unwrap_or((0, &0));
+        load[best] += units[i].estimated_requests;
+        owner[i] = best;
+    }
+    units.into_iter().enumerate().filter(|(i, _)| owner[*i] == k - 1).map(|(_, u)| u).collect()
+}
+
+/// A window as it was written, for display.
+pub fn describe_window(w: &Option<Resolved>, written: &Option<String>) -> String {
+    match (w, written) {
+        (Some(r), Some(t)) if Window::parse(t).is_ok_and(|x| matches!(x, Window::Relative { .. })) => format!("{t} → {r}"),
+        (Some(r), _) => r.to_string(),
+        (None, _) => "-".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_align_to_multiples() {
+        assert_eq!(chunks(18_000_005, 18_020_001, 10_000), vec![(18_000_005, 18_010_000), (18_010_000, 18_020_000), (18_020_000, 18_020_001)]);
+        assert_eq!(chunks(5, 5, 10), vec![]);
+    }
+
+    #[test]
+    fn shards_partition_the_units() {
+        let mk = |i: u64| Unit {
+            id: format!("u{i}"),
+            export: 0,
+            dataset: Dataset::Blocks,
+            chain: Chain::Base,
+            range: UnitRange::Blocks { start: i, end: i + 1 },
+            estimated_requests: 1 + i % 7,
+        };
+        let units: Vec<Unit> = (0..50).map(mk).collect();
+        let mut all: Vec<String> = (1..=3).flat_map(|k| shard(units.clone(), k, 3)).map(|u| u.id).collect();
+        all.sort();
+        let mut want: Vec<String> = units.iter().map(|u| u.id.clone()).collect();
+        want.sort();
+        assert_eq!(all, want);
+    }
+}

@@ -1,0 +1,303 @@
+//! Parquet writing through one `object_store` code path for local disk and
+//! S3. Files are hive-partitioned (`<dataset>/chain=…/date=…/`), named
+//! deterministically per unit and sequence (`<unit>-<seq>.parquet`), and
+//! become visible only when complete: `BufWriter` stages the bytes and the
+//! object appears on completion (rename locally, multipart completion on
+//! S3); a failed file is aborted. Locally the finished file is fsynced
+//! before a checkpoint may point past it.
+
+use crate::chain::Chain;
+use crate::decode::{Decoded, schema};
+use crate::spec::{Compression, Dataset, Output};
+use crate::window::date_string;
+use arrow::array::BooleanArray;
+use arrow::compute::filter_record_batch;
+use arrow::datatypes::SchemaRef;
+use object_store::{ObjectStore, ObjectStoreExt};
+use object_store::buffered::BufWriter;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use parquet::arrow::AsyncArrowWriter;
+use parquet::basic::{GzipLevel, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Errors of the write stage.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SinkError {
+    /// The output location cannot be used.
+    #[error("output {uri}: {message}")]
+    Config {
+        /// The configured URI.
+        uri: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Writing a file failed.
+    #[error("writing {path}: {source}")]
+    Write {
+        /// Object path.
+        path: String,
+        /// Cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// An opened output location.
+#[derive(Debug)]
+pub struct Sink {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    local_root: Option<PathBuf>,
+    props: WriterProperties,
+    partition_by: Vec<String>,
+    uri: String,
+}
+
+/// A file that is complete and durable.
+#[derive(Debug, Clone)]
+pub struct WrittenFile {
+    /// Path relative to the output root.
+    pub rel: String,
+    /// Rows in it.
+    pub rows: u64,
+    /// Bytes in it.
+    pub bytes: u64,
+}
+
+impl Sink {
+    /// Opens `output.uri`: a local path, `file:///abs`, or `s3://bucket/prefix`
+    /// (credentials and endpoint from the standard AWS variables).
+    pub fn open(output: &Output) -> Result<Sink, SinkError> {
+        let uri = output.uri.clone();
+        let cfg = |message: String| SinkError::Config { uri: uri.clone(), message };
+        let (store, prefix, local_root): (Arc<dyn ObjectStore>, String, Option<PathBuf>) = if let Some(rest) = uri.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(cfg("no bucket in the URI: expected s3://bucket/prefix".into()));
+            }
+            let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
+                b = b.with_region("us-east-1");
+            }
+            let store = b
+                .with_retry(object_store::RetryConfig {
+                    max_retries: 5,
+                    retry_timeout: std::time::Duration::from_secs(60),
+                    ..Default::default()
+                })
+                .build()
+                .map_err(|e| cfg(e.to_string()))?;
+            (Arc::new(store), prefix.trim_matches('/').to_string(), None)
+        } else {
+            let path = uri.strip_prefix("file://").unwrap_or(&uri);
+            let dir = PathBuf::from(path);
+            std::fs::create_dir_all(&dir).map_err(|e| cfg(format!("cannot create the directory: {e}")))?;
+            let dir = dir.canonicalize().map_err(|e| cfg(e.to_string()))?;
+            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg(e.to_string()))?;
+            (Arc::new(store), String::new(), Some(dir))
+        };
+        let compression = match output.compression {
+            Compression::Zstd(level) => parquet::basic::Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default()),
+            Compression::Snappy => parquet::basic::Compression::SNAPPY,
+            Compression::Lz4 => parquet::basic::Compression::LZ4_RAW,
+            Compression::Gzip => parquet::basic::Compression::GZIP(GzipLevel::default()),
+            Compression::None => parquet::basic::Compression::UNCOMPRESSED,
+        };
+        let props = WriterProperties::builder()
+            .set_compression(compression)
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_max_row_group_row_count(Some(output.row_group_rows))
+            .set_created_by(concat!("chainetl version ", env!("CARGO_PKG_VERSION")).to_string())
+            .build();
+        Ok(Sink { store, prefix, local_root, props, partition_by: output.partition_by.clone(), uri })
+    }
+
+    /// The object store.
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The output URI as configured.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Local directory of the output, when it is on local disk.
+    pub fn local_root(&self) -> Option<&PathBuf> {
+        self.local_root.as_ref()
+    }
+
+    /// Object path of `rel` (relative to the output root).
+    pub fn path(&self, rel: &str) -> Path {
+        if self.prefix.is_empty() { Path::from(rel) } else { Path::from(format!("{}/{rel}", self.prefix)) }
+    }
+
+    /// `rel` of an object path under the root.
+    pub fn rel_of(&self, p: &Path) -> String {
+        let s = p.as_ref();
+        if self.prefix.is_empty() { s.to_string() } else { s.strip_prefix(&format!("{}/", self.prefix)).unwrap_or(s).to_string() }
+    }
+
+    /// Partition directory of a row group: `<dataset>/chain=<c>/date=<d>`.
+    pub fn partition_dir(&self, dataset: Dataset, chain: Chain, day: Option<i32>) -> String {
+        let mut dir = dataset.name().to_string();
+        for key in &self.partition_by {
+            match (key.as_str(), day) {
+                ("chain", _) => dir.push_str(&format!("/chain={chain}")),
+                ("date", Some(d)) => dir.push_str(&format!("/date={}", date_string(d))),
+                _ => {}
+            }
+        }
+        dir
+    }
+
+    fn partitions_by_date(&self) -> bool {
+        self.partition_by.iter().any(|k| k == "date")
+    }
+
+    /// Removes an object (missing is fine).
+    pub async fn delete(&self, rel: &str) -> Result<(), SinkError> {
+        match self.store.delete(&self.path(rel)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(SinkError::Write { path: rel.into(), source: Box::new(e) }),
+        }
+    }
+}
+
+/// File name of sequence `seq` of `unit`.
+pub fn file_name(unit_id: &str, seq: u64) -> String {
+    format!("{unit_id}-{seq:06}.parquet")
+}
+
+/// The unit id and sequence of one of our file names.
+pub fn parse_file_name(name: &str) -> Option<(&str, u64)> {
+    let stem = name.strip_suffix(".parquet")?;
+    let (unit, seq) = stem.rsplit_once('-')?;
+    (seq.len() == 6).then_some(())?;
+    Some((unit, seq.parse().ok()?))
+}
+
+struct OpenFile {
+    rel: String,
+    writer: AsyncArrowWriter<BufWriter>,
+    rows: u64,
+}
+
+/// Writes one unit's rows: one open file per partition until the next commit.
+pub struct UnitWriter {
+    sink: Arc<Sink>,
+    dataset: Dataset,
+    chain: Chain,
+    unit_id: String,
+    schema: SchemaRef,
+    /// Sequence number of the next file to open.
+    pub next_seq: u64,
+    open: BTreeMap<Option<i32>, OpenFile>,
+}
+
+impl UnitWriter {
+    /// A writer whose first file gets sequence `next_seq`.
+    pub fn new(sink: Arc<Sink>, dataset: Dataset, chain: Chain, unit_id: &str, schema: SchemaRef, next_seq: u64) -> UnitWriter {
+        UnitWriter { sink, dataset, chain, unit_id: unit_id.into(), schema, next_seq, open: BTreeMap::new() }
+    }
+
+    /// Rows in the largest open file (to roll files by size).
+    pub fn max_open_rows(&self) -> u64 {
+        self.open.values().map(|f| f.rows).max().unwrap_or(0)
+    }
+
+    /// Rows written since the last commit.
+    pub fn open_rows(&self) -> u64 {
+        self.open.values().map(|f| f.rows).sum()
+    }
+
+    /// Appends decoded rows, routed to their date partition.
+    pub async fn write(&mut self, d: Decoded) -> Result<(), SinkError> {
+        if d.batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let days = match (&d.days, self.sink.partitions_by_date()) {
+            (Some(days), true) => days,
+            _ => return self.write_part(None, &d.batch).await,
+        };
+        let first = days[0];
+        if days.iter().all(|x| *x == first) {
+            return self.write_part(Some(first), &d.batch).await;
+        }
+        let mut distinct: Vec<i32> = days.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for day in distinct {
+            let mask = BooleanArray::from(days.iter().map(|x| *x == day).collect::<Vec<bool>>());
+            let part = filter_record_batch(&d.batch, &mask).map_err(|e| SinkError::Write { path: self.unit_id.clone(), source: Box::new(e) })?;
+            self.write_part(Some(day), &part).await?;
+        }
+        Ok(())
+    }
+
+    async fn write_part(&mut self, day: Option<i32>, batch: &arrow::record_batch::RecordBatch) -> Result<(), SinkError> {
+        if !self.open.contains_key(&day) {
+            let rel = format!("{}/{}", self.sink.partition_dir(self.dataset, self.chain, day), file_name(&self.unit_id, self.next_seq));
+            self.next_seq += 1;
+            let buf = BufWriter::with_capacity(self.sink.store.clone(), self.sink.path(&rel), 8 * 1024 * 1024);
+            let writer = AsyncArrowWriter::try_new(buf, self.schema.clone(), Some(self.sink.props.clone()))
+                .map_err(|e| SinkError::Write { path: rel.clone(), source: Box::new(e) })?;
+            self.open.insert(day, OpenFile { rel, writer, rows: 0 });
+        }
+        let Some(f) = self.open.get_mut(&day) else { return Ok(()) };
+        f.writer.write(batch).await.map_err(|e| SinkError::Write { path: f.rel.clone(), source: Box::new(e) })?;
+        f.rows += batch.num_rows() as u64;
+        crate::failpoint::hit("during-file-write");
+        Ok(())
+    }
+
+    /// Completes every open file and makes it durable. On error the
+    /// remaining files are aborted, so no partial object is left visible.
+    pub async fn finish(&mut self) -> Result<Vec<WrittenFile>, SinkError> {
+        let mut done = Vec::new();
+        let open = std::mem::take(&mut self.open);
+        let mut iter = open.into_values();
+        while let Some(f) = iter.next() {
+            let OpenFile { rel, writer, rows } = f;
+            let result = writer.close().await;
+            if let Err(e) = result {
+                for rest in iter {
+                    let mut inner = rest.writer.into_inner();
+                    let _ = inner.abort().await;
+                }
+                return Err(SinkError::Write { path: rel, source: Box::new(e) });
+            }
+            let bytes = match self.sink.store.head(&self.sink.path(&rel)).await {
+                Ok(meta) => meta.size,
+                Err(e) => return Err(SinkError::Write { path: rel, source: Box::new(e) }),
+            };
+            if let Some(root) = &self.sink.local_root {
+                let file = root.join(&rel);
+                tokio::task::spawn_blocking(move || std::fs::File::open(&file).and_then(|f| f.sync_all()))
+                    .await
+                    .map_err(|e| SinkError::Write { path: rel.clone(), source: Box::new(e) })?
+                    .map_err(|e| SinkError::Write { path: rel.clone(), source: Box::new(e) })?;
+            }
+            done.push(WrittenFile { rel, rows, bytes });
+        }
+        Ok(done)
+    }
+
+    /// Drops every open file without completing it.
+    pub async fn abort(&mut self) {
+        for (_, f) in std::mem::take(&mut self.open) {
+            let mut inner = f.writer.into_inner();
+            let _ = inner.abort().await;
+        }
+    }
+}
+
+/// The schema of `dataset` under `output`'s encoding.
+pub fn schema_for(dataset: Dataset, output: &Output) -> SchemaRef {
+    schema(dataset, output.hash_encoding)
+}

@@ -1,0 +1,95 @@
+//! The TOML model as written: serde structs with `deny_unknown_fields`.
+//! Field doc comments are the reference of each key (see README).
+
+use crate::sim::SimOptions;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A whole pipeline spec.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSpec {
+    /// Job name; state lives under `<output>/_chainetl/<name>/`.
+    pub(crate) name: Spanned<String>,
+    /// Where data comes from.
+    pub(crate) source: Spanned<RawSource>,
+    /// Where Parquet goes.
+    pub(crate) output: Spanned<RawOutput>,
+    /// One or more exports.
+    #[serde(default)]
+    pub(crate) export: Vec<Spanned<RawExport>>,
+}
+
+/// `[source]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSource {
+    /// `https://host` or `"sim"` for the built-in simulator.
+    pub(crate) base_url: Spanned<String>,
+    /// Name of the environment variable holding the API key.
+    pub(crate) api_key_env: Option<Spanned<String>>,
+    /// Requests in flight, whole job (default 8).
+    pub(crate) max_concurrency: Option<Spanned<i64>>,
+    /// Request-rate bound (default: none).
+    pub(crate) requests_per_second: Option<Spanned<f64>>,
+    /// `limit` per request, capped per endpoint (default 1000; portfolio 31).
+    pub(crate) page_size: Option<Spanned<i64>>,
+    /// Per-request timeout in seconds (default 30).
+    pub(crate) timeout_secs: Option<Spanned<i64>>,
+    /// Retries per request (default 10).
+    pub(crate) max_retries: Option<Spanned<i64>>,
+    /// Settings of the built-in simulator when `base_url = "sim"`.
+    pub(crate) sim: Option<Spanned<SimOptions>>,
+}
+
+/// `[output]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawOutput {
+    /// Local path, `file:///abs/path` or `s3://bucket/prefix`.
+    pub(crate) uri: Spanned<String>,
+    /// Hive partition keys, from `chain` and `date` (default both).
+    pub(crate) partition_by: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `zstd` (default), `snappy`, `lz4`, `gzip` or `none`.
+    pub(crate) compression: Option<Spanned<String>>,
+    /// zstd level 1..=22 (default 1).
+    pub(crate) compression_level: Option<Spanned<i64>>,
+    /// Rows per row group (default 131072).
+    pub(crate) row_group_rows: Option<Spanned<i64>>,
+    /// Roll to a new file after this many rows (default 1000000).
+    pub(crate) file_rows: Option<Spanned<i64>>,
+    /// Commit (close files, checkpoint) at least every this many seconds (default 30).
+    pub(crate) commit_interval_secs: Option<Spanned<i64>>,
+    /// Commit at least every this many pages (default 100).
+    pub(crate) commit_pages: Option<Spanned<i64>>,
+    /// `hex` (default) or `binary` for hashes and addresses.
+    pub(crate) hash_encoding: Option<Spanned<String>>,
+}
+
+/// One `[[export]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawExport {
+    /// `blocks`, `events`, `portfolio` or `tokens`.
+    pub(crate) dataset: Spanned<String>,
+    /// Chains to export.
+    pub(crate) chains: Spanned<Vec<Spanned<String>>>,
+    /// Block range, ISO interval or relative duration.
+    pub(crate) window: Option<Spanned<String>>,
+    /// blocks: explicit block numbers.
+    pub(crate) numbers: Option<Spanned<Vec<Spanned<i64>>>>,
+    /// events: contract filter.
+    pub(crate) contract_address: Option<Spanned<String>>,
+    /// events: topic0 hashes or ABI signatures.
+    pub(crate) signatures: Option<Spanned<Vec<Spanned<String>>>>,
+    /// portfolio: wallets.
+    pub(crate) wallets: Option<Spanned<Vec<Spanned<String>>>>,
+    /// portfolio: token filter.
+    pub(crate) token_address: Option<Spanned<String>>,
+    /// tokens: token contract addresses.
+    pub(crate) addresses: Option<Spanned<Vec<Spanned<String>>>>,
+    /// blocks/events: blocks per work unit for block ranges (default 10000).
+    pub(crate) chunk_blocks: Option<Spanned<i64>>,
+    /// blocks/events: duration per work unit for time windows (default `1h`).
+    pub(crate) chunk_duration: Option<Spanned<String>>,
+}

@@ -1,0 +1,335 @@
+//! Checkpoints and resume. State lives with the output, under
+//! `<output>/_chainetl/<job>/`, so a job resumes from any machine:
+//!
+//! - `job.json`: format version, job name, spec hash, the frozen windows;
+//! - `units/<unit>.json`: per unit, the cursor after the last committed
+//!   page, the next file sequence number, rows/files committed, `done`.
+//!
+//! Crash invariant (the exactly-once rule): a unit's data files are made
+//! durable *before* its checkpoint is written, and file names are
+//! deterministic (`<job>-<unit>-<seq>.parquet`). So after a crash every
+//! file with `seq < next_seq` is committed and every file with
+//! `seq >= next_seq` is an orphan of uncommitted work, which
+//! [`StateStore::remove_orphans`] deletes before the unit fetches again from
+//! its cursor. Checkpoints are written tmp → fsync → rename locally and as
+//! a single PUT on object stores, so they are never seen half-written.
+
+use crate::plan::Unit;
+use crate::sink::{Sink, SinkError, parse_file_name};
+use crate::spec::Dataset;
+use crate::window::Resolved;
+use futures::TryStreamExt;
+use object_store::{ObjectStoreExt, PutPayload};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Version of the state format this build reads and writes.
+pub const STATE_VERSION: u32 = 1;
+
+/// Errors reading or writing state.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// Storage failed.
+    #[error("state {path}: {message}")]
+    Io {
+        /// Object path.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// The file is not ours or is from another version.
+    #[error("state {path} is unreadable: {message}")]
+    Corrupt {
+        /// Object path.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Removing files failed.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+}
+
+/// Job-level state, written once when the job starts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobState {
+    /// Format version.
+    pub version: u32,
+    /// Job name.
+    pub name: String,
+    /// Spec content hash.
+    pub spec_hash: String,
+    /// Frozen windows, one per export.
+    pub windows: Vec<Option<Resolved>>,
+    /// When the job was first started (RFC 3339).
+    pub created_at: String,
+    /// chainetl version that started it.
+    pub chainetl_version: String,
+}
+
+/// One unit's checkpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct UnitState {
+    /// Format version.
+    pub version: u32,
+    /// Unit id.
+    pub unit: String,
+    /// Cursor of the next page to fetch (None: from the start, or done).
+    pub cursor: Option<String>,
+    /// Sequence number of the next file.
+    pub next_seq: u64,
+    /// Rows committed.
+    pub rows: u64,
+    /// Files committed.
+    pub files: u64,
+    /// Bytes committed.
+    pub bytes: u64,
+    /// Pages committed.
+    pub pages: u64,
+    /// Whether the unit is complete.
+    pub done: bool,
+    /// Time of the last commit (RFC 3339).
+    pub updated_at: String,
+}
+
+/// Reads and writes one job's state.
+#[derive(Debug, Clone)]
+pub struct StateStore {
+    sink: Arc<Sink>,
+    job: String,
+    dir: String,
+}
+
+impl StateStore {
+    /// The state of job `job` in `sink`'s output.
+    pub fn new(sink: Arc<Sink>, job: &str) -> StateStore {
+        StateStore { sink, job: job.into(), dir: format!("_chainetl/{job}") }
+    }
+
+    /// File stem prefix of this job's data files.
+    pub fn file_prefix(&self, unit: &str) -> String {
+        format!("{}-{unit}", self.job)
+    }
+
+    fn io(&self, rel: &str, e: impl std::fmt::Display) -> StateError {
+        StateError::Io { path: rel.into(), message: e.to_string() }
+    }
+
+    async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, StateError> {
+        match self.sink.store().get(&self.sink.path(rel)).await {
+            Ok(r) => Ok(Some(r.bytes().await.map_err(|e| self.io(rel, e))?.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.io(rel, e)),
+        }
+    }
+
+    /// Writes `bytes` at `rel` atomically.
+    async fn write(&self, rel: &str, bytes: Vec<u8>) -> Result<(), StateError> {
+        if let Some(root) = self.sink.local_root() {
+            let path = root.join(rel);
+            let rel_s = rel.to_string();
+            return tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+                use std::io::Write;
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let tmp = path.with_extension("json.tmp");
+                let mut f = std::fs::File::create(&tmp)?;
+                f.write_all(&bytes)?;
+                f.sync_all()?;
+                crate::failpoint::hit("during-checkpoint");
+                std::fs::rename(&tmp, &path)?;
+                if let Some(parent) = path.parent()
+                    && let Ok(d) = std::fs::File::open(parent)
+                {
+                    let _ = d.sync_all();
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|e| self.io(&rel_s, e))?
+            .map_err(|e| self.io(&rel_s, e));
+        }
+        self.sink.store().put(&self.sink.path(rel), PutPayload::from(bytes)).await.map(|_| ()).map_err(|e| self.io(rel, e))
+    }
+
+    /// The job state, if the job ran before.
+    pub async fn load_job(&self) -> Result<Option<JobState>, StateError> {
+        let rel = format!("{}/job.json", self.dir);
+        let Some(bytes) = self.read(&rel).await? else { return Ok(None) };
+        let job: JobState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt { path: rel.clone(), message: e.to_string() })?;
+        if job.version != STATE_VERSION {
+            return Err(StateError::Corrupt { path: rel, message: format!("state format version {} is not {STATE_VERSION}; re-run with --fresh", job.version) });
+        }
+        Ok(Some(job))
+    }
+
+    /// Writes the job state.
+    pub async fn save_job(&self, job: &JobState) -> Result<(), StateError> {
+        let rel = format!("{}/job.json", self.dir);
+        let bytes = serde_json::to_vec_pretty(job).map_err(|e| self.io(&rel, e))?;
+        self.write(&rel, bytes).await
+    }
+
+    /// Every unit checkpoint, by unit id.
+    pub async fn load_units(&self) -> Result<HashMap<String, UnitState>, StateError> {
+        let prefix = self.sink.path(&format!("{}/units", self.dir));
+        let metas: Vec<_> = self.sink.store().list(Some(&prefix)).try_collect().await.map_err(|e| self.io(prefix.as_ref(), e))?;
+        let mut out = HashMap::new();
+        for m in metas {
+            let rel = self.sink.rel_of(&m.location);
+            if !rel.ends_with(".json") {
+                continue;
+            }
+            let Some(bytes) = self.read(&rel).await? else { continue };
+            let st: UnitState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt { path: rel.clone(), message: e.to_string() })?;
+            if st.version != STATE_VERSION {
+                return Err(StateError::Corrupt { path: rel, message: format!("state format version {} is not {STATE_VERSION}", st.version) });
+            }
+            out.insert(st.unit.clone(), st);
+        }
+        Ok(out)
+    }
+
+    /// Writes one unit's checkpoint.
+    pub async fn save_unit(&self, st: &UnitState) -> Result<(), StateError> {
+        let rel = format!("{}/units/{}.json", self.dir, st.unit);
+        let bytes = serde_json::to_vec_pretty(st).map_err(|e| self.io(&rel, e))?;
+        self.write(&rel, bytes).await
+    }
+
+    /// Writes an arbitrary JSON document under the job's state directory (run reports).
+    pub async fn save_doc(&self, name: &str, doc: &serde_json::Value) -> Result<String, StateError> {
+        let rel = format!("{}/{name}", self.dir);
+        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(&rel, e))?;
+        self.write(&rel, bytes).await?;
+        Ok(rel)
+    }
+
+    /// This job's data files under the given datasets: `(rel, unit, seq)`.
+    async fn data_files(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64)>, StateError> {
+        let mut out = Vec::new();
+        let prefix = format!("{}-", self.job);
+        for d in datasets {
+            let p = self.sink.path(d.name());
+            let metas: Vec<_> = self.sink.store().list(Some(&p)).try_collect().await.map_err(|e| self.io(p.as_ref(), e))?;
+            for m in metas {
+                let Some(name) = m.location.filename() else { continue };
+                let Some(rest) = name.strip_prefix(&prefix) else { continue };
+                if let Some((unit, seq)) = parse_file_name(rest) {
+                    out.push((self.sink.rel_of(&m.location), unit.to_string(), seq));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes files of `units` that no checkpoint covers (written after the
+    /// unit's last commit by a run that died), and local staging leftovers.
+    /// Returns how many were removed.
+    pub async fn remove_orphans(&self, units: &[Unit], states: &HashMap<String, UnitState>) -> Result<usize, StateError> {
+        let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
+        let datasets: HashSet<Dataset> = units.iter().map(|u| u.dataset).collect();
+        let mut removed = 0;
+        for (rel, unit, seq) in self.data_files(&datasets).await? {
+            if !ours.contains(unit.as_str()) {
+                continue;
+            }
+            let committed = states.get(&unit).map_or(0, |s| s.next_seq);
+            if seq >= committed {
+                self.sink.delete(&rel).await?;
+                removed += 1;
+            }
+        }
+        removed += self.remove_local_staging(&datasets, |_| true);
+        Ok(removed)
+    }
+
+    /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
+    fn remove_local_staging(&self, datasets: &HashSet<Dataset>, _keep: impl Fn(&str) -> bool) -> usize {
+        let Some(root) = self.sink.local_root() else { return 0 };
+        let prefix = format!("{}-", self.job);
+        let mut removed = 0;
+        let mut stack: Vec<std::path::PathBuf> = datasets.iter().map(|d| root.join(d.name())).collect();
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
+                    && name.starts_with(&prefix)
+                    && name.contains(".parquet#")
+                    && std::fs::remove_file(&p).is_ok()
+                {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// `--fresh`: deletes the job's data files and its state.
+    pub async fn clear(&self, datasets: &HashSet<Dataset>) -> Result<usize, StateError> {
+        let mut removed = 0;
+        for (rel, _, _) in self.data_files(datasets).await? {
+            self.sink.delete(&rel).await?;
+            removed += 1;
+        }
+        removed += self.remove_local_staging(datasets, |_| true);
+        let prefix = self.sink.path(&self.dir);
+        let metas: Vec<_> = self.sink.store().list(Some(&prefix)).try_collect().await.map_err(|e| self.io(prefix.as_ref(), e))?;
+        for m in metas {
+            self.sink.delete(&self.sink.rel_of(&m.location)).await?;
+        }
+        Ok(removed)
+    }
+}
+
+impl StateStore {
+    /// Writes the job state unless another process (a shard) did first, and
+    /// returns whichever state won, so every shard freezes the same windows.
+    pub async fn create_job(&self, job: &JobState) -> Result<JobState, StateError> {
+        let rel = format!("{}/job.json", self.dir);
+        let bytes = serde_json::to_vec_pretty(job).map_err(|e| self.io(&rel, e))?;
+        let created = if let Some(root) = self.sink.local_root() {
+            let path = root.join(&rel);
+            let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+            let r = (|| -> std::io::Result<bool> {
+                use std::io::Write;
+                if let Some(p) = path.parent() {
+                    std::fs::create_dir_all(p)?;
+                }
+                let mut f = std::fs::File::create(&tmp)?;
+                f.write_all(&bytes)?;
+                f.sync_all()?;
+                // hard_link fails if the target exists: an atomic create-if-absent.
+                let won = match std::fs::hard_link(&tmp, &path) {
+                    Ok(()) => true,
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+                    Err(e) => return Err(e),
+                };
+                std::fs::remove_file(&tmp)?;
+                Ok(won)
+            })();
+            r.map_err(|e| self.io(&rel, e))?
+        } else {
+            let opts = object_store::PutOptions { mode: object_store::PutMode::Create, ..Default::default() };
+            match self.sink.store().put_opts(&self.sink.path(&rel), PutPayload::from(bytes.clone()), opts).await {
+                Ok(_) => true,
+                Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => false,
+                Err(object_store::Error::NotImplemented { .. }) => {
+                    self.write(&rel, bytes).await?;
+                    true
+                }
+                Err(e) => return Err(self.io(&rel, e)),
+            }
+        };
+        if created {
+            return Ok(job.clone());
+        }
+        self.load_job().await?.ok_or_else(|| self.io(&rel, "job state vanished while starting"))
+    }
+}
