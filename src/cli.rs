@@ -20,17 +20,29 @@ pub fn bytes(n: u64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if i == 0 { format!("{n} B") } else { format!("{v:.1} {}", units[i]) }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
 }
 
 /// The few lines printed before a run: what will be exported where.
-pub fn intro(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit], done: &HashMap<String, UnitState>) -> String {
+pub fn intro(
+    spec: &Spec,
+    windows: &[Option<Resolved>],
+    units: &[Unit],
+    done: &HashMap<String, UnitState>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "job {} → {}", spec.name, spec.output.uri);
     for e in &spec.exports {
         let chains: Vec<&str> = e.chains.iter().map(|c| c.name()).collect();
         let n = units.iter().filter(|u| u.export == e.index).count();
-        let d = units.iter().filter(|u| u.export == e.index && done.get(&u.id).is_some_and(|s| s.done)).count();
+        let d = units
+            .iter()
+            .filter(|u| u.export == e.index && done.get(&u.id).is_some_and(|s| s.done))
+            .count();
         let _ = writeln!(
             s,
             "  export[{}] {} on {}: window {}; units {n} ({d} already done)",
@@ -51,14 +63,22 @@ pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit]) -
         let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, u.estimated_requests, u.range);
     }
     let total: u64 = units.iter().map(|u| u.estimated_requests).sum();
-    let _ = writeln!(s, "\n{} units, about {total} requests (at least one per unit; events depend on their density)", units.len());
+    let _ = writeln!(
+        s,
+        "\n{} units, about {total} requests (at least one per unit; events depend on their density)",
+        units.len()
+    );
     s
 }
 
 /// The table printed when a run ends.
 pub fn summary_table(s: &RunSummary) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{:<28} {:>12} {:>7} {:>11} {:>9} {:>12}", "export / chain", "rows", "files", "bytes", "units", "rows total");
+    let _ = writeln!(
+        out,
+        "{:<28} {:>12} {:>7} {:>11} {:>9} {:>12}",
+        "export / chain", "rows", "files", "bytes", "units", "rows total"
+    );
     for (k, t) in &s.exports {
         let _ = writeln!(
             out,
@@ -84,7 +104,11 @@ pub fn summary_table(s: &RunSummary) -> String {
         s.server_errors
     );
     if s.units_already_done > 0 {
-        let _ = writeln!(out, "{} units were already complete from earlier runs", s.units_already_done);
+        let _ = writeln!(
+            out,
+            "{} units were already complete from earlier runs",
+            s.units_already_done
+        );
     }
     if let Some(r) = &s.report {
         let _ = writeln!(out, "run report: {r}");
@@ -96,7 +120,9 @@ pub fn summary_table(s: &RunSummary) -> String {
 pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>) -> String {
     let mut tallies: BTreeMap<String, (Tally, String)> = BTreeMap::new();
     for u in units {
-        let (t, last) = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
+        let (t, last) = tallies
+            .entry(tally_key(u.export, u.dataset, u.chain))
+            .or_default();
         t.units += 1;
         if let Some(st) = states.get(&u.id) {
             t.rows_before += st.rows;
@@ -111,7 +137,11 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
         }
     }
     let mut out = format!("job {} → {}\n", spec.name, spec.output.uri);
-    let _ = writeln!(out, "{:<28} {:>11} {:>12} {:>7} {:>11}  last commit", "export / chain", "units", "rows", "files", "bytes");
+    let _ = writeln!(
+        out,
+        "{:<28} {:>11} {:>12} {:>7} {:>11}  last commit",
+        "export / chain", "units", "rows", "files", "bytes"
+    );
     for (k, (t, last)) in &tallies {
         let _ = writeln!(
             out,
@@ -125,7 +155,17 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
         );
     }
     let done = tallies.values().all(|(t, _)| t.units_done == t.units);
-    let _ = writeln!(out, "{}", if units.is_empty() { "not started" } else if done { "complete" } else { "incomplete: `chainetl run` resumes it" });
+    let _ = writeln!(
+        out,
+        "{}",
+        if units.is_empty() {
+            "not started"
+        } else if done {
+            "complete"
+        } else {
+            "incomplete: `chainetl run` resumes it"
+        }
+    );
     out
 }
 
@@ -134,20 +174,55 @@ pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
     let s = schema(dataset, HashEncoding::Hex);
     match format {
         "json" => Ok(crate::decode::schema_json(dataset)),
-        "arrow" => Ok(s.fields().iter().map(|f| format!("{}: {}{}\n", f.name(), type_name(f.data_type()), if f.is_nullable() { "" } else { " not null" })).collect()),
+        "arrow" => Ok(s
+            .fields()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}: {}{}\n",
+                    f.name(),
+                    type_name(f.data_type()),
+                    if f.is_nullable() { "" } else { " not null" }
+                )
+            })
+            .collect()),
         "duckdb" => {
             let cols: Vec<String> = s
                 .fields()
                 .iter()
-                .map(|f| format!("  {} {}{}", f.name(), duck(f.data_type()), if f.is_nullable() { "" } else { " NOT NULL" }))
+                .map(|f| {
+                    format!(
+                        "  {} {}{}",
+                        f.name(),
+                        duck(f.data_type()),
+                        if f.is_nullable() { "" } else { " NOT NULL" }
+                    )
+                })
                 .collect();
-            Ok(format!("CREATE TABLE {} (\n{}\n);\n", dataset.name(), cols.join(",\n")))
+            Ok(format!(
+                "CREATE TABLE {} (\n{}\n);\n",
+                dataset.name(),
+                cols.join(",\n")
+            ))
         }
         "spark" => {
-            let cols: Vec<String> = s.fields().iter().map(|f| format!("{} {}{}", f.name(), spark(f.data_type()), if f.is_nullable() { "" } else { " NOT NULL" })).collect();
+            let cols: Vec<String> = s
+                .fields()
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {}{}",
+                        f.name(),
+                        spark(f.data_type()),
+                        if f.is_nullable() { "" } else { " NOT NULL" }
+                    )
+                })
+                .collect();
             Ok(cols.join(", ") + "\n")
         }
-        other => Err(format!("unknown schema format `{other}`: expected json, arrow, duckdb or spark")),
+        other => Err(format!(
+            "unknown schema format `{other}`: expected json, arrow, duckdb or spark"
+        )),
     }
 }
 

@@ -28,13 +28,17 @@ pub fn signature_topic(signature: &str) -> String {
 
 /// True when `s` looks like an ABI event signature `Name(type,...)`.
 pub fn is_abi_signature(s: &str) -> bool {
-    let Some(open) = s.find('(') else { return false };
+    let Some(open) = s.find('(') else {
+        return false;
+    };
     let name = &s[..open];
     !name.is_empty()
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && s.ends_with(')')
-        && s[open..].chars().all(|c| c.is_ascii_alphanumeric() || "(),[]_ ".contains(c))
+        && s[open..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "(),[]_ ".contains(c))
         && balanced(&s[open..])
 }
 
@@ -204,7 +208,9 @@ mod tests {
         assert_eq!(v.to_hex32(), format!("0x{}", "f".repeat(64)));
         assert_eq!(v.to_dec(), max);
         assert!(U256::from_dec(&format!("{max}0")).is_none());
-        let h = U256::from_hex0x("0x00000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48").unwrap();
+        let h =
+            U256::from_hex0x("0x00000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48")
+                .unwrap();
         assert_eq!(U256::from_dec(&h.to_dec()).unwrap(), h);
     }
 
@@ -212,7 +218,11 @@ mod tests {
     fn splits_signatures_at_top_level_commas() {
         assert_eq!(
             split_top_level("Transfer(address,address,uint256), Sync(uint112,uint112),0xab"),
-            vec!["Transfer(address,address,uint256)", "Sync(uint112,uint112)", "0xab"]
+            vec![
+                "Transfer(address,address,uint256)",
+                "Sync(uint112,uint112)",
+                "0xab"
+            ]
         );
     }
 }

@@ -86,7 +86,10 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs(&cli);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -114,7 +117,10 @@ fn init_logs(cli: &Cli) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("warn,chainetl={level}")));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false);
     if cli.log_format == "json" {
         builder.json().init();
     } else {
@@ -136,7 +142,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
             };
-            println!("{spec}: ok ({} export{})", s.exports.len(), if s.exports.len() == 1 { "" } else { "s" });
+            println!(
+                "{spec}: ok ({} export{})",
+                s.exports.len(),
+                if s.exports.len() == 1 { "" } else { "s" }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Plan { spec } => {
@@ -160,7 +170,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Schema { dataset, format } => {
             let Some(d) = Dataset::parse(&dataset) else {
-                eprintln!("error: unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens");
+                eprintln!(
+                    "error: unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens"
+                );
                 return Ok(ExitCode::from(2));
             };
             match cli::schema_text(d, &format) {
@@ -175,15 +187,25 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Sim { port, host, opts } => {
-            let listener = tokio::net::TcpListener::bind((host.as_str(), port)).await.with_context(|| format!("cannot listen on {host}:{port}"))?;
-            eprintln!("chainetl sim listening on http://{}", listener.local_addr()?);
+            let listener = tokio::net::TcpListener::bind((host.as_str(), port))
+                .await
+                .with_context(|| format!("cannot listen on {host}:{port}"))?;
+            eprintln!(
+                "chainetl sim listening on http://{}",
+                listener.local_addr()?
+            );
             if let Err(m) = sim::serve(opts, listener).await {
                 eprintln!("error: {m}");
                 return Ok(ExitCode::from(2));
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { spec, fresh, shard, progress_secs } => {
+        Command::Run {
+            spec,
+            fresh,
+            shard,
+            progress_secs,
+        } => {
             let s = match load(&spec) {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
@@ -200,7 +222,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let opts = RunOptions {
                 fresh,
                 shard,
-                progress_every: (progress_secs > 0 && !cli.quiet).then(|| Duration::from_secs(progress_secs)),
+                progress_every: (progress_secs > 0 && !cli.quiet)
+                    .then(|| Duration::from_secs(progress_secs)),
                 intro: !cli.quiet,
             };
             match run::run(s.clone(), opts, rx).await {
@@ -210,19 +233,31 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     if summary.interrupted {
                         let sig = SIGNAL.load(Ordering::SeqCst);
-                        eprintln!("interrupted: committed work is kept; run the same command again to resume");
+                        eprintln!(
+                            "interrupted: committed work is kept; run the same command again to resume"
+                        );
                         return Ok(ExitCode::from(if sig == 15 { 143 } else { 130 }));
                     }
                     if !summary.failed.is_empty() {
-                        eprintln!("{} unit(s) failed (committed work is kept; re-run to retry them):", summary.failed.len());
+                        eprintln!(
+                            "{} unit(s) failed (committed work is kept; re-run to retry them):",
+                            summary.failed.len()
+                        );
                         for f in &summary.failed {
-                            eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, f.error);
+                            eprintln!(
+                                "  {} ({} {} {}): {}",
+                                f.unit, f.dataset, f.chain, f.range, f.error
+                            );
                         }
                         return Ok(ExitCode::from(1));
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(e @ (RunError::SpecChanged { .. } | RunError::MissingKey(_) | RunError::Shard(_))) => {
+                Err(
+                    e @ (RunError::SpecChanged { .. }
+                    | RunError::MissingKey(_)
+                    | RunError::Shard(_)),
+                ) => {
                     eprintln!("error: {e}");
                     Ok(ExitCode::from(2))
                 }
@@ -239,7 +274,12 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 /// 130/143. A second one exits at once.
 async fn watch_signals(tx: tokio::sync::watch::Sender<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else { return };
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
     loop {
         let sig = tokio::select! {
             _ = int.recv() => 2,
@@ -249,7 +289,9 @@ async fn watch_signals(tx: tokio::sync::watch::Sender<bool>) {
             eprintln!("second signal: exiting now");
             std::process::exit(if sig == 15 { 143 } else { 130 });
         }
-        eprintln!("signal received: committing buffered work, then exiting (send it again to exit at once)");
+        eprintln!(
+            "signal received: committing buffered work, then exiting (send it again to exit at once)"
+        );
         let _ = tx.send(true);
     }
 }

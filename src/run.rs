@@ -170,17 +170,29 @@ pub fn tally_key(export: usize, dataset: Dataset, chain: Chain) -> String {
 }
 
 /// Opens the output and the job's state, and freezes (or reloads) the windows.
-pub async fn prepare(spec: &Spec, fresh: bool) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
+pub async fn prepare(
+    spec: &Spec,
+    fresh: bool,
+) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink.clone(), &spec.name);
     if fresh {
         let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
         let n = state.clear(&datasets).await?;
-        tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
+        tracing::info!(
+            removed = n,
+            "--fresh: removed the job's earlier output and state"
+        );
     }
     let hash = spec.content_hash();
     let job = match state.load_job().await? {
-        Some(job) if job.spec_hash != hash => return Err(RunError::SpecChanged { name: spec.name.clone(), old: job.spec_hash, new: hash }),
+        Some(job) if job.spec_hash != hash => {
+            return Err(RunError::SpecChanged {
+                name: spec.name.clone(),
+                old: job.spec_hash,
+                new: hash,
+            });
+        }
         Some(job) => job,
         None => {
             let now = chrono::Utc::now();
@@ -218,7 +230,11 @@ struct Shared {
 }
 
 /// Runs the job to completion (or until `cancel` turns true).
-pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
+pub async fn run(
+    spec: Spec,
+    opts: RunOptions,
+    cancel: watch::Receiver<bool>,
+) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();
     let (sink, state, job) = prepare(&spec, opts.fresh).await?;
@@ -228,17 +244,25 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     }
     let states = state.load_units().await?;
     if opts.intro {
-        eprint!("{}", crate::cli::intro(&spec, &job.windows, &units, &states));
+        eprint!(
+            "{}",
+            crate::cli::intro(&spec, &job.windows, &units, &states)
+        );
     }
     let orphans_removed = state.remove_orphans(&units, &states).await?;
     if orphans_removed > 0 {
-        tracing::info!(files = orphans_removed, "removed files of uncommitted work left by an interrupted run");
+        tracing::info!(
+            files = orphans_removed,
+            "removed files of uncommitted work left by an interrupted run"
+        );
     }
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let mut todo = Vec::new();
     let mut already = 0;
     for u in units {
-        let t = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
+        let t = tallies
+            .entry(tally_key(u.export, u.dataset, u.chain))
+            .or_default();
         t.units += 1;
         let st = states.get(&u.id).cloned();
         if let Some(s) = &st {
@@ -286,7 +310,9 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     let sem = Arc::new(tokio::sync::Semaphore::new(in_flight));
     let mut set = tokio::task::JoinSet::new();
     for (unit, st) in todo {
-        let Ok(permit) = sem.clone().acquire_owned().await else { break };
+        let Ok(permit) = sem.clone().acquire_owned().await else {
+            break;
+        };
         if *cancel.borrow() {
             break;
         }
@@ -303,7 +329,13 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             Ok((_, Ok(()))) => {}
             Ok((unit, Err(e))) => {
                 tracing::error!(unit = %unit.id, chain = %unit.chain, dataset = %unit.dataset, range = %unit.range, "unit failed: {e}");
-                failed.push(FailedUnit { unit: unit.id.clone(), chain: unit.chain, dataset: unit.dataset, range: unit.range.to_string(), error: e.to_string() });
+                failed.push(FailedUnit {
+                    unit: unit.id.clone(),
+                    chain: unit.chain,
+                    dataset: unit.dataset,
+                    range: unit.range.to_string(),
+                    error: e.to_string(),
+                });
             }
             Err(e) => failed.push(FailedUnit {
                 unit: "?".into(),
@@ -340,11 +372,18 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
         report: None,
         windows: job.windows.clone(),
     };
-    let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
+    let run_id = format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    );
     let mut doc = serde_json::to_value(&summary).unwrap_or_default();
     if let Some(obj) = doc.as_object_mut() {
         obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
-        obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
+        obj.insert(
+            "shard".into(),
+            opts.shard.map(|(k, n)| format!("{k}/{n}")).into(),
+        );
     }
     match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
         Ok(rel) => summary.report = Some(rel),
@@ -376,7 +415,11 @@ async fn progress_lines(shared: Arc<Shared>, every: Duration, total_units: u64) 
     loop {
         tick.tick().await;
         let rows = shared.rows_total.load(Ordering::Relaxed);
-        let done: u64 = shared.tallies.lock().map(|t| t.values().map(|x| x.units_done).sum()).unwrap_or(0);
+        let done: u64 = shared
+            .tallies
+            .lock()
+            .map(|t| t.values().map(|x| x.units_done).sum())
+            .unwrap_or(0);
         let stats = shared.client.stats();
         let secs = start.elapsed().as_secs_f64().max(0.001);
         eprintln!(
@@ -390,16 +433,43 @@ async fn progress_lines(shared: Arc<Shared>, every: Duration, total_units: u64) 
     }
 }
 
-async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> Result<(), UnitError> {
+async fn run_unit(
+    shared: &Shared,
+    unit: &Arc<Unit>,
+    st: Option<UnitState>,
+) -> Result<(), UnitError> {
     let spec = &shared.spec;
-    let Some(export) = spec.exports.get(unit.export) else { return Ok(()) };
-    let mut st = st.unwrap_or_else(|| UnitState { version: STATE_VERSION, unit: unit.id.clone(), ..Default::default() });
-    let mut pager = Pager::start(shared.client.clone(), unit.clone(), export, spec.source.page_size, st.cursor.clone());
+    let Some(export) = spec.exports.get(unit.export) else {
+        return Ok(());
+    };
+    let mut st = st.unwrap_or_else(|| UnitState {
+        version: STATE_VERSION,
+        unit: unit.id.clone(),
+        ..Default::default()
+    });
+    let mut pager = Pager::start(
+        shared.client.clone(),
+        unit.clone(),
+        export,
+        spec.source.page_size,
+        st.cursor.clone(),
+    );
     let schema = schema_for(unit.dataset, &spec.output);
-    let mut writer = UnitWriter::new(shared.sink.clone(), unit.dataset, unit.chain, &shared.state.file_prefix(&unit.id), schema, st.next_seq);
+    let mut writer = UnitWriter::new(
+        shared.sink.clone(),
+        unit.dataset,
+        unit.chain,
+        &shared.state.file_prefix(&unit.id),
+        schema,
+        st.next_seq,
+    );
     let key = tally_key(unit.export, unit.dataset, unit.chain);
     let out = &spec.output;
-    let mut pending = Pending { cursor: st.cursor.clone(), rows: 0, pages: 0 };
+    let mut pending = Pending {
+        cursor: st.cursor.clone(),
+        rows: 0,
+        pages: 0,
+    };
     let mut last_commit = Instant::now();
     let mut page_no = 0u64;
     let result: Result<bool, UnitError> = async {
@@ -407,9 +477,15 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
             if *shared.cancel.borrow() {
                 return Ok(false);
             }
-            let Some(f) = pager.next().await? else { return Ok(true) };
+            let Some(f) = pager.next().await? else {
+                return Ok(true);
+            };
             page_no += 1;
-            let ctx = Ctx { unit, page: page_no, enc: out.hash_encoding };
+            let ctx = Ctx {
+                unit,
+                page: page_no,
+                enc: out.hash_encoding,
+            };
             let decoded = match &f.page {
                 Page::Blocks(b) => decode::blocks::decode(ctx, b)?,
                 Page::Events(e) => decode::events::decode(ctx, e)?,
@@ -425,7 +501,10 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
             if f.next.is_none() {
                 return Ok(true);
             }
-            if pending.pages >= out.commit_pages as u64 || last_commit.elapsed() >= out.commit_interval || writer.max_open_rows() >= out.file_rows as u64 {
+            if pending.pages >= out.commit_pages as u64
+                || last_commit.elapsed() >= out.commit_interval
+                || writer.max_open_rows() >= out.file_rows as u64
+            {
                 commit(shared, &mut writer, &mut st, &mut pending, false, &key).await?;
                 last_commit = Instant::now();
             }
@@ -449,7 +528,14 @@ struct Pending {
     pages: u64,
 }
 
-async fn commit(shared: &Shared, writer: &mut UnitWriter, st: &mut UnitState, pending: &mut Pending, done: bool, key: &str) -> Result<(), UnitError> {
+async fn commit(
+    shared: &Shared,
+    writer: &mut UnitWriter,
+    st: &mut UnitState,
+    pending: &mut Pending,
+    done: bool,
+    key: &str,
+) -> Result<(), UnitError> {
     if pending.pages == 0 && !done {
         return Ok(());
     }
@@ -476,12 +562,18 @@ async fn commit(shared: &Shared, writer: &mut UnitWriter, st: &mut UnitState, pe
             t.units_done += 1;
         }
     }
-    *pending = Pending { cursor: st.cursor.clone(), rows: 0, pages: 0 };
+    *pending = Pending {
+        cursor: st.cursor.clone(),
+        rows: 0,
+        pages: 0,
+    };
     Ok(())
 }
 
 /// Units of a job with their checkpoints, for `status`.
-pub async fn status(spec: &Spec) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
+pub async fn status(
+    spec: &Spec,
+) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
     let Some(job) = state.load_job().await? else {

@@ -117,7 +117,9 @@ pub enum ApiError {
         last: String,
     },
     /// The base URL could not be reached at all.
-    #[error("cannot reach the service at {base_url} (GET {path}) after {attempts} attempts: {last}")]
+    #[error(
+        "cannot reach the service at {base_url} (GET {path}) after {attempts} attempts: {last}"
+    )]
     Unreachable {
         /// The configured base URL.
         base_url: String,
@@ -229,7 +231,11 @@ pub struct Client {
 
 enum Attempt<T> {
     Done(T),
-    Retry { why: String, after: Option<Duration>, transport: bool },
+    Retry {
+        why: String,
+        after: Option<Duration>,
+        transport: bool,
+    },
     Fail(ApiError),
 }
 
@@ -243,9 +249,17 @@ impl Client {
             .tcp_nodelay(true)
             .user_agent(concat!("chainetl/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| ApiError::Config { base_url: cfg.base_url.clone(), message: e.to_string() })?;
+            .map_err(|e| ApiError::Config {
+                base_url: cfg.base_url.clone(),
+                message: e.to_string(),
+            })?;
         let limiter = Arc::new(Limiter::new(cfg.max_concurrency, cfg.requests_per_second));
-        Ok(Client { http, cfg: Arc::new(cfg), limiter, stats: Arc::new(Stats::default()) })
+        Ok(Client {
+            http,
+            cfg: Arc::new(cfg),
+            limiter,
+            stats: Arc::new(Stats::default()),
+        })
     }
 
     /// The shared counters.
@@ -262,7 +276,10 @@ impl Client {
     pub async fn blocks(&self, chain: Chain, q: &BlocksQuery) -> Result<BlocksPage, ApiError> {
         let mut params = Vec::new();
         if let Some(n) = &q.numbers {
-            params.push(("numbers", n.iter().map(u64::to_string).collect::<Vec<_>>().join(",")));
+            params.push((
+                "numbers",
+                n.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            ));
         }
         push_common(&mut params, &q.window, q.sort, q.limit, &q.cursor);
         self.get(&format!("/v2/{chain}/blocks"), &params).await
@@ -270,7 +287,9 @@ impl Client {
 
     /// `GET /v2/{chain}/blocks/{number}` (`None`: latest).
     pub async fn block(&self, chain: Chain, number: Option<u64>) -> Result<Block, ApiError> {
-        let n = number.map(|n| n.to_string()).unwrap_or_else(|| "latest".into());
+        let n = number
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "latest".into());
         let r: BlockResponse = self.get(&format!("/v2/{chain}/blocks/{n}"), &[]).await?;
         Ok(r.block)
     }
@@ -289,25 +308,41 @@ impl Client {
     }
 
     /// `GET /v2/{chain}/wallets/{wallet}/portfolio/daily`.
-    pub async fn portfolio(&self, chain: Chain, wallet: &str, q: &PortfolioQuery) -> Result<PortfolioPage, ApiError> {
+    pub async fn portfolio(
+        &self,
+        chain: Chain,
+        wallet: &str,
+        q: &PortfolioQuery,
+    ) -> Result<PortfolioPage, ApiError> {
         let mut params = Vec::new();
         if let Some(t) = &q.token_address {
             params.push(("token_address", t.clone()));
         }
         push_common(&mut params, &q.window, None, q.limit, &q.cursor);
-        self.get(&format!("/v2/{chain}/wallets/{wallet}/portfolio/daily"), &params).await
+        self.get(
+            &format!("/v2/{chain}/wallets/{wallet}/portfolio/daily"),
+            &params,
+        )
+        .await
     }
 
     /// `GET /v2/{chain}/tokens/{address}`; `Ok(None)` when the service answers 404.
     pub async fn token(&self, chain: Chain, address: &str) -> Result<Option<Token>, ApiError> {
-        match self.get::<TokenResponse>(&format!("/v2/{chain}/tokens/{address}"), &[]).await {
+        match self
+            .get::<TokenResponse>(&format!("/v2/{chain}/tokens/{address}"), &[])
+            .await
+        {
             Ok(r) => Ok(Some(r.token)),
             Err(ApiError::Rejected { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
+    async fn get<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        params: &[(&str, String)],
+    ) -> Result<T, ApiError> {
         let mut path_q = path.to_string();
         if !params.is_empty() {
             let mut s = form_urlencoded::Serializer::new(String::new());
@@ -331,14 +366,27 @@ impl Client {
             let (why, after, transport) = match self.attempt::<T>(&url, &path_q).await {
                 Attempt::Done(v) => return Ok(v),
                 Attempt::Fail(e) => return Err(e),
-                Attempt::Retry { why, after, transport } => (why, after, transport),
+                Attempt::Retry {
+                    why,
+                    after,
+                    transport,
+                } => (why, after, transport),
             };
             only_transport &= transport;
             let Some(delay) = backoff.next() else {
                 return Err(if only_transport {
-                    ApiError::Unreachable { base_url: self.cfg.base_url.clone(), path: path_q, attempts, last: why }
+                    ApiError::Unreachable {
+                        base_url: self.cfg.base_url.clone(),
+                        path: path_q,
+                        attempts,
+                        last: why,
+                    }
                 } else {
-                    ApiError::Exhausted { path: path_q, attempts, last: why }
+                    ApiError::Exhausted {
+                        path: path_q,
+                        attempts,
+                        last: why,
+                    }
                 });
             };
             self.stats.retries.fetch_add(1, Ordering::Relaxed);
@@ -360,9 +408,16 @@ impl Client {
             Err(e) => {
                 self.stats.transport_errors.fetch_add(1, Ordering::Relaxed);
                 if e.is_builder() {
-                    return Attempt::Fail(ApiError::Config { base_url: self.cfg.base_url.clone(), message: describe(&e) });
+                    return Attempt::Fail(ApiError::Config {
+                        base_url: self.cfg.base_url.clone(),
+                        message: describe(&e),
+                    });
                 }
-                return Attempt::Retry { why: describe(&e), after: None, transport: true };
+                return Attempt::Retry {
+                    why: describe(&e),
+                    after: None,
+                    transport: true,
+                };
             }
         };
         let status = resp.status().as_u16();
@@ -377,27 +432,45 @@ impl Client {
             Ok(b) => b,
             Err(e) => {
                 self.stats.transport_errors.fetch_add(1, Ordering::Relaxed);
-                return Attempt::Retry { why: format!("HTTP {status}, body not received: {}", describe(&e)), after: None, transport: false };
+                return Attempt::Retry {
+                    why: format!("HTTP {status}, body not received: {}", describe(&e)),
+                    after: None,
+                    transport: false,
+                };
             }
         };
-        self.stats.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
+        self.stats
+            .bytes
+            .fetch_add(body.len() as u64, Ordering::Relaxed);
         match status {
             200..=299 => match serde_json::from_slice::<T>(&body) {
                 Ok(v) => Attempt::Done(v),
                 Err(e) => {
                     self.stats.bad_bodies.fetch_add(1, Ordering::Relaxed);
-                    Attempt::Retry { why: format!("unreadable response body ({} bytes): {e}", body.len()), after: None, transport: false }
+                    Attempt::Retry {
+                        why: format!("unreadable response body ({} bytes): {e}", body.len()),
+                        after: None,
+                        transport: false,
+                    }
                 }
             },
             429 => {
                 self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                 let wait = retry_after.unwrap_or(Duration::from_secs(1));
                 self.limiter.pause(wait).await;
-                Attempt::Retry { why: "HTTP 429 Too Many Requests".into(), after: Some(wait), transport: false }
+                Attempt::Retry {
+                    why: "HTTP 429 Too Many Requests".into(),
+                    after: Some(wait),
+                    transport: false,
+                }
             }
             500..=599 => {
                 self.stats.server_errors.fetch_add(1, Ordering::Relaxed);
-                Attempt::Retry { why: format!("HTTP {status}: {}", error_message(&body)), after: retry_after, transport: false }
+                Attempt::Retry {
+                    why: format!("HTTP {status}: {}", error_message(&body)),
+                    after: retry_after,
+                    transport: false,
+                }
             }
             401 => Attempt::Fail(ApiError::Unauthorized {
                 env: self.cfg.api_key_env.clone(),
@@ -406,18 +479,37 @@ impl Client {
             }),
             _ => {
                 let (code, message) = error_parts(&body);
-                Attempt::Fail(ApiError::Rejected { status, code, message, path: path.to_string() })
+                Attempt::Fail(ApiError::Rejected {
+                    status,
+                    code,
+                    message,
+                    path: path.to_string(),
+                })
             }
         }
     }
 }
 
-fn push_common(params: &mut Vec<(&str, String)>, window: &Option<String>, sort: Option<Sort>, limit: Option<u32>, cursor: &Option<String>) {
+fn push_common(
+    params: &mut Vec<(&str, String)>,
+    window: &Option<String>,
+    sort: Option<Sort>,
+    limit: Option<u32>,
+    cursor: &Option<String>,
+) {
     if let Some(w) = window {
         params.push(("window", w.clone()));
     }
     if let Some(s) = sort {
-        params.push(("sort_by", if s == Sort::Earliest { "earliest" } else { "latest" }.into()));
+        params.push((
+            "sort_by",
+            if s == Sort::Earliest {
+                "earliest"
+            } else {
+                "latest"
+            }
+            .into(),
+        ));
     }
     if let Some(l) = limit {
         params.push(("limit", l.to_string()));
@@ -456,7 +548,14 @@ fn error_parts(body: &[u8]) -> (Option<String>, String) {
     }
     let text = String::from_utf8_lossy(body);
     let text: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
-    (None, if text.trim().is_empty() { "(empty body)".into() } else { text })
+    (
+        None,
+        if text.trim().is_empty() {
+            "(empty body)".into()
+        } else {
+            text
+        },
+    )
 }
 
 fn error_message(body: &[u8]) -> String {

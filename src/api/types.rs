@@ -4,8 +4,8 @@
 //! integers may arrive as numbers or strings, and big numbers are kept as
 //! their exact decimal text, never passed through f64.
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 use std::fmt;
 
@@ -25,7 +25,9 @@ impl<'de> Deserialize<'de> for Int {
                 Ok(Int(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int, E> {
-                i64::try_from(v).map(Int).map_err(|_| E::custom(format!("{v} does not fit in a signed 64-bit integer")))
+                i64::try_from(v)
+                    .map(Int)
+                    .map_err(|_| E::custom(format!("{v} does not fit in a signed 64-bit integer")))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Int, E> {
                 if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
@@ -35,7 +37,10 @@ impl<'de> Deserialize<'de> for Int {
                 }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Int, E> {
-                v.trim().parse().map(Int).map_err(|_| E::custom(format!("`{v}` is not an integer")))
+                v.trim()
+                    .parse()
+                    .map(Int)
+                    .map_err(|_| E::custom(format!("`{v}` is not an integer")))
             }
         }
         d.deserialize_any(V)
@@ -57,7 +62,9 @@ impl<'de> Deserialize<'de> for Exact {
         } else if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
             Ok(Exact(text.to_string()))
         } else {
-            Err(de::Error::custom(format!("expected a number or a string, got {text}")))
+            Err(de::Error::custom(format!(
+                "expected a number or a string, got {text}"
+            )))
         }
     }
 }
@@ -84,7 +91,10 @@ impl<'de> Deserialize<'de> for Float {
                 Ok(Float(v as f64))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Float, E> {
-                v.trim().parse().map(Float).map_err(|_| E::custom(format!("`{v}` is not a number")))
+                v.trim()
+                    .parse()
+                    .map(Float)
+                    .map_err(|_| E::custom(format!("`{v}` is not a number")))
             }
         }
         d.deserialize_any(V)
@@ -233,7 +243,10 @@ mod tests {
         )
         .unwrap();
         let t = e.topics.unwrap();
-        assert_eq!(t[0].as_ref().unwrap().0, "100400371954314648932432339003130296563713766564934609617245563925316637676527");
+        assert_eq!(
+            t[0].as_ref().unwrap().0,
+            "100400371954314648932432339003130296563713766564934609617245563925316637676527"
+        );
         assert_eq!(t[1].as_ref().unwrap().0, "0xab");
         assert!(t[2].is_none());
         assert_eq!(e.block_number, Some(Int(17)));

@@ -19,7 +19,9 @@ pub fn decode(ctx: Ctx<'_>, tokens: &[(String, Token)]) -> Result<Decoded, Decod
     let mut symbol = StringBuilder::new();
     for (row, (requested, t)) in tokens.iter().enumerate() {
         chain.append_value(ctx.unit.chain.name());
-        address.append(Some(t.address.as_deref().unwrap_or(requested))).map_err(|m| ctx.err(row, "address", m))?;
+        address
+            .append(Some(t.address.as_deref().unwrap_or(requested)))
+            .map_err(|m| ctx.err(row, "address", m))?;
         decimals.append_option(t.decimals.map(|v| v.0));
         name.append_option(t.name.as_deref());
         standard.append_option(t.standard.as_deref());
@@ -33,6 +35,11 @@ pub fn decode(ctx: Ctx<'_>, tokens: &[(String, Token)]) -> Result<Decoded, Decod
         Arc::new(standard.finish()),
         Arc::new(symbol.finish()),
     ];
-    let batch = RecordBatch::try_new(schema(Dataset::Tokens, enc), columns).map_err(|e| ctx.err(0, "address", e.to_string()))?;
-    Ok(Decoded { batch, days: None, dropped: 0 })
+    let batch = RecordBatch::try_new(schema(Dataset::Tokens, enc), columns)
+        .map_err(|e| ctx.err(0, "address", e.to_string()))?;
+    Ok(Decoded {
+        batch,
+        days: None,
+        dropped: 0,
+    })
 }

@@ -58,35 +58,76 @@ pub struct Pager {
 
 impl Pager {
     /// Starts paging `unit` from `cursor` (None: from the beginning).
-    pub fn start(client: Client, unit: Arc<Unit>, export: &Export, page_size: u32, cursor: Option<String>) -> Pager {
+    pub fn start(
+        client: Client,
+        unit: Arc<Unit>,
+        export: &Export,
+        page_size: u32,
+        cursor: Option<String>,
+    ) -> Pager {
         let window = match &unit.range {
-            UnitRange::Blocks { start, end } => Some(Resolved::Blocks { first: *start, last: end - 1 }.to_string()),
-            UnitRange::Time { start, end } | UnitRange::Wallet { start, end, .. } => Some(Resolved::Time { start: *start, end: *end }.to_string()),
+            UnitRange::Blocks { start, end } => Some(
+                Resolved::Blocks {
+                    first: *start,
+                    last: end - 1,
+                }
+                .to_string(),
+            ),
+            UnitRange::Time { start, end } | UnitRange::Wallet { start, end, .. } => Some(
+                Resolved::Time {
+                    start: *start,
+                    end: *end,
+                }
+                .to_string(),
+            ),
             UnitRange::Numbers { .. } | UnitRange::Tokens { .. } => None,
         };
         let (contract_address, topics, token_address) = match &export.selection {
-            Selection::Events { contract_address, topics, .. } => (contract_address.clone(), topics.clone(), None),
+            Selection::Events {
+                contract_address,
+                topics,
+                ..
+            } => (contract_address.clone(), topics.clone(), None),
             Selection::Portfolio { token_address, .. } => (None, Vec::new(), token_address.clone()),
             _ => (None, Vec::new(), None),
         };
-        let req = Arc::new(Request { unit, window, contract_address, topics, token_address, page_size });
-        let mut p = Pager { client, req, inflight: None };
+        let req = Arc::new(Request {
+            unit,
+            window,
+            contract_address,
+            topics,
+            token_address,
+            page_size,
+        });
+        let mut p = Pager {
+            client,
+            req,
+            inflight: None,
+        };
         p.spawn(cursor);
         p
     }
 
     fn spawn(&mut self, cursor: Option<String>) {
         let (client, req) = (self.client.clone(), self.req.clone());
-        self.inflight = Some(tokio::spawn(async move { fetch(&client, &req, cursor).await }));
+        self.inflight = Some(tokio::spawn(
+            async move { fetch(&client, &req, cursor).await },
+        ));
     }
 
     /// The next page, or `None` when the unit is exhausted.
     pub async fn next(&mut self) -> Result<Option<Fetched>, ApiError> {
-        let Some(handle) = self.inflight.take() else { return Ok(None) };
+        let Some(handle) = self.inflight.take() else {
+            return Ok(None);
+        };
         let fetched = match handle.await {
             Ok(r) => r?,
             Err(e) => {
-                return Err(ApiError::Exhausted { path: self.req.unit.id.clone(), attempts: 0, last: format!("fetch task failed: {e}") });
+                return Err(ApiError::Exhausted {
+                    path: self.req.unit.id.clone(),
+                    attempts: 0,
+                    last: format!("fetch task failed: {e}"),
+                });
             }
         };
         if let Some(c) = &fetched.next {
@@ -104,18 +145,33 @@ impl Drop for Pager {
     }
 }
 
-async fn fetch(client: &Client, req: &Request, cursor: Option<String>) -> Result<Fetched, ApiError> {
+async fn fetch(
+    client: &Client,
+    req: &Request,
+    cursor: Option<String>,
+) -> Result<Fetched, ApiError> {
     let unit = &req.unit;
     let limit = Some(req.page_size.min(1000));
     match &unit.range {
-        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == crate::spec::Dataset::Blocks => {
+        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. }
+            if unit.dataset == crate::spec::Dataset::Blocks =>
+        {
             let numbers = match &unit.range {
                 UnitRange::Numbers { numbers } => Some(numbers.clone()),
                 _ => None,
             };
-            let q = BlocksQuery { numbers, window: req.window.clone(), sort: Some(Sort::Earliest), limit, cursor };
+            let q = BlocksQuery {
+                numbers,
+                window: req.window.clone(),
+                sort: Some(Sort::Earliest),
+                limit,
+                cursor,
+            };
             let p = client.blocks(unit.chain, &q).await?;
-            Ok(Fetched { page: Page::Blocks(p.blocks), next: p.next_cursor.filter(|c| !c.is_empty()) })
+            Ok(Fetched {
+                page: Page::Blocks(p.blocks),
+                next: p.next_cursor.filter(|c| !c.is_empty()),
+            })
         }
         UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } => {
             let q = EventsQuery {
@@ -127,20 +183,43 @@ async fn fetch(client: &Client, req: &Request, cursor: Option<String>) -> Result
                 cursor,
             };
             let p = client.events(unit.chain, &q).await?;
-            Ok(Fetched { page: Page::Events(p.events), next: p.next_cursor.filter(|c| !c.is_empty()) })
+            Ok(Fetched {
+                page: Page::Events(p.events),
+                next: p.next_cursor.filter(|c| !c.is_empty()),
+            })
         }
         UnitRange::Wallet { wallet, .. } => {
-            let q = PortfolioQuery { token_address: req.token_address.clone(), window: req.window.clone(), limit: Some(req.page_size.min(31)), cursor };
+            let q = PortfolioQuery {
+                token_address: req.token_address.clone(),
+                window: req.window.clone(),
+                limit: Some(req.page_size.min(31)),
+                cursor,
+            };
             let p = client.portfolio(unit.chain, wallet, &q).await?;
-            Ok(Fetched { page: Page::Portfolio(p.portfolio), next: p.next_cursor.filter(|c| !c.is_empty()) })
+            Ok(Fetched {
+                page: Page::Portfolio(p.portfolio),
+                next: p.next_cursor.filter(|c| !c.is_empty()),
+            })
         }
         UnitRange::Tokens { addresses } => {
             // The cursor of a tokens unit is the index of the next address.
-            let start: usize = cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0).min(addresses.len());
+            let start: usize = cursor
+                .as_deref()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0)
+                .min(addresses.len());
             let end = (start + TOKENS_PER_PAGE).min(addresses.len());
-            let lookups = addresses[start..end].iter().map(|a| async move { client.token(unit.chain, a).await.map(|t| t.map(|t| (a.clone(), t))) });
+            let lookups = addresses[start..end].iter().map(|a| async move {
+                client
+                    .token(unit.chain, a)
+                    .await
+                    .map(|t| t.map(|t| (a.clone(), t)))
+            });
             let found = futures::future::try_join_all(lookups).await?;
-            Ok(Fetched { page: Page::Tokens(found.into_iter().flatten().collect()), next: (end < addresses.len()).then(|| end.to_string()) })
+            Ok(Fetched {
+                page: Page::Tokens(found.into_iter().flatten().collect()),
+                next: (end < addresses.len()).then(|| end.to_string()),
+            })
         }
     }
 }

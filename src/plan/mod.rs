@@ -73,7 +73,14 @@ impl fmt::Display for UnitRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UnitRange::Blocks { start, end } => write!(f, "blocks {start}..{}", end - 1),
-            UnitRange::Time { start, end } => write!(f, "{}", Resolved::Time { start: *start, end: *end }),
+            UnitRange::Time { start, end } => write!(
+                f,
+                "{}",
+                Resolved::Time {
+                    start: *start,
+                    end: *end
+                }
+            ),
             UnitRange::Numbers { numbers } => write!(
                 f,
                 "{} blocks {}..{}",
@@ -81,7 +88,14 @@ impl fmt::Display for UnitRange {
                 numbers.first().copied().unwrap_or(0),
                 numbers.last().copied().unwrap_or(0)
             ),
-            UnitRange::Wallet { wallet, start, end } => write!(f, "wallet {wallet} {}", Resolved::Time { start: *start, end: *end }),
+            UnitRange::Wallet { wallet, start, end } => write!(
+                f,
+                "wallet {wallet} {}",
+                Resolved::Time {
+                    start: *start,
+                    end: *end
+                }
+            ),
             UnitRange::Tokens { addresses } => write!(f, "{} tokens", addresses.len()),
         }
     }
@@ -110,9 +124,9 @@ pub fn freeze_windows(spec: &Spec, now: i64) -> Vec<Option<Resolved>> {
     spec.exports
         .iter()
         .map(|e| match &e.selection {
-            Selection::BlockWindow { window, .. } | Selection::Events { window, .. } | Selection::Portfolio { window, .. } => {
-                Some(window.resolve(now))
-            }
+            Selection::BlockWindow { window, .. }
+            | Selection::Events { window, .. }
+            | Selection::Portfolio { window, .. } => Some(window.resolve(now)),
             Selection::BlockNumbers(_) | Selection::Tokens { .. } => None,
         })
         .collect()
@@ -134,23 +148,51 @@ pub fn plan(spec: &Spec, windows: &[Option<Resolved>]) -> Vec<Unit> {
 fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, out: &mut Vec<Unit>) {
     let prefix = format!("e{}-{}-{}", e.index, e.dataset, chain);
     let mut push = |id: String, range: UnitRange, estimated_requests: u64| {
-        out.push(Unit { id, export: e.index, dataset: e.dataset, chain, range, estimated_requests: estimated_requests.max(1) });
+        out.push(Unit {
+            id,
+            export: e.index,
+            dataset: e.dataset,
+            chain,
+            range,
+            estimated_requests: estimated_requests.max(1),
+        });
     };
     match &e.selection {
-        Selection::BlockWindow { window, chunk_blocks, chunk_secs } | Selection::Events { window, chunk_blocks, chunk_secs, .. } => {
+        Selection::BlockWindow {
+            window,
+            chunk_blocks,
+            chunk_secs,
+        }
+        | Selection::Events {
+            window,
+            chunk_blocks,
+            chunk_secs,
+            ..
+        } => {
             let resolved = frozen.unwrap_or_else(|| window.resolve(0));
             let per_block = if e.dataset == Dataset::Events { 40 } else { 1 };
             match resolved {
                 Resolved::Blocks { first, last } => {
                     for (s, end) in chunks(first as i64, last as i64 + 1, *chunk_blocks as i64) {
                         let blocks = (end - s) as u64;
-                        push(format!("{prefix}-b{s}-{end}"), UnitRange::Blocks { start: s as u64, end: end as u64 }, blocks * per_block / page + 1);
+                        push(
+                            format!("{prefix}-b{s}-{end}"),
+                            UnitRange::Blocks {
+                                start: s as u64,
+                                end: end as u64,
+                            },
+                            blocks * per_block / page + 1,
+                        );
                     }
                 }
                 Resolved::Time { start, end } => {
                     for (s, t) in chunks(start, end, *chunk_secs) {
                         let blocks = ((t - s) * 1000 / chain.block_ms()) as u64;
-                        push(format!("{prefix}-t{s}-{t}"), UnitRange::Time { start: s, end: t }, blocks * per_block / page + 1);
+                        push(
+                            format!("{prefix}-t{s}-{t}"),
+                            UnitRange::Time { start: s, end: t },
+                            blocks * per_block / page + 1,
+                        );
                     }
                 }
             }
@@ -158,10 +200,18 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
         Selection::BlockNumbers(numbers) => {
             for (i, batch) in numbers.chunks(NUMBERS_PER_REQUEST).enumerate() {
                 let n = batch.len() as u64;
-                push(format!("{prefix}-n{i:05}"), UnitRange::Numbers { numbers: batch.to_vec() }, n.div_ceil(page));
+                push(
+                    format!("{prefix}-n{i:05}"),
+                    UnitRange::Numbers {
+                        numbers: batch.to_vec(),
+                    },
+                    n.div_ceil(page),
+                );
             }
         }
-        Selection::Portfolio { wallets, window, .. } => {
+        Selection::Portfolio {
+            wallets, window, ..
+        } => {
             let (start, end) = match frozen.unwrap_or_else(|| window.resolve(0)) {
                 Resolved::Time { start, end } => (start, end),
                 // Validation rejects block ranges for portfolios.
@@ -169,12 +219,26 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
             };
             let days = ((end - start) / 86_400 + 1) as u64;
             for w in wallets {
-                push(format!("{prefix}-w{}", &w[2..]), UnitRange::Wallet { wallet: w.clone(), start, end }, days.div_ceil(page.min(31)));
+                push(
+                    format!("{prefix}-w{}", &w[2..]),
+                    UnitRange::Wallet {
+                        wallet: w.clone(),
+                        start,
+                        end,
+                    },
+                    days.div_ceil(page.min(31)),
+                );
             }
         }
         Selection::Tokens { addresses } => {
             for (i, batch) in addresses.chunks(TOKENS_PER_UNIT).enumerate() {
-                push(format!("{prefix}-a{i:05}"), UnitRange::Tokens { addresses: batch.to_vec() }, batch.len() as u64);
+                push(
+                    format!("{prefix}-a{i:05}"),
+                    UnitRange::Tokens {
+                        addresses: batch.to_vec(),
+                    },
+                    batch.len() as u64,
+                );
             }
         }
     }
@@ -201,21 +265,39 @@ pub fn shard(units: Vec<Unit>, k: usize, n: usize) -> Vec<Unit> {
         return units;
     }
     let mut order: Vec<usize> = (0..units.len()).collect();
-    order.sort_by(|a, b| units[*b].estimated_requests.cmp(&units[*a].estimated_requests).then_with(|| units[*a].id.cmp(&units[*b].id)));
+    order.sort_by(|a, b| {
+        units[*b]
+            .estimated_requests
+            .cmp(&units[*a].estimated_requests)
+            .then_with(|| units[*a].id.cmp(&units[*b].id))
+    });
     let mut load = vec![0u64; n];
     let mut owner = vec![0usize; units.len()];
     for i in order {
-        let (best, _) = load.iter().enumerate().min_by_key(|(j, l)| (**l, *j)).unwrap_or((0, &0));
+        let (best, _) = load
+            .iter()
+            .enumerate()
+            .min_by_key(|(j, l)| (**l, *j))
+            .unwrap_or((0, &0));
         load[best] += units[i].estimated_requests;
         owner[i] = best;
     }
-    units.into_iter().enumerate().filter(|(i, _)| owner[*i] == k - 1).map(|(_, u)| u).collect()
+    units
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| owner[*i] == k - 1)
+        .map(|(_, u)| u)
+        .collect()
 }
 
 /// A window as it was written, for display.
 pub fn describe_window(w: &Option<Resolved>, written: &Option<String>) -> String {
     match (w, written) {
-        (Some(r), Some(t)) if Window::parse(t).is_ok_and(|x| matches!(x, Window::Relative { .. })) => format!("{t} → {r}"),
+        (Some(r), Some(t))
+            if Window::parse(t).is_ok_and(|x| matches!(x, Window::Relative { .. })) =>
+        {
+            format!("{t} → {r}")
+        }
         (Some(r), _) => r.to_string(),
         (None, _) => "-".into(),
     }
@@ -227,7 +309,14 @@ mod tests {
 
     #[test]
     fn chunks_align_to_multiples() {
-        assert_eq!(chunks(18_000_005, 18_020_001, 10_000), vec![(18_000_005, 18_010_000), (18_010_000, 18_020_000), (18_020_000, 18_020_001)]);
+        assert_eq!(
+            chunks(18_000_005, 18_020_001, 10_000),
+            vec![
+                (18_000_005, 18_010_000),
+                (18_010_000, 18_020_000),
+                (18_020_000, 18_020_001)
+            ]
+        );
         assert_eq!(chunks(5, 5, 10), vec![]);
     }
 
@@ -238,11 +327,17 @@ mod tests {
             export: 0,
             dataset: Dataset::Blocks,
             chain: Chain::Base,
-            range: UnitRange::Blocks { start: i, end: i + 1 },
+            range: UnitRange::Blocks {
+                start: i,
+                end: i + 1,
+            },
             estimated_requests: 1 + i % 7,
         };
         let units: Vec<Unit> = (0..50).map(mk).collect();
-        let mut all: Vec<String> = (1..=3).flat_map(|k| shard(units.clone(), k, 3)).map(|u| u.id).collect();
+        let mut all: Vec<String> = (1..=3)
+            .flat_map(|k| shard(units.clone(), k, 3))
+            .map(|u| u.id)
+            .collect();
         all.sort();
         let mut want: Vec<String> = units.iter().map(|u| u.id.clone()).collect();
         want.sort();

@@ -35,7 +35,8 @@ struct Sim {
 
 impl Sim {
     fn now_ms(&self) -> i64 {
-        self.frozen_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
+        self.frozen_ms
+            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
     }
     fn roll(&self) -> f64 {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
@@ -69,7 +70,9 @@ impl SimHandle {
 
 /// Starts a simulator on an ephemeral loopback port.
 pub async fn spawn(opts: SimOptions) -> Result<SimHandle, String> {
-    let listener = TcpListener::bind("127.0.0.1:0").await.map_err(|e| format!("cannot bind the simulator: {e}"))?;
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot bind the simulator: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let app = router(opts)?;
     let task = tokio::spawn(async move { axum::serve(listener, app).await });
@@ -88,7 +91,11 @@ fn router(opts: SimOptions) -> Result<Router, String> {
         (None, true) => Some(chrono::Utc::now().timestamp_millis()),
         (None, false) => None,
     };
-    for (name, v) in [("--error-rate", opts.error_rate), ("--reset-rate", opts.reset_rate), ("--truncate-rate", opts.truncate_rate)] {
+    for (name, v) in [
+        ("--error-rate", opts.error_rate),
+        ("--reset-rate", opts.reset_rate),
+        ("--truncate-rate", opts.truncate_rate),
+    ] {
         if !(0.0..=1.0).contains(&v) {
             return Err(format!("{name} must be between 0 and 1, got {v}"));
         }
@@ -105,7 +112,10 @@ fn router(opts: SimOptions) -> Result<Router, String> {
         opts,
     });
     Ok(Router::new()
-        .route("/v2/{chain}/wallets/{wallet}/portfolio/daily", get(portfolio))
+        .route(
+            "/v2/{chain}/wallets/{wallet}/portfolio/daily",
+            get(portfolio),
+        )
         .route("/v2/{chain}/tokens/{address}", get(token))
         .route("/v2/{chain}/blocks", get(blocks))
         .route("/v2/{chain}/blocks/{number}", get(block_by_number))
@@ -142,7 +152,12 @@ fn ok_json(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, next: Next) -> Response {
+async fn faults(
+    State(sim): State<Arc<Sim>>,
+    headers: HeaderMap,
+    req: Request,
+    next: Next,
+) -> Response {
     let opts = &sim.opts;
     if opts.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(opts.latency_ms)).await;
@@ -150,7 +165,12 @@ async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, n
     if let (Some(key), Some(given)) = (&opts.api_key, headers.get(header::AUTHORIZATION)) {
         let expected = format!("Bearer {key}");
         if given.as_bytes() != expected.as_bytes() {
-            return ApiError(StatusCode::UNAUTHORIZED, "unauthorized", "the API key is not valid".into()).into_response();
+            return ApiError(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the API key is not valid".into(),
+            )
+            .into_response();
         }
     }
     if opts.quota_rps > 0.0 {
@@ -162,8 +182,14 @@ async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, n
         if b.0 < 1.0 {
             let wait = ((1.0 - b.0) / opts.quota_rps).ceil().max(1.0) as u64;
             drop(b);
-            let mut resp = ApiError(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "request quota exceeded".into()).into_response();
-            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait));
+            let mut resp = ApiError(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "request quota exceeded".into(),
+            )
+            .into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(wait));
             return resp;
         }
         b.0 -= 1.0;
@@ -172,9 +198,24 @@ async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, n
     if roll < opts.error_rate {
         let which = (roll / opts.error_rate * 3.0) as u32;
         return match which {
-            0 => (StatusCode::BAD_GATEWAY, [(header::CONTENT_TYPE, "text/html")], "<html><body><h1>502 Bad Gateway</h1></body></html>").into_response(),
-            1 => (StatusCode::SERVICE_UNAVAILABLE, [(header::CONTENT_TYPE, "application/json")], "{\"error\":{\"code\":\"unavailable\",\"message\":\"try again\"}}").into_response(),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, [(header::CONTENT_TYPE, "text/html")], "<html><body>Internal Server Error</body></html>").into_response(),
+            0 => (
+                StatusCode::BAD_GATEWAY,
+                [(header::CONTENT_TYPE, "text/html")],
+                "<html><body><h1>502 Bad Gateway</h1></body></html>",
+            )
+                .into_response(),
+            1 => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::CONTENT_TYPE, "application/json")],
+                "{\"error\":{\"code\":\"unavailable\",\"message\":\"try again\"}}",
+            )
+                .into_response(),
+            _ => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(header::CONTENT_TYPE, "text/html")],
+                "<html><body>Internal Server Error</body></html>",
+            )
+                .into_response(),
         };
     }
     let roll = roll - opts.error_rate;
@@ -194,20 +235,26 @@ async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, n
         // connection is torn down under the client.
         let stream = futures::stream::iter(vec![
             Ok(cut),
-            Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "simulated reset")),
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "simulated reset",
+            )),
         ]);
         let mut r = Response::from_parts(parts, Body::from_stream(stream));
-        r.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        r.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
         r
     } else {
         let mut r = Response::from_parts(parts, Body::from(cut.clone()));
-        r.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(cut.len()));
+        r.headers_mut()
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(cut.len()));
         r
     }
 }
 
 fn parse_chain(name: &str) -> Result<Chain, ApiError> {
-    name.parse().map_err(|e: String| ApiError(StatusCode::NOT_FOUND, "unknown_chain", e))
+    name.parse()
+        .map_err(|e: String| ApiError(StatusCode::NOT_FOUND, "unknown_chain", e))
 }
 
 /// The query string as pairs; repeated keys are kept.
@@ -219,7 +266,11 @@ fn query_pairs(raw: &Option<String>) -> Vec<(String, String)> {
 }
 
 fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 fn limit(pairs: &[(String, String)], max: u64, default: u64) -> Result<u64, ApiError> {
@@ -227,7 +278,9 @@ fn limit(pairs: &[(String, String)], max: u64, default: u64) -> Result<u64, ApiE
         None => Ok(default),
         Some(v) => match v.parse::<u64>() {
             Ok(n) if (1..=max).contains(&n) => Ok(n),
-            _ => Err(bad(format!("limit must be an integer from 1 to {max}, got `{v}`"))),
+            _ => Err(bad(format!(
+                "limit must be an integer from 1 to {max}, got `{v}`"
+            ))),
         },
     }
 }
@@ -235,7 +288,11 @@ fn limit(pairs: &[(String, String)], max: u64, default: u64) -> Result<u64, ApiE
 fn address_param(pairs: &[(String, String)], name: &str) -> Result<Option<[u8; 20]>, ApiError> {
     match param(pairs, name) {
         None => Ok(None),
-        Some(v) => parse_address(v).map(Some).ok_or_else(|| bad(format!("{name} must match ^0x[a-fA-F0-9]{{40}}$, got `{v}`"))),
+        Some(v) => parse_address(v).map(Some).ok_or_else(|| {
+            bad(format!(
+                "{name} must match ^0x[a-fA-F0-9]{{40}}$, got `{v}`"
+            ))
+        }),
     }
 }
 
@@ -252,7 +309,9 @@ fn descending(pairs: &[(String, String)]) -> Result<bool, ApiError> {
     match param(pairs, "sort_by") {
         None | Some("latest") => Ok(true),
         Some("earliest") => Ok(false),
-        Some(v) => Err(bad(format!("sort_by must be `latest` or `earliest`, got `{v}`"))),
+        Some(v) => Err(bad(format!(
+            "sort_by must be `latest` or `earliest`, got `{v}`"
+        ))),
     }
 }
 
@@ -287,7 +346,13 @@ impl Cursor {
     }
 
     fn open(text: &str, secret: u64, fp: u64) -> Result<Cursor, ApiError> {
-        let forged = || ApiError(StatusCode::BAD_REQUEST, "invalid_cursor", "the cursor is not valid".into());
+        let forged = || {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                "invalid_cursor",
+                "the cursor is not valid".into(),
+            )
+        };
         let raw = B64.decode(text).map_err(|_| forged())?;
         if raw.len() != 49 || raw[0] != 1 {
             return Err(forged());
@@ -297,9 +362,19 @@ impl Cursor {
         if word(41) != mac {
             return Err(forged());
         }
-        let c = Cursor { fp: word(1), lo: word(9), hi: word(17), pos: word(25), idx: word(33) };
+        let c = Cursor {
+            fp: word(1),
+            lo: word(9),
+            hi: word(17),
+            pos: word(25),
+            idx: word(33),
+        };
         if c.fp != fp {
-            return Err(ApiError(StatusCode::BAD_REQUEST, "invalid_cursor", "the cursor belongs to another query".into()));
+            return Err(ApiError(
+                StatusCode::BAD_REQUEST,
+                "invalid_cursor",
+                "the cursor belongs to another query".into(),
+            ));
         }
         Ok(c)
     }
@@ -307,21 +382,34 @@ impl Cursor {
 
 /// Fingerprint of a query: everything but `limit` and `cursor`.
 fn fingerprint(route: &str, chain: Chain, pairs: &[(String, String)]) -> u64 {
-    let mut items: Vec<&(String, String)> = pairs.iter().filter(|(k, _)| k != "limit" && k != "cursor").collect();
+    let mut items: Vec<&(String, String)> = pairs
+        .iter()
+        .filter(|(k, _)| k != "limit" && k != "cursor")
+        .collect();
     items.sort();
     let mut z = mix(route.len() as u64, chain.index());
     for b in route.bytes() {
         z = mix(z, b as u64);
     }
     for (k, v) in items {
-        for b in k.bytes().chain([b'='].into_iter()).chain(v.bytes()).chain([0u8].into_iter()) {
+        for b in k
+            .bytes()
+            .chain([b'='].into_iter())
+            .chain(v.bytes())
+            .chain([0u8].into_iter())
+        {
             z = mix(z, b as u64);
         }
     }
     z
 }
 
-fn page_start(sim: &Sim, pairs: &[(String, String)], fp: u64, fresh: impl FnOnce() -> Cursor) -> Result<Cursor, ApiError> {
+fn page_start(
+    sim: &Sim,
+    pairs: &[(String, String)],
+    fp: u64,
+    fresh: impl FnOnce() -> Cursor,
+) -> Result<Cursor, ApiError> {
     match param(pairs, "cursor") {
         Some(text) => Cursor::open(text, sim.secret, fp),
         None => Ok(fresh()),
@@ -344,12 +432,19 @@ fn block_range(sim: &Sim, chain: Chain, w: Option<Resolved>) -> (u64, u64) {
     let (lo, hi) = match w {
         None => (0, head + 1),
         Some(Resolved::Blocks { first, last }) => (first, last.saturating_add(1)),
-        Some(Resolved::Time { start, end }) => sim.data.blocks_in_time(chain, start, end, sim.opts.inclusive_end),
+        Some(Resolved::Time { start, end }) => {
+            sim.data
+                .blocks_in_time(chain, start, end, sim.opts.inclusive_end)
+        }
     };
     (lo.min(head + 1), hi.min(head + 1))
 }
 
-async fn blocks(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
+async fn blocks(
+    State(sim): State<Arc<Sim>>,
+    Path(chain): Path<String>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
     let pairs = query_pairs(&q);
     let limit = limit(&pairs, 1000, 50)?;
@@ -361,10 +456,16 @@ async fn blocks(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery
         Some(v) => {
             let mut list = Vec::new();
             for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                list.push(item.parse::<u64>().map_err(|_| bad(format!("numbers must be block numbers, got `{item}`")))?);
+                list.push(
+                    item.parse::<u64>()
+                        .map_err(|_| bad(format!("numbers must be block numbers, got `{item}`")))?,
+                );
             }
             if list.len() > 1000 {
-                return Err(bad(format!("numbers takes at most 1000 items, got {}", list.len())));
+                return Err(bad(format!(
+                    "numbers takes at most 1000 items, got {}",
+                    list.len()
+                )));
             }
             list.sort_unstable();
             list.dedup();
@@ -387,16 +488,35 @@ async fn blocks(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery
         // Numbers inside the window (and below the head), in sort order; the
         // cursor walks positions in that list.
         let selected: Vec<u64> = list.into_iter().filter(|n| (lo..hi).contains(n)).collect();
-        let ordered: Vec<u64> = if desc { selected.into_iter().rev().collect() } else { selected };
-        let c = page_start(&sim, &pairs, fp, || Cursor { fp, lo, hi, pos: 0, idx: 0 })?;
+        let ordered: Vec<u64> = if desc {
+            selected.into_iter().rev().collect()
+        } else {
+            selected
+        };
+        let c = page_start(&sim, &pairs, fp, || Cursor {
+            fp,
+            lo,
+            hi,
+            pos: 0,
+            idx: 0,
+        })?;
         let start = c.pos as usize;
         let end = (start + limit as usize).min(ordered.len());
         for n in ordered.get(start..end).unwrap_or(&[]) {
             emit(&mut out, *n);
         }
-        (end < ordered.len()).then_some(Cursor { pos: end as u64, ..c })
+        (end < ordered.len()).then_some(Cursor {
+            pos: end as u64,
+            ..c
+        })
     } else {
-        let c = page_start(&sim, &pairs, fp, || Cursor { fp, lo, hi, pos: if desc { hi } else { lo }, idx: 0 })?;
+        let c = page_start(&sim, &pairs, fp, || Cursor {
+            fp,
+            lo,
+            hi,
+            pos: if desc { hi } else { lo },
+            idx: 0,
+        })?;
         // Ascending: pos is the next block; descending: pos is one past it.
         let mut pos = c.pos;
         let mut taken = 0;
@@ -423,18 +543,29 @@ async fn blocks(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery
     Ok(ok_json(out))
 }
 
-async fn block_by_number(State(sim): State<Arc<Sim>>, Path((chain, number)): Path<(String, String)>) -> Result<Response, ApiError> {
+async fn block_by_number(
+    State(sim): State<Arc<Sim>>,
+    Path((chain, number)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
     let head = sim.data.head(chain, sim.now_ms());
     let n = if number == "latest" {
         head
     } else if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
-        number.parse::<u64>().map_err(|_| bad(format!("block_number `{number}` is too large")))?
+        number
+            .parse::<u64>()
+            .map_err(|_| bad(format!("block_number `{number}` is too large")))?
     } else {
-        return Err(bad(format!("block_number must match ^(\\d+|latest)$, got `{number}`")));
+        return Err(bad(format!(
+            "block_number must match ^(\\d+|latest)$, got `{number}`"
+        )));
     };
     if n > head {
-        return Err(ApiError(StatusCode::NOT_FOUND, "not_found", format!("block {n} does not exist yet (head is {head})")));
+        return Err(ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("block {n} does not exist yet (head is {head})"),
+        ));
     }
     let mut out = Vec::with_capacity(1600);
     out.extend_from_slice(b"{\"block\":");
@@ -443,7 +574,11 @@ async fn block_by_number(State(sim): State<Arc<Sim>>, Path((chain, number)): Pat
     Ok(ok_json(out))
 }
 
-async fn events(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
+async fn events(
+    State(sim): State<Arc<Sim>>,
+    Path(chain): Path<String>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
     let pairs = query_pairs(&q);
     let limit = limit(&pairs, 1000, 50)?;
@@ -459,16 +594,25 @@ async fn events(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery
             } else if is_abi_signature(item) {
                 signature_topic(item)
             } else {
-                return Err(bad(format!("signatures: `{item}` is neither a 0x 32-byte hash nor an ABI signature like Name(type,...)")));
+                return Err(bad(format!(
+                    "signatures: `{item}` is neither a 0x 32-byte hash nor an ABI signature like Name(type,...)"
+                )));
             };
             let mut t = [0u8; 32];
-            hex::decode_to_slice(&hex_topic[2..], &mut t).map_err(|_| bad("signatures: bad hex"))?;
+            hex::decode_to_slice(&hex_topic[2..], &mut t)
+                .map_err(|_| bad("signatures: bad hex"))?;
             topics.push(t);
         }
     }
     let fp = fingerprint("events", chain, &pairs);
     let (lo, hi) = block_range(&sim, chain, w);
-    let c = page_start(&sim, &pairs, fp, || Cursor { fp, lo, hi, pos: if desc { hi } else { lo }, idx: 0 })?;
+    let c = page_start(&sim, &pairs, fp, || Cursor {
+        fp,
+        lo,
+        hi,
+        pos: if desc { hi } else { lo },
+        idx: 0,
+    })?;
     let data = &sim.data;
     let mut out = Vec::with_capacity(limit as usize * 700 + 64);
     out.extend_from_slice(b"{\"events\":[");
@@ -500,7 +644,9 @@ async fn events(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery
             idx += 1;
             scanned += 1;
             let (addr, kind, _, _) = data.event_head(chain, block, i);
-            if contract.is_some_and(|c| c != addr) || (!topics.is_empty() && !topics.contains(&data.topic0(kind))) {
+            if contract.is_some_and(|c| c != addr)
+                || (!topics.is_empty() && !topics.contains(&data.topic0(kind)))
+            {
                 continue;
             }
             if ts_block != block {
@@ -510,25 +656,51 @@ async fn events(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery
             if taken > 0 {
                 out.push(b',');
             }
-            json::event(&mut out, &data.event(chain, block, i), &ts, sim.opts.topics_as_numbers);
+            json::event(
+                &mut out,
+                &data.event(chain, block, i),
+                &ts,
+                sim.opts.topics_as_numbers,
+            );
             taken += 1;
         }
         idx = 0;
-        if desc { pos -= 1 } else { pos += 1 }
+        if desc {
+            pos -= 1
+        } else {
+            pos += 1
+        }
         scanned += 1;
         if scanned >= sim.opts.scan_budget {
             break;
         }
     }
     let more = if desc { pos > c.lo } else { pos < c.hi };
-    finish_list(&mut out, more.then_some(Cursor { pos, idx, ..c }), sim.secret);
+    finish_list(
+        &mut out,
+        more.then_some(Cursor { pos, idx, ..c }),
+        sim.secret,
+    );
     Ok(ok_json(out))
 }
 
-async fn token(State(sim): State<Arc<Sim>>, Path((chain, address)): Path<(String, String)>) -> Result<Response, ApiError> {
+async fn token(
+    State(sim): State<Arc<Sim>>,
+    Path((chain, address)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
-    let addr = parse_address(&address).ok_or_else(|| bad(format!("token_address must match ^0x[a-fA-F0-9]{{40}}$, got `{address}`")))?;
-    let t = sim.data.token(chain, &addr).ok_or_else(|| ApiError(StatusCode::NOT_FOUND, "not_found", format!("no token contract at {address} on {chain}")))?;
+    let addr = parse_address(&address).ok_or_else(|| {
+        bad(format!(
+            "token_address must match ^0x[a-fA-F0-9]{{40}}$, got `{address}`"
+        ))
+    })?;
+    let t = sim.data.token(chain, &addr).ok_or_else(|| {
+        ApiError(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("no token contract at {address} on {chain}"),
+        )
+    })?;
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(b"{\"token\":");
     json::token(&mut out, &t);
@@ -536,9 +708,17 @@ async fn token(State(sim): State<Arc<Sim>>, Path((chain, address)): Path<(String
     Ok(ok_json(out))
 }
 
-async fn portfolio(State(sim): State<Arc<Sim>>, Path((chain, wallet)): Path<(String, String)>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
+async fn portfolio(
+    State(sim): State<Arc<Sim>>,
+    Path((chain, wallet)): Path<(String, String)>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
-    let wallet_addr = parse_address(&wallet).ok_or_else(|| bad(format!("wallet_address must match ^0x[a-fA-F0-9]{{40}}$, got `{wallet}`")))?;
+    let wallet_addr = parse_address(&wallet).ok_or_else(|| {
+        bad(format!(
+            "wallet_address must match ^0x[a-fA-F0-9]{{40}}$, got `{wallet}`"
+        ))
+    })?;
     let pairs = query_pairs(&q);
     let limit = limit(&pairs, 31, 31)?;
     let token = address_param(&pairs, "token_address")?;
@@ -546,15 +726,36 @@ async fn portfolio(State(sim): State<Arc<Sim>>, Path((chain, wallet)): Path<(Str
     let (start, end) = match window(&pairs, now)? {
         None => (now - 30 * 86_400, now),
         Some(Resolved::Time { start, end }) => (start, end),
-        Some(Resolved::Blocks { .. }) => return Err(bad("window: portfolios take a relative window or a time interval, not a block range")),
+        Some(Resolved::Blocks { .. }) => {
+            return Err(bad(
+                "window: portfolios take a relative window or a time interval, not a block range",
+            ));
+        }
     };
     // Days whose midnight lies in the window, clipped to today.
     let end = end.min(now + 1);
     let first_day = day_of(start + 86_399) as i64;
-    let last_excl = if sim.opts.inclusive_end { day_of(end) as i64 + 1 } else { day_of(end + 86_399) as i64 };
-    let (lo, hi) = (first_day.max(0) as u64, last_excl.max(first_day).max(0) as u64);
-    let fp = fingerprint(&format!("portfolio/{}", wallet.to_ascii_lowercase()), chain, &pairs);
-    let c = page_start(&sim, &pairs, fp, || Cursor { fp, lo, hi, pos: hi, idx: 0 })?;
+    let last_excl = if sim.opts.inclusive_end {
+        day_of(end) as i64 + 1
+    } else {
+        day_of(end + 86_399) as i64
+    };
+    let (lo, hi) = (
+        first_day.max(0) as u64,
+        last_excl.max(first_day).max(0) as u64,
+    );
+    let fp = fingerprint(
+        &format!("portfolio/{}", wallet.to_ascii_lowercase()),
+        chain,
+        &pairs,
+    );
+    let c = page_start(&sim, &pairs, fp, || Cursor {
+        fp,
+        lo,
+        hi,
+        pos: hi,
+        idx: 0,
+    })?;
     let mut out = Vec::with_capacity(4096);
     out.extend_from_slice(b"{\"portfolio\":[");
     let mut pos = c.pos;
@@ -567,7 +768,12 @@ async fn portfolio(State(sim): State<Arc<Sim>>, Path((chain, wallet)): Path<(Str
         out.extend_from_slice(b"{\"date\":\"");
         out.extend_from_slice(crate::window::date_string(pos as i32).as_bytes());
         out.extend_from_slice(b"\",\"holdings\":[");
-        for (k, h) in sim.data.holdings(chain, &wallet_addr, pos as i32, token.as_ref()).iter().enumerate() {
+        for (k, h) in sim
+            .data
+            .holdings(chain, &wallet_addr, pos as i32, token.as_ref())
+            .iter()
+            .enumerate()
+        {
             if k > 0 {
                 out.push(b',');
             }
@@ -576,6 +782,10 @@ async fn portfolio(State(sim): State<Arc<Sim>>, Path((chain, wallet)): Path<(Str
         out.extend_from_slice(b"]}");
         taken += 1;
     }
-    finish_list(&mut out, (pos > c.lo).then_some(Cursor { pos, ..c }), sim.secret);
+    finish_list(
+        &mut out,
+        (pos > c.lo).then_some(Cursor { pos, ..c }),
+        sim.secret,
+    );
     Ok(ok_json(out))
 }

@@ -13,10 +13,10 @@ use crate::window::date_string;
 use arrow::array::BooleanArray;
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
-use object_store::{ObjectStore, ObjectStoreExt};
 use object_store::buffered::BufWriter;
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::AsyncArrowWriter;
 use parquet::basic::{GzipLevel, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -74,35 +74,47 @@ impl Sink {
     /// (credentials and endpoint from the standard AWS variables).
     pub fn open(output: &Output) -> Result<Sink, SinkError> {
         let uri = output.uri.clone();
-        let cfg = |message: String| SinkError::Config { uri: uri.clone(), message };
-        let (store, prefix, local_root): (Arc<dyn ObjectStore>, String, Option<PathBuf>) = if let Some(rest) = uri.strip_prefix("s3://") {
-            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-            if bucket.is_empty() {
-                return Err(cfg("no bucket in the URI: expected s3://bucket/prefix".into()));
-            }
-            let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
-            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
-                b = b.with_region("us-east-1");
-            }
-            let store = b
-                .with_retry(object_store::RetryConfig {
-                    max_retries: 5,
-                    retry_timeout: std::time::Duration::from_secs(60),
-                    ..Default::default()
-                })
-                .build()
-                .map_err(|e| cfg(e.to_string()))?;
-            (Arc::new(store), prefix.trim_matches('/').to_string(), None)
-        } else {
-            let path = uri.strip_prefix("file://").unwrap_or(&uri);
-            let dir = PathBuf::from(path);
-            std::fs::create_dir_all(&dir).map_err(|e| cfg(format!("cannot create the directory: {e}")))?;
-            let dir = dir.canonicalize().map_err(|e| cfg(e.to_string()))?;
-            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg(e.to_string()))?;
-            (Arc::new(store), String::new(), Some(dir))
+        let cfg = |message: String| SinkError::Config {
+            uri: uri.clone(),
+            message,
         };
+        let (store, prefix, local_root): (Arc<dyn ObjectStore>, String, Option<PathBuf>) =
+            if let Some(rest) = uri.strip_prefix("s3://") {
+                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                if bucket.is_empty() {
+                    return Err(cfg(
+                        "no bucket in the URI: expected s3://bucket/prefix".into()
+                    ));
+                }
+                let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+                if std::env::var("AWS_REGION").is_err()
+                    && std::env::var("AWS_DEFAULT_REGION").is_err()
+                {
+                    b = b.with_region("us-east-1");
+                }
+                let store = b
+                    .with_retry(object_store::RetryConfig {
+                        max_retries: 5,
+                        retry_timeout: std::time::Duration::from_secs(60),
+                        ..Default::default()
+                    })
+                    .build()
+                    .map_err(|e| cfg(e.to_string()))?;
+                (Arc::new(store), prefix.trim_matches('/').to_string(), None)
+            } else {
+                let path = uri.strip_prefix("file://").unwrap_or(&uri);
+                let dir = PathBuf::from(path);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| cfg(format!("cannot create the directory: {e}")))?;
+                let dir = dir.canonicalize().map_err(|e| cfg(e.to_string()))?;
+                let store =
+                    LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg(e.to_string()))?;
+                (Arc::new(store), String::new(), Some(dir))
+            };
         let compression = match output.compression {
-            Compression::Zstd(level) => parquet::basic::Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default()),
+            Compression::Zstd(level) => {
+                parquet::basic::Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default())
+            }
             Compression::Snappy => parquet::basic::Compression::SNAPPY,
             Compression::Lz4 => parquet::basic::Compression::LZ4_RAW,
             Compression::Gzip => parquet::basic::Compression::GZIP(GzipLevel::default()),
@@ -114,7 +126,14 @@ impl Sink {
             .set_max_row_group_row_count(Some(output.row_group_rows))
             .set_created_by(concat!("chainetl version ", env!("CARGO_PKG_VERSION")).to_string())
             .build();
-        Ok(Sink { store, prefix, local_root, props, partition_by: output.partition_by.clone(), uri })
+        Ok(Sink {
+            store,
+            prefix,
+            local_root,
+            props,
+            partition_by: output.partition_by.clone(),
+            uri,
+        })
     }
 
     /// The object store.
@@ -134,13 +153,23 @@ impl Sink {
 
     /// Object path of `rel` (relative to the output root).
     pub fn path(&self, rel: &str) -> Path {
-        if self.prefix.is_empty() { Path::from(rel) } else { Path::from(format!("{}/{rel}", self.prefix)) }
+        if self.prefix.is_empty() {
+            Path::from(rel)
+        } else {
+            Path::from(format!("{}/{rel}", self.prefix))
+        }
     }
 
     /// `rel` of an object path under the root.
     pub fn rel_of(&self, p: &Path) -> String {
         let s = p.as_ref();
-        if self.prefix.is_empty() { s.to_string() } else { s.strip_prefix(&format!("{}/", self.prefix)).unwrap_or(s).to_string() }
+        if self.prefix.is_empty() {
+            s.to_string()
+        } else {
+            s.strip_prefix(&format!("{}/", self.prefix))
+                .unwrap_or(s)
+                .to_string()
+        }
     }
 
     /// Partition directory of a row group: `<dataset>/chain=<c>/date=<d>`.
@@ -164,7 +193,10 @@ impl Sink {
     pub async fn delete(&self, rel: &str) -> Result<(), SinkError> {
         match self.store.delete(&self.path(rel)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(SinkError::Write { path: rel.into(), source: Box::new(e) }),
+            Err(e) => Err(SinkError::Write {
+                path: rel.into(),
+                source: Box::new(e),
+            }),
         }
     }
 }
@@ -202,8 +234,23 @@ pub struct UnitWriter {
 
 impl UnitWriter {
     /// A writer whose first file gets sequence `next_seq`.
-    pub fn new(sink: Arc<Sink>, dataset: Dataset, chain: Chain, unit_id: &str, schema: SchemaRef, next_seq: u64) -> UnitWriter {
-        UnitWriter { sink, dataset, chain, unit_id: unit_id.into(), schema, next_seq, open: BTreeMap::new() }
+    pub fn new(
+        sink: Arc<Sink>,
+        dataset: Dataset,
+        chain: Chain,
+        unit_id: &str,
+        schema: SchemaRef,
+        next_seq: u64,
+    ) -> UnitWriter {
+        UnitWriter {
+            sink,
+            dataset,
+            chain,
+            unit_id: unit_id.into(),
+            schema,
+            next_seq,
+            open: BTreeMap::new(),
+        }
     }
 
     /// Rows in the largest open file (to roll files by size).
@@ -234,23 +281,54 @@ impl UnitWriter {
         distinct.dedup();
         for day in distinct {
             let mask = BooleanArray::from(days.iter().map(|x| *x == day).collect::<Vec<bool>>());
-            let part = filter_record_batch(&d.batch, &mask).map_err(|e| SinkError::Write { path: self.unit_id.clone(), source: Box::new(e) })?;
+            let part = filter_record_batch(&d.batch, &mask).map_err(|e| SinkError::Write {
+                path: self.unit_id.clone(),
+                source: Box::new(e),
+            })?;
             self.write_part(Some(day), &part).await?;
         }
         Ok(())
     }
 
-    async fn write_part(&mut self, day: Option<i32>, batch: &arrow::record_batch::RecordBatch) -> Result<(), SinkError> {
+    async fn write_part(
+        &mut self,
+        day: Option<i32>,
+        batch: &arrow::record_batch::RecordBatch,
+    ) -> Result<(), SinkError> {
         if !self.open.contains_key(&day) {
-            let rel = format!("{}/{}", self.sink.partition_dir(self.dataset, self.chain, day), file_name(&self.unit_id, self.next_seq));
+            let rel = format!(
+                "{}/{}",
+                self.sink.partition_dir(self.dataset, self.chain, day),
+                file_name(&self.unit_id, self.next_seq)
+            );
             self.next_seq += 1;
-            let buf = BufWriter::with_capacity(self.sink.store.clone(), self.sink.path(&rel), 8 * 1024 * 1024);
-            let writer = AsyncArrowWriter::try_new(buf, self.schema.clone(), Some(self.sink.props.clone()))
-                .map_err(|e| SinkError::Write { path: rel.clone(), source: Box::new(e) })?;
-            self.open.insert(day, OpenFile { rel, writer, rows: 0 });
+            let buf = BufWriter::with_capacity(
+                self.sink.store.clone(),
+                self.sink.path(&rel),
+                8 * 1024 * 1024,
+            );
+            let writer =
+                AsyncArrowWriter::try_new(buf, self.schema.clone(), Some(self.sink.props.clone()))
+                    .map_err(|e| SinkError::Write {
+                        path: rel.clone(),
+                        source: Box::new(e),
+                    })?;
+            self.open.insert(
+                day,
+                OpenFile {
+                    rel,
+                    writer,
+                    rows: 0,
+                },
+            );
         }
-        let Some(f) = self.open.get_mut(&day) else { return Ok(()) };
-        f.writer.write(batch).await.map_err(|e| SinkError::Write { path: f.rel.clone(), source: Box::new(e) })?;
+        let Some(f) = self.open.get_mut(&day) else {
+            return Ok(());
+        };
+        f.writer.write(batch).await.map_err(|e| SinkError::Write {
+            path: f.rel.clone(),
+            source: Box::new(e),
+        })?;
         f.rows += batch.num_rows() as u64;
         crate::failpoint::hit("during-file-write");
         Ok(())
@@ -270,18 +348,34 @@ impl UnitWriter {
                     let mut inner = rest.writer.into_inner();
                     let _ = inner.abort().await;
                 }
-                return Err(SinkError::Write { path: rel, source: Box::new(e) });
+                return Err(SinkError::Write {
+                    path: rel,
+                    source: Box::new(e),
+                });
             }
             let bytes = match self.sink.store.head(&self.sink.path(&rel)).await {
                 Ok(meta) => meta.size,
-                Err(e) => return Err(SinkError::Write { path: rel, source: Box::new(e) }),
+                Err(e) => {
+                    return Err(SinkError::Write {
+                        path: rel,
+                        source: Box::new(e),
+                    });
+                }
             };
             if let Some(root) = &self.sink.local_root {
                 let file = root.join(&rel);
-                tokio::task::spawn_blocking(move || std::fs::File::open(&file).and_then(|f| f.sync_all()))
-                    .await
-                    .map_err(|e| SinkError::Write { path: rel.clone(), source: Box::new(e) })?
-                    .map_err(|e| SinkError::Write { path: rel.clone(), source: Box::new(e) })?;
+                tokio::task::spawn_blocking(move || {
+                    std::fs::File::open(&file).and_then(|f| f.sync_all())
+                })
+                .await
+                .map_err(|e| SinkError::Write {
+                    path: rel.clone(),
+                    source: Box::new(e),
+                })?
+                .map_err(|e| SinkError::Write {
+                    path: rel.clone(),
+                    source: Box::new(e),
+                })?;
             }
             done.push(WrittenFile { rel, rows, bytes });
         }

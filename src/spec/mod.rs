@@ -76,7 +76,12 @@ pub enum Dataset {
 
 impl Dataset {
     /// All datasets.
-    pub const ALL: [Dataset; 4] = [Dataset::Blocks, Dataset::Events, Dataset::Portfolio, Dataset::Tokens];
+    pub const ALL: [Dataset; 4] = [
+        Dataset::Blocks,
+        Dataset::Events,
+        Dataset::Portfolio,
+        Dataset::Tokens,
+    ];
 
     /// Its name in specs, paths and the CLI.
     pub fn name(self) -> &'static str {
@@ -257,21 +262,37 @@ impl Spec {
     /// Reads and validates a spec file.
     pub fn load(path: &str) -> Result<Spec, SpecErrors> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            SpecErrors(vec![SpecError { file: path.into(), line: 0, col: 0, key: String::new(), message: format!("cannot read the spec: {e}") }])
+            SpecErrors(vec![SpecError {
+                file: path.into(),
+                line: 0,
+                col: 0,
+                key: String::new(),
+                message: format!("cannot read the spec: {e}"),
+            }])
         })?;
         Spec::parse(path, &text)
     }
 
     /// Validates spec text; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Spec, SpecErrors> {
-        let mut v = Validator { file, text, errors: Vec::new() };
+        let mut v = Validator {
+            file,
+            text,
+            errors: Vec::new(),
+        };
         let raw: RawSpec = match toml::from_str(text) {
             Ok(r) => r,
             Err(e) => {
                 let span = e.span().unwrap_or(0..0);
                 let (line, col) = line_col(text, span.start);
                 let message = e.message().trim().to_string();
-                return Err(SpecErrors(vec![SpecError { file: file.into(), line, col, key: String::new(), message }]));
+                return Err(SpecErrors(vec![SpecError {
+                    file: file.into(),
+                    line,
+                    col,
+                    key: String::new(),
+                    message,
+                }]));
             }
         };
         let spec = v.spec(raw);
@@ -312,15 +333,32 @@ struct Validator<'a> {
 impl Validator<'_> {
     fn err(&mut self, span: Range<usize>, key: impl Into<String>, message: impl Into<String>) {
         let (line, col) = line_col(self.text, span.start);
-        self.errors.push(SpecError { file: self.file.into(), line, col, key: key.into(), message: message.into() });
+        self.errors.push(SpecError {
+            file: self.file.into(),
+            line,
+            col,
+            key: key.into(),
+            message: message.into(),
+        });
     }
 
-    fn int_in(&mut self, v: &Option<Spanned<i64>>, key: &str, lo: i64, hi: i64, default: i64) -> i64 {
+    fn int_in(
+        &mut self,
+        v: &Option<Spanned<i64>>,
+        key: &str,
+        lo: i64,
+        hi: i64,
+        default: i64,
+    ) -> i64 {
         match v {
             None => default,
             Some(s) if (lo..=hi).contains(s.get_ref()) => *s.get_ref(),
             Some(s) => {
-                self.err(s.span(), key, format!("must be an integer from {lo} to {hi}, got {}", s.get_ref()));
+                self.err(
+                    s.span(),
+                    key,
+                    format!("must be an integer from {lo} to {hi}, got {}", s.get_ref()),
+                );
                 default
             }
         }
@@ -328,20 +366,40 @@ impl Validator<'_> {
 
     fn address(&mut self, v: &Spanned<String>, key: &str) -> String {
         if !is_address(v.get_ref()) {
-            self.err(v.span(), key, format!("`{}` is not an address: expected 0x followed by 40 hex digits", v.get_ref()));
+            self.err(
+                v.span(),
+                key,
+                format!(
+                    "`{}` is not an address: expected 0x followed by 40 hex digits",
+                    v.get_ref()
+                ),
+            );
         }
         v.get_ref().to_ascii_lowercase()
     }
 
     fn spec(&mut self, raw: RawSpec) -> Option<Spec> {
         let name = raw.name.get_ref().clone();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || name.starts_with('.') {
-            self.err(raw.name.span(), "name", format!("`{name}` is not a job name: use letters, digits, `-`, `_` and `.`"));
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            || name.starts_with('.')
+        {
+            self.err(
+                raw.name.span(),
+                "name",
+                format!("`{name}` is not a job name: use letters, digits, `-`, `_` and `.`"),
+            );
         }
         let source = self.source(raw.source.get_ref());
         let output = self.output(raw.output.get_ref());
         if raw.export.is_empty() {
-            self.err(0..0, "export", "the spec has no [[export]] table: add at least one");
+            self.err(
+                0..0,
+                "export",
+                "the spec has no [[export]] table: add at least one",
+            );
         }
         let mut exports = Vec::new();
         for (i, e) in raw.export.iter().enumerate() {
@@ -349,19 +407,38 @@ impl Validator<'_> {
                 exports.push(x);
             }
         }
-        Some(Spec { file: self.file.into(), name, source, output, exports })
+        Some(Spec {
+            file: self.file.into(),
+            name,
+            source,
+            output,
+            exports,
+        })
     }
 
     fn source(&mut self, s: &RawSource) -> Source {
         let url = s.base_url.get_ref().trim().to_string();
         let base_url = if url == "sim" {
-            BaseUrl::Sim(s.sim.as_ref().map(|x| x.get_ref().clone()).unwrap_or_default())
+            BaseUrl::Sim(
+                s.sim
+                    .as_ref()
+                    .map(|x| x.get_ref().clone())
+                    .unwrap_or_default(),
+            )
         } else {
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
-                self.err(s.base_url.span(), "source.base_url", format!("`{url}` is not a service URL: expected http(s)://host or \"sim\""));
+                self.err(
+                    s.base_url.span(),
+                    "source.base_url",
+                    format!("`{url}` is not a service URL: expected http(s)://host or \"sim\""),
+                );
             }
             if let Some(x) = &s.sim {
-                self.err(x.span(), "source.sim", "applies only when base_url = \"sim\"");
+                self.err(
+                    x.span(),
+                    "source.sim",
+                    "applies only when base_url = \"sim\"",
+                );
             }
             BaseUrl::Http(url)
         };
@@ -372,8 +449,19 @@ impl Validator<'_> {
             }
         }
         let rps = match &s.requests_per_second {
-            Some(r) if !(r.get_ref().is_finite() && *r.get_ref() > 0.0 && *r.get_ref() <= 100_000.0) => {
-                self.err(r.span(), "source.requests_per_second", format!("must be a number above 0 and at most 100000, got {}", r.get_ref()));
+            Some(r)
+                if !(r.get_ref().is_finite()
+                    && *r.get_ref() > 0.0
+                    && *r.get_ref() <= 100_000.0) =>
+            {
+                self.err(
+                    r.span(),
+                    "source.requests_per_second",
+                    format!(
+                        "must be a number above 0 and at most 100000, got {}",
+                        r.get_ref()
+                    ),
+                );
                 None
             }
             Some(r) => Some(*r.get_ref()),
@@ -382,10 +470,17 @@ impl Validator<'_> {
         Source {
             base_url,
             api_key_env: s.api_key_env.as_ref().map(|e| e.get_ref().clone()),
-            max_concurrency: self.int_in(&s.max_concurrency, "source.max_concurrency", 1, 1024, 8) as usize,
+            max_concurrency: self.int_in(&s.max_concurrency, "source.max_concurrency", 1, 1024, 8)
+                as usize,
             requests_per_second: rps,
             page_size: self.int_in(&s.page_size, "source.page_size", 1, 1000, 1000) as u32,
-            timeout: Duration::from_secs(self.int_in(&s.timeout_secs, "source.timeout_secs", 1, 3600, 30) as u64),
+            timeout: Duration::from_secs(self.int_in(
+                &s.timeout_secs,
+                "source.timeout_secs",
+                1,
+                3600,
+                30,
+            ) as u64),
             max_retries: self.int_in(&s.max_retries, "source.max_retries", 0, 100, 10) as usize,
         }
     }
@@ -393,17 +488,32 @@ impl Validator<'_> {
     fn output(&mut self, o: &RawOutput) -> Output {
         let uri = o.uri.get_ref().trim().to_string();
         if uri.is_empty() {
-            self.err(o.uri.span(), "output.uri", "must not be empty: a local path, file:///abs/path or s3://bucket/prefix");
-        } else if uri.contains("://") && !(uri.starts_with("file:///") || uri.starts_with("s3://")) {
-            self.err(o.uri.span(), "output.uri", format!("`{uri}`: expected a local path, file:///abs/path or s3://bucket/prefix"));
+            self.err(
+                o.uri.span(),
+                "output.uri",
+                "must not be empty: a local path, file:///abs/path or s3://bucket/prefix",
+            );
+        } else if uri.contains("://") && !(uri.starts_with("file:///") || uri.starts_with("s3://"))
+        {
+            self.err(
+                o.uri.span(),
+                "output.uri",
+                format!("`{uri}`: expected a local path, file:///abs/path or s3://bucket/prefix"),
+            );
         }
         let mut partition_by = vec!["chain".to_string(), "date".to_string()];
         if let Some(p) = &o.partition_by {
             partition_by.clear();
             for k in p.get_ref() {
                 match k.get_ref().as_str() {
-                    "chain" | "date" if !partition_by.contains(k.get_ref()) => partition_by.push(k.get_ref().clone()),
-                    other => self.err(k.span(), "output.partition_by", format!("`{other}`: expected distinct keys from `chain`, `date`")),
+                    "chain" | "date" if !partition_by.contains(k.get_ref()) => {
+                        partition_by.push(k.get_ref().clone())
+                    }
+                    other => self.err(
+                        k.span(),
+                        "output.partition_by",
+                        format!("`{other}`: expected distinct keys from `chain`, `date`"),
+                    ),
                 }
             }
             partition_by.sort();
@@ -417,7 +527,11 @@ impl Validator<'_> {
             Some("none") | Some("uncompressed") => Compression::None,
             Some(other) => {
                 if let Some(c) = &o.compression {
-                    self.err(c.span(), "output.compression", format!("`{other}`: expected zstd, snappy, lz4, gzip or none"));
+                    self.err(
+                        c.span(),
+                        "output.compression",
+                        format!("`{other}`: expected zstd, snappy, lz4, gzip or none"),
+                    );
                 }
                 Compression::Zstd(level)
             }
@@ -427,7 +541,11 @@ impl Validator<'_> {
             Some("binary") => HashEncoding::Binary,
             Some(other) => {
                 if let Some(c) = &o.hash_encoding {
-                    self.err(c.span(), "output.hash_encoding", format!("`{other}`: expected hex or binary"));
+                    self.err(
+                        c.span(),
+                        "output.hash_encoding",
+                        format!("`{other}`: expected hex or binary"),
+                    );
                 }
                 HashEncoding::Hex
             }
@@ -436,15 +554,39 @@ impl Validator<'_> {
             uri,
             partition_by,
             compression,
-            row_group_rows: self.int_in(&o.row_group_rows, "output.row_group_rows", 1_000, 10_000_000, 131_072) as usize,
-            file_rows: self.int_in(&o.file_rows, "output.file_rows", 1_000, 100_000_000, 1_000_000) as usize,
-            commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
-            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 100) as usize,
+            row_group_rows: self.int_in(
+                &o.row_group_rows,
+                "output.row_group_rows",
+                1_000,
+                10_000_000,
+                131_072,
+            ) as usize,
+            file_rows: self.int_in(
+                &o.file_rows,
+                "output.file_rows",
+                1_000,
+                100_000_000,
+                1_000_000,
+            ) as usize,
+            commit_interval: Duration::from_secs(self.int_in(
+                &o.commit_interval_secs,
+                "output.commit_interval_secs",
+                1,
+                3600,
+                30,
+            ) as u64),
+            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 100)
+                as usize,
             hash_encoding,
         }
     }
 
-    fn list<T>(&mut self, v: &Option<Spanned<Vec<Spanned<T>>>>, key: &str, max: usize) -> Option<Vec<Spanned<T>>>
+    fn list<T>(
+        &mut self,
+        v: &Option<Spanned<Vec<Spanned<T>>>>,
+        key: &str,
+        max: usize,
+    ) -> Option<Vec<Spanned<T>>>
     where
         T: Clone,
     {
@@ -452,7 +594,11 @@ impl Validator<'_> {
         if l.get_ref().is_empty() {
             self.err(l.span(), key, "must not be empty");
         } else if l.get_ref().len() > max {
-            self.err(l.span(), key, format!("takes at most {max} items, got {}", l.get_ref().len()));
+            self.err(
+                l.span(),
+                key,
+                format!("takes at most {max} items, got {}", l.get_ref().len()),
+            );
         }
         Some(l.get_ref().clone())
     }
@@ -461,59 +607,102 @@ impl Validator<'_> {
         let k = |name: &str| format!("export[{i}].{name}");
         let dataset = Dataset::parse(e.dataset.get_ref());
         if dataset.is_none() {
-            self.err(e.dataset.span(), k("dataset"), format!("unknown dataset `{}`: expected blocks, events, portfolio or tokens", e.dataset.get_ref()));
+            self.err(
+                e.dataset.span(),
+                k("dataset"),
+                format!(
+                    "unknown dataset `{}`: expected blocks, events, portfolio or tokens",
+                    e.dataset.get_ref()
+                ),
+            );
         }
         let mut chains = Vec::new();
         if e.chains.get_ref().is_empty() {
-            self.err(e.chains.span(), k("chains"), format!("must name at least one chain ({})", Chain::names()));
+            self.err(
+                e.chains.span(),
+                k("chains"),
+                format!("must name at least one chain ({})", Chain::names()),
+            );
         }
         for c in e.chains.get_ref() {
             match c.get_ref().parse::<Chain>() {
-                Ok(ch) if chains.contains(&ch) => self.err(c.span(), k("chains"), format!("`{ch}` is listed twice")),
+                Ok(ch) if chains.contains(&ch) => {
+                    self.err(c.span(), k("chains"), format!("`{ch}` is listed twice"))
+                }
                 Ok(ch) => chains.push(ch),
                 Err(msg) => self.err(c.span(), k("chains"), msg),
             }
         }
-        let window = e.window.as_ref().and_then(|w| match Window::parse(w.get_ref()) {
-            Ok(x) => Some(x),
-            Err(msg) => {
-                self.err(w.span(), k("window"), msg);
-                None
-            }
-        });
+        let window = e
+            .window
+            .as_ref()
+            .and_then(|w| match Window::parse(w.get_ref()) {
+                Ok(x) => Some(x),
+                Err(msg) => {
+                    self.err(w.span(), k("window"), msg);
+                    None
+                }
+            });
         let dataset = dataset?;
         // Keys that belong to other datasets.
         let allowed: &[&str] = match dataset {
             Dataset::Blocks => &["window", "numbers", "chunk_blocks", "chunk_duration"],
-            Dataset::Events => &["window", "contract_address", "signatures", "chunk_blocks", "chunk_duration"],
+            Dataset::Events => &[
+                "window",
+                "contract_address",
+                "signatures",
+                "chunk_blocks",
+                "chunk_duration",
+            ],
             Dataset::Portfolio => &["window", "wallets", "token_address"],
             Dataset::Tokens => &["addresses"],
         };
         let present: [(&str, Option<Range<usize>>); 9] = [
             ("window", e.window.as_ref().map(|x| x.span())),
             ("numbers", e.numbers.as_ref().map(|x| x.span())),
-            ("contract_address", e.contract_address.as_ref().map(|x| x.span())),
+            (
+                "contract_address",
+                e.contract_address.as_ref().map(|x| x.span()),
+            ),
             ("signatures", e.signatures.as_ref().map(|x| x.span())),
             ("wallets", e.wallets.as_ref().map(|x| x.span())),
             ("token_address", e.token_address.as_ref().map(|x| x.span())),
             ("addresses", e.addresses.as_ref().map(|x| x.span())),
             ("chunk_blocks", e.chunk_blocks.as_ref().map(|x| x.span())),
-            ("chunk_duration", e.chunk_duration.as_ref().map(|x| x.span())),
+            (
+                "chunk_duration",
+                e.chunk_duration.as_ref().map(|x| x.span()),
+            ),
         ];
         for (name, span) in present {
             if let Some(span) = span
                 && !allowed.contains(&name)
             {
-                self.err(span, k(name), format!("does not apply to dataset `{dataset}` (it takes: {})", allowed.join(", ")));
+                self.err(
+                    span,
+                    k(name),
+                    format!(
+                        "does not apply to dataset `{dataset}` (it takes: {})",
+                        allowed.join(", ")
+                    ),
+                );
             }
         }
-        let chunk_blocks = self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64;
+        let chunk_blocks =
+            self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64;
         let chunk_secs = match &e.chunk_duration {
             None => 3_600,
             Some(d) => match Window::parse(d.get_ref()) {
                 Ok(Window::Relative { secs }) => secs,
                 _ => {
-                    self.err(d.span(), k("chunk_duration"), format!("`{}`: expected a duration such as `1h` or `1d`", d.get_ref()));
+                    self.err(
+                        d.span(),
+                        k("chunk_duration"),
+                        format!(
+                            "`{}`: expected a duration such as `1h` or `1d`",
+                            d.get_ref()
+                        ),
+                    );
                     3_600
                 }
             },
@@ -528,13 +717,23 @@ impl Validator<'_> {
             Dataset::Blocks => match (&e.numbers, window) {
                 (Some(nums), w) => {
                     if w.is_some() {
-                        self.err(e.window.as_ref().map(|x| x.span()).unwrap_or(0..0), k("window"), "give either `numbers` or `window`, not both");
+                        self.err(
+                            e.window.as_ref().map(|x| x.span()).unwrap_or(0..0),
+                            k("window"),
+                            "give either `numbers` or `window`, not both",
+                        );
                     }
-                    let list = self.list(&Some(nums.clone()), &k("numbers"), 10_000_000).unwrap_or_default();
+                    let list = self
+                        .list(&Some(nums.clone()), &k("numbers"), 10_000_000)
+                        .unwrap_or_default();
                     let mut out = Vec::with_capacity(list.len());
                     for n in list {
                         if *n.get_ref() < 0 {
-                            self.err(n.span(), k("numbers"), format!("{} is not a block number", n.get_ref()));
+                            self.err(
+                                n.span(),
+                                k("numbers"),
+                                format!("{} is not a block number", n.get_ref()),
+                            );
                         } else {
                             out.push(*n.get_ref() as u64);
                         }
@@ -543,19 +742,33 @@ impl Validator<'_> {
                     out.dedup();
                     Selection::BlockNumbers(out)
                 }
-                (None, Some(window)) => Selection::BlockWindow { window, chunk_blocks, chunk_secs },
+                (None, Some(window)) => Selection::BlockWindow {
+                    window,
+                    chunk_blocks,
+                    chunk_secs,
+                },
                 (None, None) => {
                     if e.window.is_none() {
-                        self.err(e.dataset.span(), k("window"), "dataset `blocks` needs a `window` or `numbers`");
+                        self.err(
+                            e.dataset.span(),
+                            k("window"),
+                            "dataset `blocks` needs a `window` or `numbers`",
+                        );
                     }
                     return None;
                 }
             },
             Dataset::Events => {
                 need_window(self);
-                let contract_address = e.contract_address.as_ref().map(|c| self.address(c, &k("contract_address")));
+                let contract_address = e
+                    .contract_address
+                    .as_ref()
+                    .map(|c| self.address(c, &k("contract_address")));
                 let mut topics = Vec::new();
-                for s in self.list(&e.signatures, &k("signatures"), 100).unwrap_or_default() {
+                for s in self
+                    .list(&e.signatures, &k("signatures"), 100)
+                    .unwrap_or_default()
+                {
                     let t = s.get_ref().trim();
                     if is_hash32(t) {
                         topics.push(t.to_ascii_lowercase());
@@ -566,17 +779,30 @@ impl Validator<'_> {
                     }
                 }
                 topics.dedup();
-                Selection::Events { window: window?, contract_address, topics, chunk_blocks, chunk_secs }
+                Selection::Events {
+                    window: window?,
+                    contract_address,
+                    topics,
+                    chunk_blocks,
+                    chunk_secs,
+                }
             }
             Dataset::Portfolio => {
                 let wallets: Vec<String> = match self.list(&e.wallets, &k("wallets"), 100_000) {
                     Some(l) => l.iter().map(|w| self.address(w, &k("wallets"))).collect(),
                     None => {
-                        self.err(e.dataset.span(), k("wallets"), "dataset `portfolio` needs `wallets`");
+                        self.err(
+                            e.dataset.span(),
+                            k("wallets"),
+                            "dataset `portfolio` needs `wallets`",
+                        );
                         Vec::new()
                     }
                 };
-                let token_address = e.token_address.as_ref().map(|c| self.address(c, &k("token_address")));
+                let token_address = e
+                    .token_address
+                    .as_ref()
+                    .map(|c| self.address(c, &k("token_address")));
                 let window = match window {
                     Some(Window::Blocks { .. }) => {
                         self.err(e.window.as_ref().map(|x| x.span()).unwrap_or(0..0), k("window"), "portfolios take a relative window (`30d`) or a time interval, not a block range");
@@ -586,20 +812,37 @@ impl Validator<'_> {
                     None if e.window.is_some() => return None,
                     None => Window::Relative { secs: 30 * 86_400 },
                 };
-                Selection::Portfolio { wallets: dedup(wallets), token_address, window }
+                Selection::Portfolio {
+                    wallets: dedup(wallets),
+                    token_address,
+                    window,
+                }
             }
             Dataset::Tokens => {
-                let addresses: Vec<String> = match self.list(&e.addresses, &k("addresses"), 1_000_000) {
-                    Some(l) => l.iter().map(|a| self.address(a, &k("addresses"))).collect(),
-                    None => {
-                        self.err(e.dataset.span(), k("addresses"), "dataset `tokens` needs `addresses`");
-                        Vec::new()
-                    }
-                };
-                Selection::Tokens { addresses: dedup(addresses) }
+                let addresses: Vec<String> =
+                    match self.list(&e.addresses, &k("addresses"), 1_000_000) {
+                        Some(l) => l.iter().map(|a| self.address(a, &k("addresses"))).collect(),
+                        None => {
+                            self.err(
+                                e.dataset.span(),
+                                k("addresses"),
+                                "dataset `tokens` needs `addresses`",
+                            );
+                            Vec::new()
+                        }
+                    };
+                Selection::Tokens {
+                    addresses: dedup(addresses),
+                }
             }
         };
-        Some(Export { index: i, dataset, chains, selection, window_text })
+        Some(Export {
+            index: i,
+            dataset,
+            chains,
+            selection,
+            window_text,
+        })
     }
 }
 
@@ -633,7 +876,11 @@ chains = ["base"]
         let errs = Spec::parse("t.toml", text).unwrap_err().0;
         let lines: Vec<usize> = errs.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![4, 9, 10, 11, 13], "{errs:?}");
-        assert!(errs[0].to_string().starts_with("t.toml:4:19: source.max_concurrency: must be an integer from 1 to 1024"));
+        assert!(
+            errs[0].to_string().starts_with(
+                "t.toml:4:19: source.max_concurrency: must be an integer from 1 to 1024"
+            )
+        );
     }
 
     #[test]
@@ -641,6 +888,10 @@ chains = ["base"]
         let text = "name = \"t\"\n[source]\nbase_url = \"sim\"\nmax_concurency = 3\n[output]\nuri = \"o\"\n";
         let errs = Spec::parse("t.toml", text).unwrap_err().0;
         assert_eq!(errs[0].line, 4);
-        assert!(errs[0].message.contains("unknown field `max_concurency`"), "{}", errs[0].message);
+        assert!(
+            errs[0].message.contains("unknown field `max_concurency`"),
+            "{}",
+            errs[0].message
+        );
     }
 }

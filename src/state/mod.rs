@@ -105,7 +105,11 @@ pub struct StateStore {
 impl StateStore {
     /// The state of job `job` in `sink`'s output.
     pub fn new(sink: Arc<Sink>, job: &str) -> StateStore {
-        StateStore { sink, job: job.into(), dir: format!("_chainetl/{job}") }
+        StateStore {
+            sink,
+            job: job.into(),
+            dir: format!("_chainetl/{job}"),
+        }
     }
 
     /// File stem prefix of this job's data files.
@@ -114,7 +118,10 @@ impl StateStore {
     }
 
     fn io(&self, rel: &str, e: impl std::fmt::Display) -> StateError {
-        StateError::Io { path: rel.into(), message: e.to_string() }
+        StateError::Io {
+            path: rel.into(),
+            message: e.to_string(),
+        }
     }
 
     async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, StateError> {
@@ -152,16 +159,32 @@ impl StateStore {
             .map_err(|e| self.io(&rel_s, e))?
             .map_err(|e| self.io(&rel_s, e));
         }
-        self.sink.store().put(&self.sink.path(rel), PutPayload::from(bytes)).await.map(|_| ()).map_err(|e| self.io(rel, e))
+        self.sink
+            .store()
+            .put(&self.sink.path(rel), PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| self.io(rel, e))
     }
 
     /// The job state, if the job ran before.
     pub async fn load_job(&self) -> Result<Option<JobState>, StateError> {
         let rel = format!("{}/job.json", self.dir);
-        let Some(bytes) = self.read(&rel).await? else { return Ok(None) };
-        let job: JobState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt { path: rel.clone(), message: e.to_string() })?;
+        let Some(bytes) = self.read(&rel).await? else {
+            return Ok(None);
+        };
+        let job: JobState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
+            path: rel.clone(),
+            message: e.to_string(),
+        })?;
         if job.version != STATE_VERSION {
-            return Err(StateError::Corrupt { path: rel, message: format!("state format version {} is not {STATE_VERSION}; re-run with --fresh", job.version) });
+            return Err(StateError::Corrupt {
+                path: rel,
+                message: format!(
+                    "state format version {} is not {STATE_VERSION}; re-run with --fresh",
+                    job.version
+                ),
+            });
         }
         Ok(Some(job))
     }
@@ -176,17 +199,32 @@ impl StateStore {
     /// Every unit checkpoint, by unit id.
     pub async fn load_units(&self) -> Result<HashMap<String, UnitState>, StateError> {
         let prefix = self.sink.path(&format!("{}/units", self.dir));
-        let metas: Vec<_> = self.sink.store().list(Some(&prefix)).try_collect().await.map_err(|e| self.io(prefix.as_ref(), e))?;
+        let metas: Vec<_> = self
+            .sink
+            .store()
+            .list(Some(&prefix))
+            .try_collect()
+            .await
+            .map_err(|e| self.io(prefix.as_ref(), e))?;
         let mut out = HashMap::new();
         for m in metas {
             let rel = self.sink.rel_of(&m.location);
             if !rel.ends_with(".json") {
                 continue;
             }
-            let Some(bytes) = self.read(&rel).await? else { continue };
-            let st: UnitState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt { path: rel.clone(), message: e.to_string() })?;
+            let Some(bytes) = self.read(&rel).await? else {
+                continue;
+            };
+            let st: UnitState =
+                serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
+                    path: rel.clone(),
+                    message: e.to_string(),
+                })?;
             if st.version != STATE_VERSION {
-                return Err(StateError::Corrupt { path: rel, message: format!("state format version {} is not {STATE_VERSION}", st.version) });
+                return Err(StateError::Corrupt {
+                    path: rel,
+                    message: format!("state format version {} is not {STATE_VERSION}", st.version),
+                });
             }
             out.insert(st.unit.clone(), st);
         }
@@ -201,7 +239,11 @@ impl StateStore {
     }
 
     /// Writes an arbitrary JSON document under the job's state directory (run reports).
-    pub async fn save_doc(&self, name: &str, doc: &serde_json::Value) -> Result<String, StateError> {
+    pub async fn save_doc(
+        &self,
+        name: &str,
+        doc: &serde_json::Value,
+    ) -> Result<String, StateError> {
         let rel = format!("{}/{name}", self.dir);
         let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(&rel, e))?;
         self.write(&rel, bytes).await?;
@@ -209,15 +251,28 @@ impl StateStore {
     }
 
     /// This job's data files under the given datasets: `(rel, unit, seq)`.
-    async fn data_files(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64)>, StateError> {
+    async fn data_files(
+        &self,
+        datasets: &HashSet<Dataset>,
+    ) -> Result<Vec<(String, String, u64)>, StateError> {
         let mut out = Vec::new();
         let prefix = format!("{}-", self.job);
         for d in datasets {
             let p = self.sink.path(d.name());
-            let metas: Vec<_> = self.sink.store().list(Some(&p)).try_collect().await.map_err(|e| self.io(p.as_ref(), e))?;
+            let metas: Vec<_> = self
+                .sink
+                .store()
+                .list(Some(&p))
+                .try_collect()
+                .await
+                .map_err(|e| self.io(p.as_ref(), e))?;
             for m in metas {
-                let Some(name) = m.location.filename() else { continue };
-                let Some(rest) = name.strip_prefix(&prefix) else { continue };
+                let Some(name) = m.location.filename() else {
+                    continue;
+                };
+                let Some(rest) = name.strip_prefix(&prefix) else {
+                    continue;
+                };
                 if let Some((unit, seq)) = parse_file_name(rest) {
                     out.push((self.sink.rel_of(&m.location), unit.to_string(), seq));
                 }
@@ -229,7 +284,11 @@ impl StateStore {
     /// Deletes files of `units` that no checkpoint covers (written after the
     /// unit's last commit by a run that died), and local staging leftovers.
     /// Returns how many were removed.
-    pub async fn remove_orphans(&self, units: &[Unit], states: &HashMap<String, UnitState>) -> Result<usize, StateError> {
+    pub async fn remove_orphans(
+        &self,
+        units: &[Unit],
+        states: &HashMap<String, UnitState>,
+    ) -> Result<usize, StateError> {
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
         let datasets: HashSet<Dataset> = units.iter().map(|u| u.dataset).collect();
         let mut removed = 0;
@@ -248,13 +307,22 @@ impl StateStore {
     }
 
     /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
-    fn remove_local_staging(&self, datasets: &HashSet<Dataset>, _keep: impl Fn(&str) -> bool) -> usize {
-        let Some(root) = self.sink.local_root() else { return 0 };
+    fn remove_local_staging(
+        &self,
+        datasets: &HashSet<Dataset>,
+        _keep: impl Fn(&str) -> bool,
+    ) -> usize {
+        let Some(root) = self.sink.local_root() else {
+            return 0;
+        };
         let prefix = format!("{}-", self.job);
         let mut removed = 0;
-        let mut stack: Vec<std::path::PathBuf> = datasets.iter().map(|d| root.join(d.name())).collect();
+        let mut stack: Vec<std::path::PathBuf> =
+            datasets.iter().map(|d| root.join(d.name())).collect();
         while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
             for e in entries.flatten() {
                 let p = e.path();
                 if p.is_dir() {
@@ -280,7 +348,13 @@ impl StateStore {
         }
         removed += self.remove_local_staging(datasets, |_| true);
         let prefix = self.sink.path(&self.dir);
-        let metas: Vec<_> = self.sink.store().list(Some(&prefix)).try_collect().await.map_err(|e| self.io(prefix.as_ref(), e))?;
+        let metas: Vec<_> = self
+            .sink
+            .store()
+            .list(Some(&prefix))
+            .try_collect()
+            .await
+            .map_err(|e| self.io(prefix.as_ref(), e))?;
         for m in metas {
             self.sink.delete(&self.sink.rel_of(&m.location)).await?;
         }
@@ -316,10 +390,19 @@ impl StateStore {
             })();
             r.map_err(|e| self.io(&rel, e))?
         } else {
-            let opts = object_store::PutOptions { mode: object_store::PutMode::Create, ..Default::default() };
-            match self.sink.store().put_opts(&self.sink.path(&rel), PutPayload::from(bytes.clone()), opts).await {
+            let opts = object_store::PutOptions {
+                mode: object_store::PutMode::Create,
+                ..Default::default()
+            };
+            match self
+                .sink
+                .store()
+                .put_opts(&self.sink.path(&rel), PutPayload::from(bytes.clone()), opts)
+                .await
+            {
                 Ok(_) => true,
-                Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => false,
+                Err(object_store::Error::AlreadyExists { .. })
+                | Err(object_store::Error::Precondition { .. }) => false,
                 Err(object_store::Error::NotImplemented { .. }) => {
                     self.write(&rel, bytes).await?;
                     true
@@ -330,6 +413,8 @@ impl StateStore {
         if created {
             return Ok(job.clone());
         }
-        self.load_job().await?.ok_or_else(|| self.io(&rel, "job state vanished while starting"))
+        self.load_job()
+            .await?
+            .ok_or_else(|| self.io(&rel, "job state vanished while starting"))
     }
 }

@@ -1,1 +1,5 @@
+//! Integration tests: one binary, a module per area.
 
+mod common;
+mod export;
+mod truth;

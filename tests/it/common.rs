@@ -1,0 +1,159 @@
+//! Fixtures: an in-process simulator, the CLI binary, Parquet read-back and
+//! the simulator's ground truth as comparable rows.
+
+use arrow::array::Array;
+use arrow::datatypes::DataType;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use chainetl::sim::{SimHandle, SimOptions};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A simulator on a loopback port, served by its own runtime.
+pub struct Sim {
+    pub rt: tokio::runtime::Runtime,
+    pub handle: SimHandle,
+}
+
+impl Sim {
+    pub fn start(opts: SimOptions) -> Sim {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let handle = rt.block_on(chainetl::sim::spawn(opts)).unwrap();
+        Sim { rt, handle }
+    }
+
+    pub fn url(&self) -> String {
+        self.handle.base_url()
+    }
+}
+
+/// Frozen, fault-free simulator options.
+pub fn frozen() -> SimOptions {
+    SimOptions {
+        frozen_at: Some("2025-06-01T00:00:00Z".into()),
+        events_per_block: 30,
+        ..SimOptions::default()
+    }
+}
+
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_chainetl"))
+}
+
+/// Runs the CLI with args; returns its output.
+pub fn chainetl(args: &[&str]) -> Output {
+    bin().args(args).env_remove("RUST_LOG").output().unwrap()
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Writes a spec into `dir` and returns its path.
+pub fn write_spec(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Every `.parquet` file under `dir`, sorted.
+pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "parquet") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Rows of every Parquet file under `dir`, as strings of `columns`, sorted.
+pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for f in parquet_files(dir) {
+        let file = std::fs::File::open(&f).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            let batch = batch.unwrap();
+            let opts = FormatOptions::default().with_null("NULL");
+            let cols: Vec<_> = columns
+                .iter()
+                .map(|c| {
+                    batch
+                        .column(
+                            batch
+                                .schema()
+                                .index_of(c)
+                                .unwrap_or_else(|_| panic!("no column {c} in {f:?}")),
+                        )
+                        .clone()
+                })
+                .map(|a| match a.data_type() {
+                    // Named zones need chrono-tz to display; the instant is what we compare.
+                    DataType::Timestamp(unit, Some(_)) => {
+                        arrow::compute::cast(&a, &DataType::Timestamp(*unit, None)).unwrap()
+                    }
+                    _ => a,
+                })
+                .collect();
+            let fmts: Vec<_> = cols
+                .iter()
+                .map(|a| ArrayFormatter::try_new(a.as_ref() as &dyn Array, &opts).unwrap())
+                .collect();
+            for i in 0..batch.num_rows() {
+                rows.push(fmts.iter().map(|f| f.value(i).to_string()).collect());
+            }
+        }
+    }
+    rows.sort();
+    rows
+}
+
+/// The Python interpreter with duckdb installed (CHAINETL_PYTHON, or .venv, or python3).
+pub fn python() -> String {
+    if let Ok(p) = std::env::var("CHAINETL_PYTHON") {
+        return p;
+    }
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    if venv.exists() {
+        venv.to_string_lossy().into_owned()
+    } else {
+        "python3".into()
+    }
+}
+
+/// Runs a DuckDB query over the output and returns its rows as JSON.
+pub fn duckdb(sql: &str) -> serde_json::Value {
+    let script = "import duckdb, json, sys\nrows = duckdb.sql(sys.argv[1]).fetchall()\nprint(json.dumps([[str(v) for v in r] for r in rows]))";
+    let out = Command::new(python())
+        .args(["-c", script, sql])
+        .output()
+        .expect("python with duckdb (run `make test`, which installs it)");
+    assert!(
+        out.status.success(),
+        "duckdb query failed: {sql}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

@@ -1,0 +1,421 @@
+//! `chainetl run` end to end against the simulator: the Parquet rows equal
+//! the simulator's ground truth, row by row.
+
+use crate::common::*;
+use crate::truth;
+use chainetl::chain::Chain;
+use chainetl::sim::data::{EventKind, SimData};
+
+#[test]
+fn events_export_matches_the_source_row_by_row() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = write_spec(
+        dir.path(),
+        "ev.toml",
+        &format!(
+            r#"name = "ev"
+[source]
+base_url = "{}"
+page_size = 300
+max_concurrency = 4
+[output]
+uri = "{}"
+[[export]]
+dataset = "events"
+chains = ["ethereum", "base"]
+window = "20000000..20000499"
+chunk_blocks = 200
+signatures = ["Transfer(address,address,uint256)", "0x1c411e9a96e071241c2f21f7726b17ae89e3cab4c78be50e062b03a9fffbbad1"]
+"#,
+            sim.url(),
+            out.display()
+        ),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = read_rows(&out.join("events"), truth::EVENT_COLS);
+    let data = SimData::new(42, 30);
+    let topics = [EventKind::Transfer.topic0(), EventKind::Sync.topic0()];
+    let mut want = truth::events(
+        &data,
+        Chain::Ethereum,
+        20_000_000,
+        20_000_499,
+        &topics,
+        None,
+    );
+    want.extend(truth::events(
+        &data,
+        Chain::Base,
+        20_000_000,
+        20_000_499,
+        &topics,
+        None,
+    ));
+    want.sort();
+    assert!(
+        want.len() > 5_000,
+        "too few rows to mean anything: {}",
+        want.len()
+    );
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+}
+
+fn spec_for(url: &str, out: &std::path::Path, source_extra: &str, exports: &str) -> String {
+    format!(
+        "name = \"job\"\n[source]\nbase_url = \"{url}\"\n{source_extra}\n[output]\nuri = \"{}\"\n{exports}",
+        out.display()
+    )
+}
+
+#[test]
+fn blocks_by_range_time_and_numbers_match_the_source() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exports = r#"
+[[export]]
+dataset = "blocks"
+chains = ["ethereum"]
+window = "19999990..20000420"
+chunk_blocks = 100
+[[export]]
+dataset = "blocks"
+chains = ["arbitrum"]
+window = "2025-05-31T23:30:00Z..2025-06-01T00:00:00Z"
+chunk_duration = "1h"
+[[export]]
+dataset = "blocks"
+chains = ["polygon"]
+numbers = [5, 70000000, 70000001, 69999999, 5]
+"#;
+    let spec = write_spec(
+        dir.path(),
+        "b.toml",
+        &spec_for(&sim.url(), &out, "page_size = 170", exports),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let data = SimData::new(42, 30);
+    let (a, b) = data.blocks_in_time(Chain::Arbitrum, 1_748_734_200, 1_748_736_000, false);
+    assert_eq!(b - a, 1800 * 4, "arbitrum makes 4 blocks a second");
+    let mut want = truth::blocks(&data, Chain::Ethereum, 19_999_990..=20_000_420);
+    want.extend(truth::blocks(&data, Chain::Arbitrum, a..b));
+    want.extend(truth::blocks(
+        &data,
+        Chain::Polygon,
+        [5, 69_999_999, 70_000_000, 70_000_001].into_iter(),
+    ));
+    want.sort();
+    let got = read_rows(&out.join("blocks"), truth::BLOCK_COLS);
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+    // Hive layout: chain and date partitions from each block's own time.
+    assert!(
+        out.join("blocks/chain=polygon/date=1970-01-01").exists()
+            || out.join("blocks/chain=polygon").read_dir().unwrap().count() >= 2
+    );
+    assert!(out.join("blocks/chain=arbitrum/date=2025-05-31").is_dir());
+}
+
+#[test]
+fn portfolio_and_tokens_match_the_source() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let data = SimData::new(42, 30);
+    let usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";
+    let pool: Vec<String> = (0..12)
+        .map(|j| chainetl::evm::hex0x(&data.token_address(Chain::Base, j)))
+        .collect();
+    let missing = (0u64..)
+        .map(|i| format!("0x{:016x}{:024x}", i * 7919 + 1, 0xdeadu64))
+        .find(|a| {
+            let mut b = [0u8; 20];
+            hex::decode_to_slice(&a[2..], &mut b).unwrap();
+            data.token(Chain::Base, &b).is_none()
+        })
+        .unwrap();
+    let mut addrs = pool.clone();
+    addrs.push(missing.clone());
+    let first = chainetl::window::parse_date("2025-05-20").unwrap();
+    let end = chainetl::window::parse_date("2025-06-01").unwrap();
+    // A wallet holding a balance beyond 2^128, found in the ground truth.
+    let whale = (1u64..)
+        .map(|i| format!("0x{:040x}", i * 0x9e37_79b9_7f4a_7c15))
+        .find(|w| {
+            truth::portfolio(&data, Chain::Ethereum, w, first, end)
+                .iter()
+                .any(|r| r[4].len() > 39)
+        })
+        .unwrap();
+    let wallets = [
+        "0x28c6c06298d514db089934071355e5743bf21d60",
+        "0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3",
+        whale.as_str(),
+    ];
+    let exports = format!(
+        r#"
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["{}", "{}", "{}"]
+window = "2025-05-20T00:00:00Z..2025-06-01T00:00:00Z"
+[[export]]
+dataset = "tokens"
+chains = ["base"]
+addresses = [{}]
+[[export]]
+dataset = "tokens"
+chains = ["ethereum"]
+addresses = ["{usdc}"]
+"#,
+        wallets[0].to_uppercase().replace("0X", "0x"),
+        wallets[1],
+        wallets[2],
+        addrs
+            .iter()
+            .map(|a| format!("\"{a}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let spec = write_spec(
+        dir.path(),
+        "p.toml",
+        &spec_for(&sim.url(), &out, "page_size = 7", &exports),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut want: Vec<Vec<String>> = wallets
+        .iter()
+        .flat_map(|w| truth::portfolio(&data, Chain::Ethereum, w, first, end))
+        .collect();
+    want.sort();
+    let got = read_rows(&out.join("portfolio"), truth::PORTFOLIO_COLS);
+    assert!(want.len() >= 12, "{}", want.len());
+    assert_eq!(got, want);
+    assert!(
+        got.iter().any(|r| r[4].len() > 39),
+        "some balance_raw beyond 2^128 must survive exactly"
+    );
+
+    let got = read_rows(
+        &out.join("tokens"),
+        &["chain", "address", "decimals", "name", "standard", "symbol"],
+    );
+    assert_eq!(
+        got.len(),
+        pool.len() + 1,
+        "the 404 address yields no row: {got:?}"
+    );
+    assert!(got.iter().all(|r| r[1] != missing));
+    assert!(got.contains(&vec![
+        "ethereum".into(),
+        usdc.into(),
+        "6".into(),
+        "USD Coin".into(),
+        "ERC-20".into(),
+        "USDC".into()
+    ]));
+}
+
+/// The service's silent corners, taken the other way: inclusive interval
+/// ends, topics as JSON numbers, and every kind of fault. The rows must
+/// still be exactly the source's.
+#[test]
+fn export_is_exact_through_faults_numeric_topics_and_inclusive_ends() {
+    let mut opts = frozen();
+    opts.inclusive_end = true;
+    opts.topics_as_numbers = true;
+    opts.error_rate = 0.08;
+    opts.reset_rate = 0.05;
+    opts.truncate_rate = 0.05;
+    let sim = Sim::start(opts);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exports = r#"
+[[export]]
+dataset = "events"
+chains = ["bsc"]
+window = "2025-05-31T22:00:00Z..2025-06-01T00:00:00Z"
+chunk_duration = "1h"
+[[export]]
+dataset = "blocks"
+chains = ["base"]
+window = "2025-05-31T23:00:00Z..2025-06-01T00:00:00Z"
+"#;
+    let spec = write_spec(
+        dir.path(),
+        "f.toml",
+        &spec_for(
+            &sim.url(),
+            &out,
+            "page_size = 250\nmax_retries = 30\nmax_concurrency = 6",
+            exports,
+        ),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let data = SimData::new(42, 30);
+    let (a, b) = data.blocks_in_time(Chain::Bsc, 1_748_728_800, 1_748_736_000, false);
+    let want = truth::events(&data, Chain::Bsc, a, b - 1, &[], None);
+    let got = read_rows(&out.join("events"), truth::EVENT_COLS);
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+    let (a, b) = data.blocks_in_time(Chain::Base, 1_748_732_400, 1_748_736_000, false);
+    assert_eq!(
+        read_rows(&out.join("blocks"), truth::BLOCK_COLS),
+        truth::blocks(&data, Chain::Base, a..b)
+    );
+    let summary = String::from_utf8_lossy(&o.stdout);
+    let retries: u64 = summary
+        .split(" retries")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(retries > 5, "faults must have been retried: {summary}");
+}
+
+#[test]
+fn duckdb_reads_the_output_with_hive_partitions_and_exact_types() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exports = r#"
+[[export]]
+dataset = "events"
+chains = ["ethereum", "base"]
+window = "20000000..20000099"
+[[export]]
+dataset = "blocks"
+chains = ["ethereum"]
+window = "20000000..20000099"
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["0x28c6c06298d514db089934071355e5743bf21d60"]
+window = "2025-05-22..2025-06-01"
+"#;
+    let spec = write_spec(
+        dir.path(),
+        "d.toml",
+        &spec_for(&sim.url(), &out, "", exports),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let root = out.display();
+    let n_events = read_rows(&out.join("events"), &["chain"]).len();
+    let rows = duckdb(&format!(
+        "select count(*), count(distinct chain), min(date) is not null from read_parquet('{root}/events/**/*.parquet', hive_partitioning = true)"
+    ));
+    assert_eq!(rows[0][0], n_events.to_string());
+    assert_eq!(rows[0][1], "2");
+    let types = duckdb(&format!(
+        "select column_name, column_type from (describe select * from read_parquet('{root}/blocks/**/*.parquet', hive_partitioning = true)) where column_name in ('timestamp', 'total_difficulty', 'number', 'date')"
+    ));
+    let types: Vec<String> = types
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{}={}", r[0].as_str().unwrap(), r[1].as_str().unwrap()))
+        .collect();
+    for want in [
+        "number=BIGINT",
+        "timestamp=TIMESTAMP WITH TIME ZONE",
+        "total_difficulty=DECIMAL(38,0)",
+        "date=DATE",
+    ] {
+        assert!(types.contains(&want.to_string()), "{types:?} lacks {want}");
+    }
+    let td = duckdb(&format!(
+        "select total_difficulty::varchar from read_parquet('{root}/blocks/**/*.parquet') where number = 20000000"
+    ));
+    let b = SimData::new(42, 30).block(Chain::Ethereum, 20_000_000);
+    assert_eq!(
+        td[0][0],
+        b.total_difficulty.to_string(),
+        "beyond 2^64, exact"
+    );
+    let pushdown = duckdb(&format!(
+        "select count(*) from read_parquet('{root}/events/**/*.parquet', hive_partitioning = true) where topic0 = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' and chain = 'base'"
+    ));
+    assert!(pushdown[0][0].as_str().unwrap().parse::<u64>().unwrap() > 100);
+    let p = duckdb(&format!(
+        "select count(*), count(distinct date), min(typeof(date)) from read_parquet('{root}/portfolio/**/*.parquet', hive_partitioning = true)"
+    ));
+    assert_eq!(p[0][1], "10", "10d is ten whole days: {p:?}");
+    assert_eq!(p[0][2], "DATE");
+}
+
+#[test]
+fn invalid_spec_reports_every_error_with_its_line_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "bad.toml",
+        r#"name = "bad"
+[source]
+base_url = "sim"
+page_size = 5000
+[output]
+uri = "out"
+[[export]]
+dataset = "events"
+chains = ["ethereum", "solana"]
+window = "2024-13-01..2024-02-01"
+contract_address = "0xnothex"
+[[export]]
+dataset = "blocks"
+chains = ["base"]
+[[export]]
+dataset = "nfts"
+chains = ["base"]
+"#,
+    );
+    for cmd in ["validate", "run", "plan"] {
+        let o = chainetl(&[cmd, &spec]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+        let t = text(&o);
+        for want in [
+            "bad.toml:4:13: source.page_size: must be an integer from 1 to 1000, got 5000",
+            "bad.toml:9:23: export[0].chains: unknown chain `solana`",
+            "bad.toml:10:10: export[0].window:",
+            "bad.toml:11:20: export[0].contract_address: `0xnothex` is not an address",
+            "bad.toml:13:11: export[1].window: dataset `blocks` needs a `window` or `numbers`",
+            "bad.toml:16:11: export[2].dataset: unknown dataset `nfts`",
+        ] {
+            assert!(t.contains(want), "{cmd}: missing `{want}` in:\n{t}");
+        }
+    }
+    assert!(
+        !dir.path().join("out").exists(),
+        "an invalid spec writes nothing"
+    );
+}
+
+#[test]
+fn schema_files_match_what_the_writer_writes() {
+    for d in chainetl::spec::Dataset::ALL {
+        let file = std::fs::read_to_string(format!(
+            "{}/schemas/{}.json",
+            env!("CARGO_MANIFEST_DIR"),
+            d.name()
+        ))
+        .unwrap();
+        assert_eq!(
+            file,
+            chainetl::decode::schema_json(d),
+            "schemas/{}.json is stale: regenerate with `chainetl schema {}`",
+            d.name(),
+            d.name()
+        );
+        let o = chainetl(&["schema", d.name()]);
+        assert_eq!(String::from_utf8_lossy(&o.stdout), file);
+    }
+    let o = chainetl(&["schema", "nfts"]);
+    assert_eq!(o.status.code(), Some(2));
+}
