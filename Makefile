@@ -1,0 +1,40 @@
+# chainetl — developer targets. `make demo` and `make test` are the README's two set-up commands.
+SHELL := /bin/bash
+CARGO ?= cargo
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := target/release/chainetl
+
+.PHONY: build demo test lint bench bench-smoke clean
+
+build:
+	$(CARGO) build --release
+
+# Runs pipelines/demo.toml on the built-in simulator (no network, no credentials)
+# and prints what it wrote: rows, files and bytes per dataset and chain.
+demo: build
+	$(BIN) run pipelines/demo.toml --fresh
+	@echo "output under out/demo — try: duckdb -c \"select chain, count(*) from read_parquet('out/demo/events/**/*.parquet', hive_partitioning = true) group by 1\""
+
+$(PY): requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $(PY)
+
+# Unit and integration tests (release profile: one build serves demo, tests and benches).
+test: $(PY)
+	CHAINETL_PYTHON=$(abspath $(PY)) $(CARGO) test --release
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --all-targets -- -D warnings
+
+bench: build $(PY)
+	CHAINETL_PYTHON=$(abspath $(PY)) bash benches/run.sh full
+
+bench-smoke: build $(PY)
+	CHAINETL_PYTHON=$(abspath $(PY)) bash benches/run.sh smoke
+
+clean:
+	$(CARGO) clean
+	rm -rf out $(VENV)
