@@ -2,4 +2,5 @@
 
 mod common;
 mod export;
+mod resume;
 mod truth;
