@@ -392,12 +392,7 @@ fn fingerprint(route: &str, chain: Chain, pairs: &[(String, String)]) -> u64 {
         z = mix(z, b as u64);
     }
     for (k, v) in items {
-        for b in k
-            .bytes()
-            .chain([b'='].into_iter())
-            .chain(v.bytes())
-            .chain([0u8].into_iter())
-        {
+        for b in k.bytes().chain([b'=']).chain(v.bytes()).chain([0u8]) {
             z = mix(z, b as u64);
         }
     }

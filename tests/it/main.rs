@@ -1,6 +1,8 @@
 //! Integration tests: one binary, a module per area.
 
+mod client;
 mod common;
 mod export;
 mod resume;
+mod sim;
 mod truth;
