@@ -64,11 +64,7 @@ impl Chain {
 
     /// The list of chain names, for error messages.
     pub fn names() -> String {
-        Chain::ALL
-            .iter()
-            .map(|c| c.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        Chain::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
     }
 }
 

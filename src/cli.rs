@@ -20,20 +20,11 @@ pub fn bytes(n: u64) -> String {
         v /= 1024.0;
         i += 1;
     }
-    if i == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", units[i])
-    }
+    if i == 0 { format!("{n} B") } else { format!("{v:.1} {}", units[i]) }
 }
 
 /// The few lines printed before a run: what will be exported where.
-pub fn intro(
-    spec: &Spec,
-    windows: &[Option<Resolved>],
-    units: &[Unit],
-    done: &HashMap<String, UnitState>,
-) -> String {
+pub fn intro(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit], done: &HashMap<String, UnitState>) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "job {} → {}", spec.name, spec.output.uri);
     for e in &spec.exports {
@@ -71,23 +62,29 @@ pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit]) -
     s
 }
 
-/// The table printed when a run ends.
-pub fn summary_table(s: &RunSummary) -> String {
+/// The table printed when a run ends: per export and chain, what this run
+/// committed and what it cost.
+pub fn summary_table(s: &RunSummary, uri: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<28} {:>12} {:>7} {:>11} {:>9} {:>12}",
-        "export / chain", "rows", "files", "bytes", "units", "rows total"
+        "{:<26} {:>11} {:>6} {:>10} {:>8} {:>8} {:>7} {:>5} {:>8} {:>10} {:>12}",
+        "export / chain", "rows", "files", "bytes", "units", "requests", "retries", "429s", "elapsed", "rows/s", "rows total"
     );
     for (k, t) in &s.exports {
         let _ = writeln!(
             out,
-            "{:<28} {:>12} {:>7} {:>11} {:>9} {:>12}",
+            "{:<26} {:>11} {:>6} {:>10} {:>8} {:>8} {:>7} {:>5} {:>7.1}s {:>10.0} {:>12}",
             k,
             t.rows,
             t.files,
             bytes(t.bytes),
             format!("{}/{}", t.units_done, t.units),
+            t.requests,
+            t.retries,
+            t.throttled,
+            t.elapsed_secs,
+            t.rows_per_sec,
             t.rows + t.rows_before
         );
     }
@@ -104,14 +101,17 @@ pub fn summary_table(s: &RunSummary) -> String {
         s.server_errors
     );
     if s.units_already_done > 0 {
+        let _ = writeln!(out, "{} units were already complete from earlier runs", s.units_already_done);
+    }
+    if s.orphans_removed > 0 {
         let _ = writeln!(
             out,
-            "{} units were already complete from earlier runs",
-            s.units_already_done
+            "{} files of an interrupted run's uncommitted work were removed",
+            s.orphans_removed
         );
     }
     if let Some(r) = &s.report {
-        let _ = writeln!(out, "run report: {r}");
+        let _ = writeln!(out, "run report: {}/{r}", uri.trim_end_matches('/'));
     }
     out
 }
@@ -120,9 +120,7 @@ pub fn summary_table(s: &RunSummary) -> String {
 pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>) -> String {
     let mut tallies: BTreeMap<String, (Tally, String)> = BTreeMap::new();
     for u in units {
-        let (t, last) = tallies
-            .entry(tally_key(u.export, u.dataset, u.chain))
-            .or_default();
+        let (t, last) = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
         t.units += 1;
         if let Some(st) = states.get(&u.id) {
             t.rows_before += st.rows;
@@ -199,11 +197,7 @@ pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
                     )
                 })
                 .collect();
-            Ok(format!(
-                "CREATE TABLE {} (\n{}\n);\n",
-                dataset.name(),
-                cols.join(",\n")
-            ))
+            Ok(format!("CREATE TABLE {} (\n{}\n);\n", dataset.name(), cols.join(",\n")))
         }
         "spark" => {
             let cols: Vec<String> = s
@@ -220,9 +214,7 @@ pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
                 .collect();
             Ok(cols.join(", ") + "\n")
         }
-        other => Err(format!(
-            "unknown schema format `{other}`: expected json, arrow, duckdb or spark"
-        )),
+        other => Err(format!("unknown schema format `{other}`: expected json, arrow, duckdb or spark")),
     }
 }
 

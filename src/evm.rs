@@ -36,9 +36,7 @@ pub fn is_abi_signature(s: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit())
         && s.ends_with(')')
-        && s[open..]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "(),[]_ ".contains(c))
+        && s[open..].chars().all(|c| c.is_ascii_alphanumeric() || "(),[]_ ".contains(c))
         && balanced(&s[open..])
 }
 
@@ -208,9 +206,7 @@ mod tests {
         assert_eq!(v.to_hex32(), format!("0x{}", "f".repeat(64)));
         assert_eq!(v.to_dec(), max);
         assert!(U256::from_dec(&format!("{max}0")).is_none());
-        let h =
-            U256::from_hex0x("0x00000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48")
-                .unwrap();
+        let h = U256::from_hex0x("0x00000000000000000000000a0b86991c6218b36c1d19d4a2e9eb0ce3606eb48").unwrap();
         assert_eq!(U256::from_dec(&h.to_dec()).unwrap(), h);
     }
 
@@ -218,11 +214,7 @@ mod tests {
     fn splits_signatures_at_top_level_commas() {
         assert_eq!(
             split_top_level("Transfer(address,address,uint256), Sync(uint112,uint112),0xab"),
-            vec![
-                "Transfer(address,address,uint256)",
-                "Sync(uint112,uint112)",
-                "0xab"
-            ]
+            vec!["Transfer(address,address,uint256)", "Sync(uint112,uint112)", "0xab"]
         );
     }
 }

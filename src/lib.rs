@@ -15,6 +15,7 @@ pub mod evm;
 pub mod failpoint;
 pub mod fetch;
 pub mod plan;
+pub mod progress;
 pub mod run;
 pub mod sim;
 pub mod sink;

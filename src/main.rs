@@ -29,12 +29,22 @@ struct Cli {
     log_format: String,
 }
 
+/// A spec file and overrides of its values.
+#[derive(clap::Args)]
+struct SpecArgs {
+    /// The spec file (TOML). `${VAR}` in it is replaced by the environment variable.
+    spec: String,
+    /// Override a spec value: --set source.max_concurrency=16 --set export.0.window=7d
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a pipeline spec; resumes from its checkpoints unless --fresh.
     Run {
-        /// The spec file (TOML).
-        spec: String,
+        #[command(flatten)]
+        spec: SpecArgs,
         /// Delete the job's earlier output and checkpoints and start over.
         #[arg(long)]
         fresh: bool,
@@ -47,18 +57,27 @@ enum Command {
     },
     /// Show the work units and a request estimate without fetching.
     Plan {
-        /// The spec file (TOML).
-        spec: String,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Check a spec and report every error at once.
     Validate {
-        /// The spec file (TOML).
-        spec: String,
+        #[command(flatten)]
+        spec: SpecArgs,
     },
     /// Show a job's progress from its checkpoints.
     Status {
-        /// The spec file (TOML).
-        spec: String,
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
+    /// Write a commented example spec to start from.
+    Init {
+        /// Where to write it.
+        #[arg(default_value = "pipeline.toml")]
+        path: String,
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
     },
     /// Print a dataset's schema.
     Schema {
@@ -86,10 +105,7 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logs(&cli);
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -120,6 +136,7 @@ fn init_logs(cli: &Cli) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     if cli.log_format == "json" {
         builder.json().init();
@@ -128,8 +145,8 @@ fn init_logs(cli: &Cli) {
     }
 }
 
-fn load(path: &str) -> Result<Spec, ExitCode> {
-    Spec::load(path).map_err(|e| {
+fn load(args: &SpecArgs) -> Result<Spec, ExitCode> {
+    Spec::load_with(&args.spec, &args.sets).map_err(|e| {
         eprint!("{e}");
         ExitCode::from(2)
     })
@@ -143,7 +160,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             println!(
-                "{spec}: ok ({} export{})",
+                "{}: ok ({} export{})",
+                spec.spec,
                 s.exports.len(),
                 if s.exports.len() == 1 { "" } else { "s" }
             );
@@ -168,11 +186,18 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             print!("{}", cli::status_table(&s, &units, &states));
             Ok(ExitCode::SUCCESS)
         }
+        Command::Init { path, force } => {
+            if std::path::Path::new(&path).exists() && !force {
+                eprintln!("error: {path} exists; use --force to overwrite it");
+                return Ok(ExitCode::from(2));
+            }
+            std::fs::write(&path, chainetl::spec::EXAMPLE).with_context(|| format!("writing {path}"))?;
+            println!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Schema { dataset, format } => {
             let Some(d) = Dataset::parse(&dataset) else {
-                eprintln!(
-                    "error: unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens"
-                );
+                eprintln!("error: unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens");
                 return Ok(ExitCode::from(2));
             };
             match cli::schema_text(d, &format) {
@@ -190,10 +215,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let listener = tokio::net::TcpListener::bind((host.as_str(), port))
                 .await
                 .with_context(|| format!("cannot listen on {host}:{port}"))?;
-            eprintln!(
-                "chainetl sim listening on http://{}",
-                listener.local_addr()?
-            );
+            eprintln!("chainetl sim listening on http://{}", listener.local_addr()?);
             if let Err(m) = sim::serve(opts, listener).await {
                 eprintln!("error: {m}");
                 return Ok(ExitCode::from(2));
@@ -219,23 +241,25 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let (tx, rx) = tokio::sync::watch::channel(false);
             tokio::spawn(watch_signals(tx));
+            let display = if cli.quiet || progress_secs == 0 {
+                None
+            } else {
+                Some(chainetl::progress::Display::auto(Some(Duration::from_secs(progress_secs))))
+            };
             let opts = RunOptions {
                 fresh,
                 shard,
-                progress_every: (progress_secs > 0 && !cli.quiet)
-                    .then(|| Duration::from_secs(progress_secs)),
+                display,
                 intro: !cli.quiet,
             };
             match run::run(s.clone(), opts, rx).await {
                 Ok(summary) => {
                     if !cli.quiet {
-                        print!("{}", cli::summary_table(&summary));
+                        print!("{}", cli::summary_table(&summary, &s.output.uri));
                     }
                     if summary.interrupted {
                         let sig = SIGNAL.load(Ordering::SeqCst);
-                        eprintln!(
-                            "interrupted: committed work is kept; run the same command again to resume"
-                        );
+                        eprintln!("interrupted: committed work is kept; run the same command again to resume");
                         return Ok(ExitCode::from(if sig == 15 { 143 } else { 130 }));
                     }
                     if !summary.failed.is_empty() {
@@ -244,20 +268,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             summary.failed.len()
                         );
                         for f in &summary.failed {
-                            eprintln!(
-                                "  {} ({} {} {}): {}",
-                                f.unit, f.dataset, f.chain, f.range, f.error
-                            );
+                            eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, f.error);
                         }
                         return Ok(ExitCode::from(1));
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(
-                    e @ (RunError::SpecChanged { .. }
-                    | RunError::MissingKey(_)
-                    | RunError::Shard(_)),
-                ) => {
+                Err(e @ (RunError::SpecChanged { .. } | RunError::MissingKey(_) | RunError::Shard(_))) => {
                     eprintln!("error: {e}");
                     Ok(ExitCode::from(2))
                 }
@@ -274,10 +291,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 /// 130/143. A second one exits at once.
 async fn watch_signals(tx: tokio::sync::watch::Sender<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
         return;
     };
     loop {
@@ -289,9 +303,7 @@ async fn watch_signals(tx: tokio::sync::watch::Sender<bool>) {
             eprintln!("second signal: exiting now");
             std::process::exit(if sig == 15 { 143 } else { 130 });
         }
-        eprintln!(
-            "signal received: committing buffered work, then exiting (send it again to exit at once)"
-        );
+        eprintln!("signal received: committing buffered work, then exiting (send it again to exit at once)");
         let _ = tx.send(true);
     }
 }

@@ -8,6 +8,7 @@ use crate::chain::Chain;
 use crate::decode::{self, Ctx, DecodeError};
 use crate::fetch::{Page, Pager};
 use crate::plan::{self, Unit};
+use crate::progress::ExportProgress;
 use crate::sim;
 use crate::sink::{Sink, SinkError, UnitWriter, schema_for};
 use crate::spec::{BaseUrl, Dataset, Spec};
@@ -15,9 +16,9 @@ use crate::state::{JobState, STATE_VERSION, StateError, StateStore, UnitState};
 use crate::window::Resolved;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::watch;
 
 /// Errors that stop a job before or outside its units.
@@ -82,8 +83,8 @@ pub struct RunOptions {
     pub fresh: bool,
     /// `(k, n)`: run shard k of n (1-based).
     pub shard: Option<(usize, usize)>,
-    /// Print a progress line this often (None: never).
-    pub progress_every: Option<Duration>,
+    /// How to show progress.
+    pub display: Option<crate::progress::Display>,
     /// Print the plan in a few lines before fetching.
     pub intro: bool,
 }
@@ -103,6 +104,18 @@ pub struct Tally {
     pub bytes: u64,
     /// Rows committed by earlier runs.
     pub rows_before: u64,
+    /// Requests sent (every attempt).
+    pub requests: u64,
+    /// Retried attempts.
+    pub retries: u64,
+    /// 429 answers.
+    pub throttled: u64,
+    /// 5xx answers.
+    pub server_errors: u64,
+    /// Seconds from the start of the run to this export's last commit.
+    pub elapsed_secs: f64,
+    /// Rows per second over that time.
+    pub rows_per_sec: f64,
 }
 
 /// A failed unit.
@@ -170,19 +183,13 @@ pub fn tally_key(export: usize, dataset: Dataset, chain: Chain) -> String {
 }
 
 /// Opens the output and the job's state, and freezes (or reloads) the windows.
-pub async fn prepare(
-    spec: &Spec,
-    fresh: bool,
-) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
+pub async fn prepare(spec: &Spec, fresh: bool) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink.clone(), &spec.name);
     if fresh {
         let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
         let n = state.clear(&datasets).await?;
-        tracing::info!(
-            removed = n,
-            "--fresh: removed the job's earlier output and state"
-        );
+        tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
     }
     let hash = spec.content_hash();
     let job = match state.load_job().await? {
@@ -225,16 +232,14 @@ struct Shared {
     state: StateStore,
     spec: Arc<Spec>,
     tallies: Mutex<BTreeMap<String, Tally>>,
-    rows_total: AtomicU64,
+    stats: HashMap<String, Arc<Stats>>,
+    progress: Vec<Arc<ExportProgress>>,
+    started: Instant,
     cancel: watch::Receiver<bool>,
 }
 
 /// Runs the job to completion (or until `cancel` turns true).
-pub async fn run(
-    spec: Spec,
-    opts: RunOptions,
-    cancel: watch::Receiver<bool>,
-) -> Result<RunSummary, RunError> {
+pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();
     let (sink, state, job) = prepare(&spec, opts.fresh).await?;
@@ -244,10 +249,7 @@ pub async fn run(
     }
     let states = state.load_units().await?;
     if opts.intro {
-        eprint!(
-            "{}",
-            crate::cli::intro(&spec, &job.windows, &units, &states)
-        );
+        eprint!("{}", crate::cli::intro(&spec, &job.windows, &units, &states));
     }
     let orphans_removed = state.remove_orphans(&units, &states).await?;
     if orphans_removed > 0 {
@@ -260,9 +262,7 @@ pub async fn run(
     let mut todo = Vec::new();
     let mut already = 0;
     for u in units {
-        let t = tallies
-            .entry(tally_key(u.export, u.dataset, u.chain))
-            .or_default();
+        let t = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
         t.units += 1;
         let st = states.get(&u.id).cloned();
         if let Some(s) = &st {
@@ -288,21 +288,39 @@ pub async fn run(
         BaseUrl::Sim(_) => "http://127.0.0.1:9".into(),
     };
     let client = Client::new(client_config(&spec, base_url)?)?;
+    let stats: HashMap<String, Arc<Stats>> = tallies.keys().map(|k| (k.clone(), Arc::new(Stats::default()))).collect();
+    let progress: Vec<Arc<ExportProgress>> = spec
+        .exports
+        .iter()
+        .map(|e| {
+            let chains: Vec<&str> = e.chains.iter().map(|c| c.name()).collect();
+            let own: Vec<(&Arc<Unit>, &Option<UnitState>)> =
+                todo.iter().filter(|(u, _)| u.export == e.index).map(|(u, s)| (u, s)).collect();
+            Arc::new(ExportProgress {
+                label: format!("export[{}] {} ({})", e.index, e.dataset, chains.join(", ")),
+                units_total: AtomicU64::new(own.len() as u64),
+                work_total: AtomicU64::new(own.iter().map(|(u, _)| u.estimated_requests).sum()),
+                stats: e
+                    .chains
+                    .iter()
+                    .filter_map(|c| stats.get(&tally_key(e.index, e.dataset, *c)).cloned())
+                    .collect(),
+                ..Default::default()
+            })
+        })
+        .collect();
     let shared = Arc::new(Shared {
         client: client.clone(),
         sink,
         state: state.clone(),
         spec: Arc::new(spec.clone()),
         tallies: Mutex::new(tallies),
-        rows_total: AtomicU64::new(0),
+        stats,
+        progress: progress.clone(),
+        started,
         cancel: cancel.clone(),
     });
-
-    let ticker = opts.progress_every.map(|every| {
-        let shared = shared.clone();
-        let total_units: u64 = todo.len() as u64;
-        tokio::spawn(async move { progress_lines(shared, every, total_units).await })
-    });
+    let ticker = opts.display.and_then(|d| crate::progress::spawn(d, progress));
 
     // Units in flight: enough to keep every request slot busy while some
     // units decode or write.
@@ -347,21 +365,34 @@ pub async fn run(
         }
     }
     if let Some(t) = ticker {
-        t.abort();
+        t.finish();
     }
     if let Some(h) = sim_handle {
         h.task.abort();
     }
-    let stats = client.stats();
-    let tallies = shared.tallies.lock().map(|t| t.clone()).unwrap_or_default();
+    let mut tallies = shared.tallies.lock().map(|t| t.clone()).unwrap_or_default();
+    for (k, t) in tallies.iter_mut() {
+        if let Some(s) = shared.stats.get(k) {
+            t.requests = Stats::get(&s.requests);
+            t.retries = Stats::get(&s.retries);
+            t.throttled = Stats::get(&s.throttled);
+            t.server_errors = Stats::get(&s.server_errors);
+        }
+        t.rows_per_sec = if t.elapsed_secs > 0.0 {
+            t.rows as f64 / t.elapsed_secs
+        } else {
+            0.0
+        };
+    }
+    let total = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
     let mut summary = RunSummary {
         job: spec.name.clone(),
         spec_hash: job.spec_hash.clone(),
+        requests: total(|t| t.requests),
+        retries: total(|t| t.retries),
+        throttled: total(|t| t.throttled),
+        server_errors: total(|t| t.server_errors),
         exports: tallies,
-        requests: Stats::get(&stats.requests),
-        retries: Stats::get(&stats.retries),
-        throttled: Stats::get(&stats.throttled),
-        server_errors: Stats::get(&stats.server_errors),
         orphans_removed,
         units_already_done: already,
         failed,
@@ -372,18 +403,11 @@ pub async fn run(
         report: None,
         windows: job.windows.clone(),
     };
-    let run_id = format!(
-        "{}-{}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
-        std::process::id()
-    );
+    let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
     let mut doc = serde_json::to_value(&summary).unwrap_or_default();
     if let Some(obj) = doc.as_object_mut() {
         obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
-        obj.insert(
-            "shard".into(),
-            opts.shard.map(|(k, n)| format!("{k}/{n}")).into(),
-        );
+        obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
     }
     match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
         Ok(rel) => summary.report = Some(rel),
@@ -408,36 +432,7 @@ pub fn client_config(spec: &Spec, base_url: String) -> Result<ClientConfig, RunE
     Ok(cfg)
 }
 
-async fn progress_lines(shared: Arc<Shared>, every: Duration, total_units: u64) {
-    let start = Instant::now();
-    let mut tick = tokio::time::interval(every);
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        let rows = shared.rows_total.load(Ordering::Relaxed);
-        let done: u64 = shared
-            .tallies
-            .lock()
-            .map(|t| t.values().map(|x| x.units_done).sum())
-            .unwrap_or(0);
-        let stats = shared.client.stats();
-        let secs = start.elapsed().as_secs_f64().max(0.001);
-        eprintln!(
-            "progress: {:.0}s, rows {rows} ({:.0} rows/s), units done {done} (to do this run: {total_units}), requests {}, retries {}, 429s {}",
-            secs,
-            rows as f64 / secs,
-            Stats::get(&stats.requests),
-            Stats::get(&stats.retries),
-            Stats::get(&stats.throttled),
-        );
-    }
-}
-
-async fn run_unit(
-    shared: &Shared,
-    unit: &Arc<Unit>,
-    st: Option<UnitState>,
-) -> Result<(), UnitError> {
+async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> Result<(), UnitError> {
     let spec = &shared.spec;
     let Some(export) = spec.exports.get(unit.export) else {
         return Ok(());
@@ -447,13 +442,13 @@ async fn run_unit(
         unit: unit.id.clone(),
         ..Default::default()
     });
-    let mut pager = Pager::start(
-        shared.client.clone(),
-        unit.clone(),
-        export,
-        spec.source.page_size,
-        st.cursor.clone(),
-    );
+    let key = tally_key(unit.export, unit.dataset, unit.chain);
+    let client = match shared.stats.get(&key) {
+        Some(s) => shared.client.with_stats(s.clone()),
+        None => shared.client.clone(),
+    };
+    let progress = shared.progress.get(unit.export).cloned().unwrap_or_default();
+    let mut pager = Pager::start(client, unit.clone(), export, spec.source.page_size, st.cursor.clone());
     let schema = schema_for(unit.dataset, &spec.output);
     let mut writer = UnitWriter::new(
         shared.sink.clone(),
@@ -463,7 +458,6 @@ async fn run_unit(
         schema,
         st.next_seq,
     );
-    let key = tally_key(unit.export, unit.dataset, unit.chain);
     let out = &spec.output;
     let mut pending = Pending {
         cursor: st.cursor.clone(),
@@ -494,7 +488,7 @@ async fn run_unit(
             };
             let rows = decoded.batch.num_rows() as u64;
             writer.write(decoded).await?;
-            shared.rows_total.fetch_add(rows, Ordering::Relaxed);
+            progress.page(rows);
             pending.rows += rows;
             pending.pages += 1;
             pending.cursor = f.next.clone();
@@ -512,7 +506,13 @@ async fn run_unit(
     }
     .await;
     match result {
-        Ok(done) => commit(shared, &mut writer, &mut st, &mut pending, done, &key).await,
+        Ok(done) => {
+            commit(shared, &mut writer, &mut st, &mut pending, done, &key).await?;
+            if done {
+                progress.unit_done(unit.estimated_requests, page_no);
+            }
+            Ok(())
+        }
         Err(e) => {
             // Rows since the last commit are discarded: the cursor has not
             // moved past them, so the next run fetches them again.
@@ -558,6 +558,7 @@ async fn commit(
         t.rows += pending.rows;
         t.files += files.len() as u64;
         t.bytes += bytes;
+        t.elapsed_secs = shared.started.elapsed().as_secs_f64();
         if done {
             t.units_done += 1;
         }
@@ -571,9 +572,7 @@ async fn commit(
 }
 
 /// Units of a job with their checkpoints, for `status`.
-pub async fn status(
-    spec: &Spec,
-) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
+pub async fn status(spec: &Spec) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
     let Some(job) = state.load_job().await? else {

@@ -60,12 +60,8 @@ impl Window {
             let (a, b) = (a.trim(), b.trim());
             let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
             if digits(a) && digits(b) {
-                let first: u64 = a
-                    .parse()
-                    .map_err(|_| format!("block number `{a}` is too large"))?;
-                let last: u64 = b
-                    .parse()
-                    .map_err(|_| format!("block number `{b}` is too large"))?;
+                let first: u64 = a.parse().map_err(|_| format!("block number `{a}` is too large"))?;
+                let last: u64 = b.parse().map_err(|_| format!("block number `{b}` is too large"))?;
                 if first > last {
                     return Err(format!("block range `{s}` is empty: {first} > {last}"));
                 }
@@ -74,9 +70,7 @@ impl Window {
             let start = parse_instant(a)?;
             let end = parse_instant(b)?;
             if start >= end {
-                return Err(format!(
-                    "time interval `{s}` is empty: its start is not before its end"
-                ));
+                return Err(format!("time interval `{s}` is empty: its start is not before its end"));
             }
             return Ok(Window::Interval { start, end });
         }
@@ -96,14 +90,8 @@ impl Window {
             .parse()
             .ok()
             .filter(|n: &i64| *n > 0 && *n <= 100_000)
-            .ok_or_else(|| {
-                format!(
-                    "`{s}`: the duration must be a whole number from 1 to 100000 before `d` or `h`"
-                )
-            })?;
-        Ok(Window::Relative {
-            secs: n * unit_secs,
-        })
+            .ok_or_else(|| format!("`{s}`: the duration must be a whole number from 1 to 100000 before `d` or `h`"))?;
+        Ok(Window::Relative { secs: n * unit_secs })
     }
 
     /// Resolves a relative window to `[now - secs, now)`; the others are unchanged.
@@ -139,13 +127,9 @@ pub fn parse_instant(s: &str) -> Result<i64, String> {
         return Ok(Utc.from_utc_datetime(&dt).timestamp());
     }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(Utc
-            .from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default())
-            .timestamp());
+        return Ok(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default()).timestamp());
     }
-    Err(format!(
-        "`{s}` is not an ISO 8601 UTC date-time such as 2024-01-31T00:00:00Z"
-    ))
+    Err(format!("`{s}` is not an ISO 8601 UTC date-time such as 2024-01-31T00:00:00Z"))
 }
 
 /// Unix seconds as `YYYY-MM-DDThh:mm:ssZ`.
@@ -182,14 +166,8 @@ mod tests {
 
     #[test]
     fn parses_all_three_forms() {
-        assert_eq!(
-            Window::parse("30d"),
-            Ok(Window::Relative { secs: 30 * 86_400 })
-        );
-        assert_eq!(
-            Window::parse("12h"),
-            Ok(Window::Relative { secs: 12 * 3_600 })
-        );
+        assert_eq!(Window::parse("30d"), Ok(Window::Relative { secs: 30 * 86_400 }));
+        assert_eq!(Window::parse("12h"), Ok(Window::Relative { secs: 12 * 3_600 }));
         assert_eq!(
             Window::parse("18000000..18000100"),
             Ok(Window::Blocks {
@@ -198,10 +176,7 @@ mod tests {
             })
         );
         let w = Window::parse("2025-08-20T00:00:00Z..2025-08-26T12:00:00Z").unwrap();
-        assert_eq!(
-            w.resolve(0).to_string(),
-            "2025-08-20T00:00:00Z..2025-08-26T12:00:00Z"
-        );
+        assert_eq!(w.resolve(0).to_string(), "2025-08-20T00:00:00Z..2025-08-26T12:00:00Z");
         assert!(Window::parse("0d").is_err());
         assert!(Window::parse("5m").is_err());
         assert!(Window::parse("10..5").is_err());

@@ -22,9 +22,7 @@ impl Limiter {
     pub fn new(max_concurrency: usize, rps: Option<f64>) -> Limiter {
         Limiter {
             permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
-            interval: rps
-                .filter(|r| *r > 0.0)
-                .map(|r| Duration::from_secs_f64(1.0 / r)),
+            interval: rps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(1.0 / r)),
             next: Mutex::new(Instant::now()),
         }
     }
@@ -43,10 +41,7 @@ impl Limiter {
         // to a fresh permit rather than panicking if it ever were.
         match self.permits.clone().acquire_owned().await {
             Ok(p) => p,
-            Err(_) => Arc::new(Semaphore::new(1))
-                .acquire_owned()
-                .await
-                .unwrap_or_else(|_| unreachable!()),
+            Err(_) => Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap_or_else(|_| unreachable!()),
         }
     }
 

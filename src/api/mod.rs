@@ -117,9 +117,7 @@ pub enum ApiError {
         last: String,
     },
     /// The base URL could not be reached at all.
-    #[error(
-        "cannot reach the service at {base_url} (GET {path}) after {attempts} attempts: {last}"
-    )]
+    #[error("cannot reach the service at {base_url} (GET {path}) after {attempts} attempts: {last}")]
     Unreachable {
         /// The configured base URL.
         base_url: String,
@@ -262,6 +260,12 @@ impl Client {
         })
     }
 
+    /// The same client (connections, limits) counting into `stats`, so
+    /// requests can be attributed to an export.
+    pub fn with_stats(&self, stats: Arc<Stats>) -> Client {
+        Client { stats, ..self.clone() }
+    }
+
     /// The shared counters.
     pub fn stats(&self) -> &Arc<Stats> {
         &self.stats
@@ -276,10 +280,7 @@ impl Client {
     pub async fn blocks(&self, chain: Chain, q: &BlocksQuery) -> Result<BlocksPage, ApiError> {
         let mut params = Vec::new();
         if let Some(n) = &q.numbers {
-            params.push((
-                "numbers",
-                n.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
-            ));
+            params.push(("numbers", n.iter().map(u64::to_string).collect::<Vec<_>>().join(",")));
         }
         push_common(&mut params, &q.window, q.sort, q.limit, &q.cursor);
         self.get(&format!("/v2/{chain}/blocks"), &params).await
@@ -287,9 +288,7 @@ impl Client {
 
     /// `GET /v2/{chain}/blocks/{number}` (`None`: latest).
     pub async fn block(&self, chain: Chain, number: Option<u64>) -> Result<Block, ApiError> {
-        let n = number
-            .map(|n| n.to_string())
-            .unwrap_or_else(|| "latest".into());
+        let n = number.map(|n| n.to_string()).unwrap_or_else(|| "latest".into());
         let r: BlockResponse = self.get(&format!("/v2/{chain}/blocks/{n}"), &[]).await?;
         Ok(r.block)
     }
@@ -308,41 +307,25 @@ impl Client {
     }
 
     /// `GET /v2/{chain}/wallets/{wallet}/portfolio/daily`.
-    pub async fn portfolio(
-        &self,
-        chain: Chain,
-        wallet: &str,
-        q: &PortfolioQuery,
-    ) -> Result<PortfolioPage, ApiError> {
+    pub async fn portfolio(&self, chain: Chain, wallet: &str, q: &PortfolioQuery) -> Result<PortfolioPage, ApiError> {
         let mut params = Vec::new();
         if let Some(t) = &q.token_address {
             params.push(("token_address", t.clone()));
         }
         push_common(&mut params, &q.window, None, q.limit, &q.cursor);
-        self.get(
-            &format!("/v2/{chain}/wallets/{wallet}/portfolio/daily"),
-            &params,
-        )
-        .await
+        self.get(&format!("/v2/{chain}/wallets/{wallet}/portfolio/daily"), &params).await
     }
 
     /// `GET /v2/{chain}/tokens/{address}`; `Ok(None)` when the service answers 404.
     pub async fn token(&self, chain: Chain, address: &str) -> Result<Option<Token>, ApiError> {
-        match self
-            .get::<TokenResponse>(&format!("/v2/{chain}/tokens/{address}"), &[])
-            .await
-        {
+        match self.get::<TokenResponse>(&format!("/v2/{chain}/tokens/{address}"), &[]).await {
             Ok(r) => Ok(Some(r.token)),
             Err(ApiError::Rejected { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    async fn get<T: DeserializeOwned>(
-        &self,
-        path: &str,
-        params: &[(&str, String)],
-    ) -> Result<T, ApiError> {
+    async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
         let mut path_q = path.to_string();
         if !params.is_empty() {
             let mut s = form_urlencoded::Serializer::new(String::new());
@@ -366,11 +349,7 @@ impl Client {
             let (why, after, transport) = match self.attempt::<T>(&url, &path_q).await {
                 Attempt::Done(v) => return Ok(v),
                 Attempt::Fail(e) => return Err(e),
-                Attempt::Retry {
-                    why,
-                    after,
-                    transport,
-                } => (why, after, transport),
+                Attempt::Retry { why, after, transport } => (why, after, transport),
             };
             only_transport &= transport;
             let Some(delay) = backoff.next() else {
@@ -439,9 +418,7 @@ impl Client {
                 };
             }
         };
-        self.stats
-            .bytes
-            .fetch_add(body.len() as u64, Ordering::Relaxed);
+        self.stats.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
         match status {
             200..=299 => match serde_json::from_slice::<T>(&body) {
                 Ok(v) => Attempt::Done(v),
@@ -490,26 +467,12 @@ impl Client {
     }
 }
 
-fn push_common(
-    params: &mut Vec<(&str, String)>,
-    window: &Option<String>,
-    sort: Option<Sort>,
-    limit: Option<u32>,
-    cursor: &Option<String>,
-) {
+fn push_common(params: &mut Vec<(&str, String)>, window: &Option<String>, sort: Option<Sort>, limit: Option<u32>, cursor: &Option<String>) {
     if let Some(w) = window {
         params.push(("window", w.clone()));
     }
     if let Some(s) = sort {
-        params.push((
-            "sort_by",
-            if s == Sort::Earliest {
-                "earliest"
-            } else {
-                "latest"
-            }
-            .into(),
-        ));
+        params.push(("sort_by", if s == Sort::Earliest { "earliest" } else { "latest" }.into()));
     }
     if let Some(l) = limit {
         params.push(("limit", l.to_string()));
@@ -548,14 +511,7 @@ fn error_parts(body: &[u8]) -> (Option<String>, String) {
     }
     let text = String::from_utf8_lossy(body);
     let text: String = text.chars().filter(|c| !c.is_control()).take(200).collect();
-    (
-        None,
-        if text.trim().is_empty() {
-            "(empty body)".into()
-        } else {
-            text
-        },
-    )
+    (None, if text.trim().is_empty() { "(empty body)".into() } else { text })
 }
 
 fn error_message(body: &[u8]) -> String {

@@ -37,10 +37,7 @@ impl<'de> Deserialize<'de> for Int {
                 }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Int, E> {
-                v.trim()
-                    .parse()
-                    .map(Int)
-                    .map_err(|_| E::custom(format!("`{v}` is not an integer")))
+                v.trim().parse().map(Int).map_err(|_| E::custom(format!("`{v}` is not an integer")))
             }
         }
         d.deserialize_any(V)
@@ -62,9 +59,7 @@ impl<'de> Deserialize<'de> for Exact {
         } else if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
             Ok(Exact(text.to_string()))
         } else {
-            Err(de::Error::custom(format!(
-                "expected a number or a string, got {text}"
-            )))
+            Err(de::Error::custom(format!("expected a number or a string, got {text}")))
         }
     }
 }
@@ -91,10 +86,7 @@ impl<'de> Deserialize<'de> for Float {
                 Ok(Float(v as f64))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Float, E> {
-                v.trim()
-                    .parse()
-                    .map(Float)
-                    .map_err(|_| E::custom(format!("`{v}` is not a number")))
+                v.trim().parse().map(Float).map_err(|_| E::custom(format!("`{v}` is not a number")))
             }
         }
         d.deserialize_any(V)

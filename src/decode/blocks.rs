@@ -4,9 +4,7 @@ use super::{Ctx, DecodeError, Decoded, HexCol, parse_i64, parse_i128, parse_ts_m
 use crate::api::types::{Block, Exact};
 use crate::plan::UnitRange;
 use crate::spec::Dataset;
-use arrow::array::{
-    ArrayRef, Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
-};
+use arrow::array::{ArrayRef, Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use std::sync::Arc;
@@ -15,13 +13,9 @@ use std::sync::Arc;
 pub(crate) fn owns(range: &UnitRange, number: i64, ts_micros: i64) -> bool {
     let secs = ts_micros.div_euclid(1_000_000);
     match range {
-        UnitRange::Blocks { start, end } => {
-            number >= 0 && (*start..*end).contains(&(number as u64))
-        }
+        UnitRange::Blocks { start, end } => number >= 0 && (*start..*end).contains(&(number as u64)),
         UnitRange::Time { start, end } => (*start..*end).contains(&secs),
-        UnitRange::Numbers { numbers } => {
-            number >= 0 && numbers.binary_search(&(number as u64)).is_ok()
-        }
+        UnitRange::Numbers { numbers } => number >= 0 && numbers.binary_search(&(number as u64)).is_ok(),
         UnitRange::Wallet { .. } | UnitRange::Tokens { .. } => false,
     }
 }
@@ -32,10 +26,8 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
     let enc = ctx.enc;
     let mut chain = StringBuilder::with_capacity(n, n * 8);
     let mut base_fee = Int64Builder::with_capacity(n);
-    let mut difficulty =
-        Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
-    let mut total_difficulty =
-        Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
+    let mut difficulty = Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
+    let mut total_difficulty = Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
     let mut gas_limit = Int64Builder::with_capacity(n);
     let mut gas_used = Int64Builder::with_capacity(n);
     let mut number = Int64Builder::with_capacity(n);
@@ -60,8 +52,7 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
     let mut dropped = 0;
     for (row, b) in blocks.iter().enumerate() {
         let num = ctx.required(row, "number", &b.number)?.0;
-        let ts = parse_ts_micros(ctx.required(row, "timestamp", &b.timestamp)?)
-            .map_err(|m| ctx.err(row, "timestamp", m))?;
+        let ts = parse_ts_micros(ctx.required(row, "timestamp", &b.timestamp)?).map_err(|m| ctx.err(row, "timestamp", m))?;
         if !owns(&ctx.unit.range, num, ts) {
             dropped += 1;
             continue;
@@ -71,20 +62,14 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
         number.append_value(num);
         timestamp.append_value(ts);
         days.push(ts.div_euclid(86_400_000_000) as i32);
-        let int = |field: &'static str,
-                   v: &Option<Exact>,
-                   out: &mut Int64Builder|
-         -> Result<(), DecodeError> {
+        let int = |field: &'static str, v: &Option<Exact>, out: &mut Int64Builder| -> Result<(), DecodeError> {
             match v {
                 None => out.append_null(),
                 Some(x) => out.append_value(parse_i64(&x.0).map_err(|m| ctx.err(row, field, m))?),
             }
             Ok(())
         };
-        let dec = |field: &'static str,
-                   v: &Option<Exact>,
-                   out: &mut Decimal128Builder|
-         -> Result<(), DecodeError> {
+        let dec = |field: &'static str, v: &Option<Exact>, out: &mut Decimal128Builder| -> Result<(), DecodeError> {
             match v {
                 None => out.append_null(),
                 Some(x) => out.append_value(parse_i128(&x.0).map_err(|m| ctx.err(row, field, m))?),
@@ -95,11 +80,7 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
         int("gas_limit", &b.gas_limit, &mut gas_limit)?;
         int("gas_used", &b.gas_used, &mut gas_used)?;
         dec("difficulty", &b.difficulty, &mut difficulty)?;
-        dec(
-            "total_difficulty",
-            &b.total_difficulty,
-            &mut total_difficulty,
-        )?;
+        dec("total_difficulty", &b.total_difficulty, &mut total_difficulty)?;
         size.append_option(b.size.map(|v| v.0));
         tx_count.append_option(b.transaction_count.map(|v| v.0));
         let values = [
@@ -116,16 +97,12 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
             &b.withdrawals_root,
         ];
         for ((col, v), name) in hexes.iter_mut().zip(values).zip(names) {
-            col.append(v.as_deref())
-                .map_err(|m| ctx.err(row, name, m))?;
+            col.append(v.as_deref()).map_err(|m| ctx.err(row, name, m))?;
         }
     }
     let decimal = |b: &mut Decimal128Builder| -> ArrayRef { Arc::new(b.finish()) };
     let mut h = hexes.iter_mut().map(|c| c.finish());
-    let mut next = || {
-        h.next()
-            .unwrap_or_else(|| Arc::new(StringBuilder::new().finish()))
-    };
+    let mut next = || h.next().unwrap_or_else(|| Arc::new(StringBuilder::new().finish()));
     let (extra, hash, bloom, miner, nonce, parent, receipt, uncles, state, txroot, wroot) = (
         next(),
         next(),
@@ -162,8 +139,7 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
         txroot,
         wroot,
     ];
-    let batch = RecordBatch::try_new(schema(Dataset::Blocks, enc), columns)
-        .map_err(|e| ctx.err(0, "number", e.to_string()))?;
+    let batch = RecordBatch::try_new(schema(Dataset::Blocks, enc), columns).map_err(|e| ctx.err(0, "number", e.to_string()))?;
     Ok(Decoded {
         batch,
         days: Some(days),

@@ -1,8 +1,6 @@
 //! `events`: one row per log, with `topics` and flattened `topic0..topic3`.
 
-use super::{
-    Ctx, DecodeError, Decoded, HexCol, HexListCol, blocks::owns, parse_ts_micros, schema, topic_hex,
-};
+use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, blocks::owns, parse_ts_micros, schema, topic_hex};
 use crate::api::types::Event;
 use crate::spec::Dataset;
 use arrow::array::{ArrayRef, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
@@ -28,8 +26,8 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event]) -> Result<Decoded, DecodeError> {
     let mut list: Vec<String> = Vec::with_capacity(4);
     for (row, e) in events.iter().enumerate() {
         let num = ctx.required(row, "block_number", &e.block_number)?.0;
-        let ts = parse_ts_micros(ctx.required(row, "block_timestamp", &e.block_timestamp)?)
-            .map_err(|m| ctx.err(row, "block_timestamp", m))?;
+        let ts =
+            parse_ts_micros(ctx.required(row, "block_timestamp", &e.block_timestamp)?).map_err(|m| ctx.err(row, "block_timestamp", m))?;
         if !owns(&ctx.unit.range, num, ts) {
             dropped += 1;
             continue;
@@ -39,33 +37,21 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event]) -> Result<Decoded, DecodeError> {
         block_ts.append_value(ts);
         days.push(ts.div_euclid(86_400_000_000) as i32);
         contract
-            .append(Some(ctx.required(
-                row,
-                "contract_address",
-                &e.contract_address,
-            )?))
+            .append(Some(ctx.required(row, "contract_address", &e.contract_address)?))
             .map_err(|m| ctx.err(row, "contract_address", m))?;
-        data.append(e.data.as_deref())
-            .map_err(|m| ctx.err(row, "data", m))?;
+        data.append(e.data.as_deref()).map_err(|m| ctx.err(row, "data", m))?;
         log_index.append_value(ctx.required(row, "log_index", &e.log_index)?.0);
         list.clear();
         for t in e.topics.iter().flatten() {
-            let t = t
-                .as_ref()
-                .ok_or_else(|| ctx.err(row, "topics", "null topic"))?;
+            let t = t.as_ref().ok_or_else(|| ctx.err(row, "topics", "null topic"))?;
             list.push(topic_hex(&t.0).map_err(|m| ctx.err(row, "topics", m))?);
         }
         topics.append(&list);
         for (k, col) in flat.iter_mut().enumerate() {
-            col.append(list.get(k).map(String::as_str))
-                .map_err(|m| ctx.err(row, "topics", m))?;
+            col.append(list.get(k).map(String::as_str)).map_err(|m| ctx.err(row, "topics", m))?;
         }
         tx_hash
-            .append(Some(ctx.required(
-                row,
-                "transaction_hash",
-                &e.transaction_hash,
-            )?))
+            .append(Some(ctx.required(row, "transaction_hash", &e.transaction_hash)?))
             .map_err(|m| ctx.err(row, "transaction_hash", m))?;
         tx_index.append_option(e.transaction_index.map(|v| v.0));
     }
@@ -81,8 +67,7 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event]) -> Result<Decoded, DecodeError> {
     columns.extend(flat.iter_mut().map(|c| c.finish()));
     columns.push(tx_hash.finish());
     columns.push(Arc::new(tx_index.finish()));
-    let batch = RecordBatch::try_new(schema(Dataset::Events, enc), columns)
-        .map_err(|e| ctx.err(0, "topics", e.to_string()))?;
+    let batch = RecordBatch::try_new(schema(Dataset::Events, enc), columns).map_err(|e| ctx.err(0, "topics", e.to_string()))?;
     Ok(Decoded {
         batch,
         days: Some(days),

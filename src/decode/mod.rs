@@ -75,14 +75,8 @@ impl Ctx<'_> {
         }
     }
 
-    fn required<'v, T>(
-        &self,
-        row: usize,
-        field: &'static str,
-        v: &'v Option<T>,
-    ) -> Result<&'v T, DecodeError> {
-        v.as_ref()
-            .ok_or_else(|| self.err(row, field, "missing (required)"))
+    fn required<'v, T>(&self, row: usize, field: &'static str, v: &'v Option<T>) -> Result<&'v T, DecodeError> {
+        v.as_ref().ok_or_else(|| self.err(row, field, "missing (required)"))
     }
 }
 
@@ -129,11 +123,7 @@ pub fn schema(dataset: Dataset, enc: HashEncoding) -> SchemaRef {
             f("contract_address", hex(), false),
             f("data", hex(), true),
             f("log_index", DataType::Int64, false),
-            f(
-                "topics",
-                DataType::List(Arc::new(Field::new("item", hex(), true))),
-                false,
-            ),
+            f("topics", DataType::List(Arc::new(Field::new("item", hex(), true))), false),
             f("topic0", hex(), true),
             f("topic1", hex(), true),
             f("topic2", hex(), true),
@@ -276,8 +266,7 @@ impl HexListCol {
             }
             HexListCol::Bin(b) => {
                 for i in items {
-                    b.values()
-                        .append_value(hex::decode(&i[2..]).unwrap_or_default());
+                    b.values().append_value(hex::decode(&i[2..]).unwrap_or_default());
                 }
                 b.append(true);
             }
@@ -294,10 +283,7 @@ impl HexListCol {
 
 fn clip(v: &str) -> String {
     if v.len() > 80 {
-        format!(
-            "{}…",
-            &v[..v.char_indices().nth(77).map_or(v.len(), |(i, _)| i)]
-        )
+        format!("{}…", &v[..v.char_indices().nth(77).map_or(v.len(), |(i, _)| i)])
     } else {
         v.to_string()
     }
@@ -306,12 +292,7 @@ fn clip(v: &str) -> String {
 /// A 32-byte topic as lower-case 0x-hex, from 0x-hex text or a decimal
 /// number of any size, exactly.
 pub fn topic_hex(text: &str) -> Result<String, String> {
-    if text.len() == 66
-        && text.starts_with("0x")
-        && text[2..]
-            .bytes()
-            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
-    {
+    if text.len() == 66 && text.starts_with("0x") && text[2..].bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)) {
         return Ok(text.to_string());
     }
     let v = if text.starts_with("0x") || text.starts_with("0X") {
@@ -319,12 +300,8 @@ pub fn topic_hex(text: &str) -> Result<String, String> {
     } else {
         U256::from_dec(text)
     };
-    v.map(U256::to_hex32).ok_or_else(|| {
-        format!(
-            "`{}` is not a 32-byte topic (0x-hex or an integer below 2^256)",
-            clip(text)
-        )
-    })
+    v.map(U256::to_hex32)
+        .ok_or_else(|| format!("`{}` is not a 32-byte topic (0x-hex or an integer below 2^256)", clip(text)))
 }
 
 /// Exact decimal (or 0x-hex) text → i128 for Decimal128(38,0).
@@ -337,10 +314,7 @@ pub(crate) fn parse_i128(text: &str) -> Result<i128, String> {
     };
     match parsed {
         Some(v) if v.unsigned_abs() < 10u128.pow(38) => Ok(v),
-        _ => Err(format!(
-            "`{}` is not an integer of at most 38 digits",
-            clip(t)
-        )),
+        _ => Err(format!("`{}` is not an integer of at most 38 digits", clip(t))),
     }
 }
 
@@ -359,14 +333,7 @@ pub(crate) fn parse_i64(text: &str) -> Result<i64, String> {
 /// service's `YYYY-MM-DDThh:mm:ssZ`; anything RFC 3339 is accepted.
 pub(crate) fn parse_ts_micros(s: &str) -> Result<i64, String> {
     let b = s.as_bytes();
-    if b.len() == 20
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[13] == b':'
-        && b[16] == b':'
-        && b[19] == b'Z'
-    {
+    if b.len() == 20 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':' && b[16] == b':' && b[19] == b'Z' {
         let num = |r: std::ops::Range<usize>| -> Option<i64> {
             let mut v = 0i64;
             for &c in &b[r] {
@@ -377,14 +344,9 @@ pub(crate) fn parse_ts_micros(s: &str) -> Result<i64, String> {
             }
             Some(v)
         };
-        if let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) = (
-            num(0..4),
-            num(5..7),
-            num(8..10),
-            num(11..13),
-            num(14..16),
-            num(17..19),
-        ) && (1..=12).contains(&mo)
+        if let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(se)) =
+            (num(0..4), num(5..7), num(8..10), num(11..13), num(14..16), num(17..19))
+            && (1..=12).contains(&mo)
             && (1..=31).contains(&d)
             && h < 24
             && mi < 60
@@ -415,14 +377,8 @@ mod tests {
 
     #[test]
     fn timestamps_parse_exactly() {
-        assert_eq!(
-            parse_ts_micros("2023-11-07T05:31:56Z").unwrap(),
-            1_699_335_116_000_000
-        );
-        assert_eq!(
-            parse_ts_micros("2023-11-07T05:31:56.5+00:00").unwrap(),
-            1_699_335_116_500_000
-        );
+        assert_eq!(parse_ts_micros("2023-11-07T05:31:56Z").unwrap(), 1_699_335_116_000_000);
+        assert_eq!(parse_ts_micros("2023-11-07T05:31:56.5+00:00").unwrap(), 1_699_335_116_500_000);
         assert!(parse_ts_micros("yesterday").is_err());
     }
 
@@ -432,8 +388,7 @@ mod tests {
         let dec = crate::evm::U256::from_hex0x(hex).unwrap().to_dec();
         assert_eq!(topic_hex(&dec).unwrap(), hex);
         assert_eq!(
-            topic_hex("0xDDF252AD1BE2C89B69C2B068FC378DAA952BA7F163C4A11628F55A4DF523B3EF")
-                .unwrap(),
+            topic_hex("0xDDF252AD1BE2C89B69C2B068FC378DAA952BA7F163C4A11628F55A4DF523B3EF").unwrap(),
             hex
         );
         assert_eq!(topic_hex("1").unwrap(), format!("0x{}1", "0".repeat(63)));

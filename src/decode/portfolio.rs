@@ -30,8 +30,7 @@ pub fn decode(ctx: Ctx<'_>, days_in: &[PortfolioDay]) -> Result<Decoded, DecodeE
     let mut dropped = 0;
     for (row, d) in days_in.iter().enumerate() {
         let text = ctx.required(row, "date", &d.date)?;
-        let day = parse_date(text)
-            .ok_or_else(|| ctx.err(row, "date", format!("`{text}` is not a YYYY-MM-DD date")))?;
+        let day = parse_date(text).ok_or_else(|| ctx.err(row, "date", format!("`{text}` is not a YYYY-MM-DD date")))?;
         let midnight = day as i64 * 86_400;
         if !(*start..*end).contains(&midnight) {
             dropped += d.holdings.as_ref().map_or(0, Vec::len);
@@ -40,22 +39,14 @@ pub fn decode(ctx: Ctx<'_>, days_in: &[PortfolioDay]) -> Result<Decoded, DecodeE
         for h in d.holdings.iter().flatten() {
             let token = ctx.required(row, "token", &h.token)?;
             chain.append_value(ctx.unit.chain.name());
-            wallet_col
-                .append(Some(wallet))
-                .map_err(|m| ctx.err(row, "wallet_address", m))?;
+            wallet_col.append(Some(wallet)).map_err(|m| ctx.err(row, "wallet_address", m))?;
             date.append_value(day);
             days.push(day);
             balance.append_option(h.balance.map(|b| b.0));
             match &h.balance_raw {
-                Some(raw) if !raw.0.is_empty() && raw.0.bytes().all(|c| c.is_ascii_digit()) => {
-                    balance_raw.append_value(&raw.0)
-                }
+                Some(raw) if !raw.0.is_empty() && raw.0.bytes().all(|c| c.is_ascii_digit()) => balance_raw.append_value(&raw.0),
                 Some(raw) => {
-                    return Err(ctx.err(
-                        row,
-                        "balance_raw",
-                        format!("`{}` is not a decimal integer", raw.0),
-                    ));
+                    return Err(ctx.err(row, "balance_raw", format!("`{}` is not a decimal integer", raw.0)));
                 }
                 None => balance_raw.append_null(),
             }
@@ -80,8 +71,7 @@ pub fn decode(ctx: Ctx<'_>, days_in: &[PortfolioDay]) -> Result<Decoded, DecodeE
         Arc::new(standard.finish()),
         Arc::new(symbol.finish()),
     ];
-    let batch = RecordBatch::try_new(schema(Dataset::Portfolio, enc), columns)
-        .map_err(|e| ctx.err(0, "portfolio", e.to_string()))?;
+    let batch = RecordBatch::try_new(schema(Dataset::Portfolio, enc), columns).map_err(|e| ctx.err(0, "portfolio", e.to_string()))?;
     Ok(Decoded {
         batch,
         days: Some(days),

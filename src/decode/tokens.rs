@@ -35,8 +35,7 @@ pub fn decode(ctx: Ctx<'_>, tokens: &[(String, Token)]) -> Result<Decoded, Decod
         Arc::new(standard.finish()),
         Arc::new(symbol.finish()),
     ];
-    let batch = RecordBatch::try_new(schema(Dataset::Tokens, enc), columns)
-        .map_err(|e| ctx.err(0, "address", e.to_string()))?;
+    let batch = RecordBatch::try_new(schema(Dataset::Tokens, enc), columns).map_err(|e| ctx.err(0, "address", e.to_string()))?;
     Ok(Decoded {
         batch,
         days: None,

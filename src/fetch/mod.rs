@@ -58,13 +58,7 @@ pub struct Pager {
 
 impl Pager {
     /// Starts paging `unit` from `cursor` (None: from the beginning).
-    pub fn start(
-        client: Client,
-        unit: Arc<Unit>,
-        export: &Export,
-        page_size: u32,
-        cursor: Option<String>,
-    ) -> Pager {
+    pub fn start(client: Client, unit: Arc<Unit>, export: &Export, page_size: u32, cursor: Option<String>) -> Pager {
         let window = match &unit.range {
             UnitRange::Blocks { start, end } => Some(
                 Resolved::Blocks {
@@ -73,20 +67,14 @@ impl Pager {
                 }
                 .to_string(),
             ),
-            UnitRange::Time { start, end } | UnitRange::Wallet { start, end, .. } => Some(
-                Resolved::Time {
-                    start: *start,
-                    end: *end,
-                }
-                .to_string(),
-            ),
+            UnitRange::Time { start, end } | UnitRange::Wallet { start, end, .. } => {
+                Some(Resolved::Time { start: *start, end: *end }.to_string())
+            }
             UnitRange::Numbers { .. } | UnitRange::Tokens { .. } => None,
         };
         let (contract_address, topics, token_address) = match &export.selection {
             Selection::Events {
-                contract_address,
-                topics,
-                ..
+                contract_address, topics, ..
             } => (contract_address.clone(), topics.clone(), None),
             Selection::Portfolio { token_address, .. } => (None, Vec::new(), token_address.clone()),
             _ => (None, Vec::new(), None),
@@ -110,9 +98,7 @@ impl Pager {
 
     fn spawn(&mut self, cursor: Option<String>) {
         let (client, req) = (self.client.clone(), self.req.clone());
-        self.inflight = Some(tokio::spawn(
-            async move { fetch(&client, &req, cursor).await },
-        ));
+        self.inflight = Some(tokio::spawn(async move { fetch(&client, &req, cursor).await }));
     }
 
     /// The next page, or `None` when the unit is exhausted.
@@ -145,17 +131,11 @@ impl Drop for Pager {
     }
 }
 
-async fn fetch(
-    client: &Client,
-    req: &Request,
-    cursor: Option<String>,
-) -> Result<Fetched, ApiError> {
+async fn fetch(client: &Client, req: &Request, cursor: Option<String>) -> Result<Fetched, ApiError> {
     let unit = &req.unit;
     let limit = Some(req.page_size.min(1000));
     match &unit.range {
-        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. }
-            if unit.dataset == crate::spec::Dataset::Blocks =>
-        {
+        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == crate::spec::Dataset::Blocks => {
             let numbers = match &unit.range {
                 UnitRange::Numbers { numbers } => Some(numbers.clone()),
                 _ => None,
@@ -203,18 +183,11 @@ async fn fetch(
         }
         UnitRange::Tokens { addresses } => {
             // The cursor of a tokens unit is the index of the next address.
-            let start: usize = cursor
-                .as_deref()
-                .and_then(|c| c.parse().ok())
-                .unwrap_or(0)
-                .min(addresses.len());
+            let start: usize = cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0).min(addresses.len());
             let end = (start + TOKENS_PER_PAGE).min(addresses.len());
-            let lookups = addresses[start..end].iter().map(|a| async move {
-                client
-                    .token(unit.chain, a)
-                    .await
-                    .map(|t| t.map(|t| (a.clone(), t)))
-            });
+            let lookups = addresses[start..end]
+                .iter()
+                .map(|a| async move { client.token(unit.chain, a).await.map(|t| t.map(|t| (a.clone(), t))) });
             let found = futures::future::try_join_all(lookups).await?;
             Ok(Fetched {
                 page: Page::Tokens(found.into_iter().flatten().collect()),

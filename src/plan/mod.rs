@@ -73,14 +73,7 @@ impl fmt::Display for UnitRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UnitRange::Blocks { start, end } => write!(f, "blocks {start}..{}", end - 1),
-            UnitRange::Time { start, end } => write!(
-                f,
-                "{}",
-                Resolved::Time {
-                    start: *start,
-                    end: *end
-                }
-            ),
+            UnitRange::Time { start, end } => write!(f, "{}", Resolved::Time { start: *start, end: *end }),
             UnitRange::Numbers { numbers } => write!(
                 f,
                 "{} blocks {}..{}",
@@ -88,14 +81,7 @@ impl fmt::Display for UnitRange {
                 numbers.first().copied().unwrap_or(0),
                 numbers.last().copied().unwrap_or(0)
             ),
-            UnitRange::Wallet { wallet, start, end } => write!(
-                f,
-                "wallet {wallet} {}",
-                Resolved::Time {
-                    start: *start,
-                    end: *end
-                }
-            ),
+            UnitRange::Wallet { wallet, start, end } => write!(f, "wallet {wallet} {}", Resolved::Time { start: *start, end: *end }),
             UnitRange::Tokens { addresses } => write!(f, "{} tokens", addresses.len()),
         }
     }
@@ -124,9 +110,9 @@ pub fn freeze_windows(spec: &Spec, now: i64) -> Vec<Option<Resolved>> {
     spec.exports
         .iter()
         .map(|e| match &e.selection {
-            Selection::BlockWindow { window, .. }
-            | Selection::Events { window, .. }
-            | Selection::Portfolio { window, .. } => Some(window.resolve(now)),
+            Selection::BlockWindow { window, .. } | Selection::Events { window, .. } | Selection::Portfolio { window, .. } => {
+                Some(window.resolve(now))
+            }
             Selection::BlockNumbers(_) | Selection::Tokens { .. } => None,
         })
         .collect()
@@ -202,16 +188,12 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
                 let n = batch.len() as u64;
                 push(
                     format!("{prefix}-n{i:05}"),
-                    UnitRange::Numbers {
-                        numbers: batch.to_vec(),
-                    },
+                    UnitRange::Numbers { numbers: batch.to_vec() },
                     n.div_ceil(page),
                 );
             }
         }
-        Selection::Portfolio {
-            wallets, window, ..
-        } => {
+        Selection::Portfolio { wallets, window, .. } => {
             let (start, end) = match frozen.unwrap_or_else(|| window.resolve(0)) {
                 Resolved::Time { start, end } => (start, end),
                 // Validation rejects block ranges for portfolios.
@@ -234,9 +216,7 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
             for (i, batch) in addresses.chunks(TOKENS_PER_UNIT).enumerate() {
                 push(
                     format!("{prefix}-a{i:05}"),
-                    UnitRange::Tokens {
-                        addresses: batch.to_vec(),
-                    },
+                    UnitRange::Tokens { addresses: batch.to_vec() },
                     batch.len() as u64,
                 );
             }
@@ -274,11 +254,7 @@ pub fn shard(units: Vec<Unit>, k: usize, n: usize) -> Vec<Unit> {
     let mut load = vec![0u64; n];
     let mut owner = vec![0usize; units.len()];
     for i in order {
-        let (best, _) = load
-            .iter()
-            .enumerate()
-            .min_by_key(|(j, l)| (**l, *j))
-            .unwrap_or((0, &0));
+        let (best, _) = load.iter().enumerate().min_by_key(|(j, l)| (**l, *j)).unwrap_or((0, &0));
         load[best] += units[i].estimated_requests;
         owner[i] = best;
     }
@@ -293,9 +269,7 @@ pub fn shard(units: Vec<Unit>, k: usize, n: usize) -> Vec<Unit> {
 /// A window as it was written, for display.
 pub fn describe_window(w: &Option<Resolved>, written: &Option<String>) -> String {
     match (w, written) {
-        (Some(r), Some(t))
-            if Window::parse(t).is_ok_and(|x| matches!(x, Window::Relative { .. })) =>
-        {
+        (Some(r), Some(t)) if Window::parse(t).is_ok_and(|x| matches!(x, Window::Relative { .. })) => {
             format!("{t} → {r}")
         }
         (Some(r), _) => r.to_string(),
@@ -311,11 +285,7 @@ mod tests {
     fn chunks_align_to_multiples() {
         assert_eq!(
             chunks(18_000_005, 18_020_001, 10_000),
-            vec![
-                (18_000_005, 18_010_000),
-                (18_010_000, 18_020_000),
-                (18_020_000, 18_020_001)
-            ]
+            vec![(18_000_005, 18_010_000), (18_010_000, 18_020_000), (18_020_000, 18_020_001)]
         );
         assert_eq!(chunks(5, 5, 10), vec![]);
     }
@@ -327,17 +297,11 @@ mod tests {
             export: 0,
             dataset: Dataset::Blocks,
             chain: Chain::Base,
-            range: UnitRange::Blocks {
-                start: i,
-                end: i + 1,
-            },
+            range: UnitRange::Blocks { start: i, end: i + 1 },
             estimated_requests: 1 + i % 7,
         };
         let units: Vec<Unit> = (0..50).map(mk).collect();
-        let mut all: Vec<String> = (1..=3)
-            .flat_map(|k| shard(units.clone(), k, 3))
-            .map(|u| u.id)
-            .collect();
+        let mut all: Vec<String> = (1..=3).flat_map(|k| shard(units.clone(), k, 3)).map(|u| u.id).collect();
         all.sort();
         let mut want: Vec<String> = units.iter().map(|u| u.id.clone()).collect();
         want.sort();

@@ -52,12 +52,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind.
-    pub const ALL: [EventKind; 4] = [
-        EventKind::Transfer,
-        EventKind::Approval,
-        EventKind::Swap,
-        EventKind::Sync,
-    ];
+    pub const ALL: [EventKind; 4] = [EventKind::Transfer, EventKind::Approval, EventKind::Swap, EventKind::Sync];
 
     /// The ABI signature.
     pub fn signature(self) -> &'static str {
@@ -248,22 +243,12 @@ impl SimData {
 
     /// The half-open block range `[first, end)` whose timestamps `t` satisfy
     /// `start <= t < end` (or `<= end` when `inclusive_end`).
-    pub fn blocks_in_time(
-        &self,
-        chain: Chain,
-        start: i64,
-        end: i64,
-        inclusive_end: bool,
-    ) -> (u64, u64) {
+    pub fn blocks_in_time(&self, chain: Chain, start: i64, end: i64, inclusive_end: bool) -> (u64, u64) {
         let p = params(chain);
         // First n with genesis + n*bt >= t*1000.
         let first_at = |t_secs: i64| -> u64 {
             let d = t_secs * 1000 - p.genesis_ms;
-            if d <= 0 {
-                0
-            } else {
-                ((d + p.block_ms - 1) / p.block_ms) as u64
-            }
+            if d <= 0 { 0 } else { ((d + p.block_ms - 1) / p.block_ms) as u64 }
         };
         let end_secs = if inclusive_end { end + 1 } else { end };
         let (a, b) = (first_at(start), first_at(end_secs));
@@ -294,11 +279,7 @@ impl SimData {
             number: n,
             timestamp: self.block_timestamp(chain, n),
             hash: self.block_hash(chain, n),
-            parent_hash: if n == 0 {
-                [0; 32]
-            } else {
-                self.block_hash(chain, n - 1)
-            },
+            parent_hash: if n == 0 { [0; 32] } else { self.block_hash(chain, n - 1) },
             miner: self.addr(T_ACCOUNT, chain, 1_000_000 + r % 16),
             base_fee_per_gas: 100_000_000 + (r >> 20) % 90_000_000_000,
             difficulty,
@@ -328,21 +309,12 @@ impl SimData {
 
     /// The cheap part of event `i` of block `n`: its contract and kind, so
     /// filters can skip events without building them.
-    pub fn event_head(
-        &self,
-        chain: Chain,
-        n: u64,
-        i: u32,
-    ) -> ([u8; 20], EventKind, u64, Option<u64>) {
+    pub fn event_head(&self, chain: Chain, n: u64, i: u32) -> ([u8; 20], EventKind, u64, Option<u64>) {
         let r = self.h(T_EVENT, chain, n, i as u64);
         let pick = r % 100;
         let sel = (r >> 8) % 1_000_003;
         if pick < 75 {
-            let j = if pick < 35 {
-                sel % 4
-            } else {
-                4 + sel % (TOKENS_PER_CHAIN - 4)
-            };
+            let j = if pick < 35 { sel % 4 } else { 4 + sel % (TOKENS_PER_CHAIN - 4) };
             let kind = if (r >> 40) % 5 == 0 {
                 EventKind::Approval
             } else {
@@ -351,11 +323,7 @@ impl SimData {
             (self.token_address(chain, j), kind, r, Some(j))
         } else {
             let pair = sel % PAIRS_PER_CHAIN;
-            let kind = if (r >> 40) % 5 < 3 {
-                EventKind::Swap
-            } else {
-                EventKind::Sync
-            };
+            let kind = if (r >> 40) % 5 < 3 { EventKind::Swap } else { EventKind::Sync };
             (self.addr(T_PAIR, chain, pair), kind, r, None)
         }
     }
@@ -402,11 +370,7 @@ impl SimData {
                 topics.push(account(z1));
                 topics.push(account(z2));
                 for k in 0..4u64 {
-                    let v = if (z3 >> k) & 1 == 0 {
-                        0
-                    } else {
-                        splitmix(z3 ^ k) >> 4
-                    };
+                    let v = if (z3 >> k) & 1 == 0 { 0 } else { splitmix(z3 ^ k) >> 4 };
                     data.extend_from_slice(&word(U256([v, 0, 0, 0])));
                 }
             }
@@ -456,19 +420,15 @@ impl SimData {
     pub fn token(&self, chain: Chain, address: &[u8; 20]) -> Option<Token> {
         let j = contract_index(self, chain, address);
         let key = u64::from_be_bytes([
-            address[0], address[1], address[2], address[3], address[4], address[5], address[6],
-            address[7],
+            address[0], address[1], address[2], address[3], address[4], address[5], address[6], address[7],
         ]);
         let r = self.h(T_TOKEN, chain, key, 99);
         if j.is_none() && r % 5 == 0 {
             return None;
         }
         if chain == Chain::Ethereum && j.is_some_and(|j| j < 3) {
-            let (name, symbol, decimals) = [
-                ("USD Coin", "USDC", 6),
-                ("Wrapped Ether", "WETH", 18),
-                ("Tether USD", "USDT", 6),
-            ][j.unwrap_or(0) as usize];
+            let (name, symbol, decimals) =
+                [("USD Coin", "USDC", 6), ("Wrapped Ether", "WETH", 18), ("Tether USD", "USDT", 6)][j.unwrap_or(0) as usize];
             return Some(Token {
                 address: *address,
                 decimals,
@@ -484,15 +444,7 @@ impl SimData {
             [18, 18, 18, 6, 8, 0, 24, 9, 12, 2][(r >> 8) as usize % 10]
         };
         let label = match j {
-            Some(j) => format!(
-                "{}{j}",
-                chain
-                    .name()
-                    .chars()
-                    .next()
-                    .unwrap_or('x')
-                    .to_ascii_uppercase()
-            ),
+            Some(j) => format!("{}{j}", chain.name().chars().next().unwrap_or('x').to_ascii_uppercase()),
             None => format!("X{}", (r >> 16) % 100_000),
         };
         Some(Token {
@@ -507,37 +459,26 @@ impl SimData {
     /// The first day (days since epoch) on which `wallet` holds anything.
     fn wallet_since(&self, chain: Chain, wallet: &[u8; 20]) -> i32 {
         let key = u64::from_be_bytes([
-            wallet[12], wallet[13], wallet[14], wallet[15], wallet[16], wallet[17], wallet[18],
-            wallet[19],
+            wallet[12], wallet[13], wallet[14], wallet[15], wallet[16], wallet[17], wallet[18], wallet[19],
         ]);
         // Active from some day in 2023..2024 onwards.
         19_358 + (self.h(T_WALLET, chain, key, 0) % 700) as i32
     }
 
     /// Holdings of `wallet` on day `day` (days since epoch), optionally only `token`.
-    pub fn holdings(
-        &self,
-        chain: Chain,
-        wallet: &[u8; 20],
-        day: i32,
-        token: Option<&[u8; 20]>,
-    ) -> Vec<Holding> {
+    pub fn holdings(&self, chain: Chain, wallet: &[u8; 20], day: i32, token: Option<&[u8; 20]>) -> Vec<Holding> {
         if day < self.wallet_since(chain, wallet) {
             return Vec::new();
         }
         let key = u64::from_be_bytes([
-            wallet[12], wallet[13], wallet[14], wallet[15], wallet[16], wallet[17], wallet[18],
-            wallet[19],
+            wallet[12], wallet[13], wallet[14], wallet[15], wallet[16], wallet[17], wallet[18], wallet[19],
         ]);
         let w = self.h(T_WALLET, chain, key, 1);
         let count = 1 + w % 5;
         let mut out = Vec::new();
         for k in 0..count {
             let j = splitmix(w ^ k) % TOKENS_PER_CHAIN;
-            if out
-                .iter()
-                .any(|h: &Holding| h.token.address == self.token_address(chain, j))
-            {
+            if out.iter().any(|h: &Holding| h.token.address == self.token_address(chain, j)) {
                 continue;
             }
             let address = self.token_address(chain, j);

@@ -36,9 +36,7 @@ pub(crate) fn push_str(out: &mut Vec<u8>, value: &str) {
         match c {
             '"' => out.extend_from_slice(b"\\\""),
             '\\' => out.extend_from_slice(b"\\\\"),
-            c if (c as u32) < 0x20 => {
-                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes())
-            }
+            c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
             c => {
                 let mut buf = [0u8; 4];
                 out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
@@ -58,11 +56,7 @@ fn close_object(out: &mut Vec<u8>) {
 /// One block object.
 pub(crate) fn block(out: &mut Vec<u8>, b: &Block) {
     out.push(b'{');
-    str_field(
-        out,
-        "base_fee_per_gas",
-        itoa::Buffer::new().format(b.base_fee_per_gas),
-    );
+    str_field(out, "base_fee_per_gas", itoa::Buffer::new().format(b.base_fee_per_gas));
     str_field(out, "difficulty", itoa::Buffer::new().format(b.difficulty));
     hex_field(out, "extra_data", &b.extra_data);
     str_field(out, "gas_limit", itoa::Buffer::new().format(b.gas_limit));
@@ -78,11 +72,7 @@ pub(crate) fn block(out: &mut Vec<u8>, b: &Block) {
     int_field(out, "size", b.size);
     hex_field(out, "state_root", &b.state_root);
     str_field(out, "timestamp", &iso(b.timestamp));
-    str_field(
-        out,
-        "total_difficulty",
-        itoa::Buffer::new().format(b.total_difficulty),
-    );
+    str_field(out, "total_difficulty", itoa::Buffer::new().format(b.total_difficulty));
     int_field(out, "transaction_count", b.transaction_count);
     hex_field(out, "transactions_root", &b.transactions_root);
     match &b.withdrawals_root {

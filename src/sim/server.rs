@@ -35,8 +35,7 @@ struct Sim {
 
 impl Sim {
     fn now_ms(&self) -> i64 {
-        self.frozen_ms
-            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
+        self.frozen_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
     }
     fn roll(&self) -> f64 {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
@@ -112,10 +111,7 @@ fn router(opts: SimOptions) -> Result<Router, String> {
         opts,
     });
     Ok(Router::new()
-        .route(
-            "/v2/{chain}/wallets/{wallet}/portfolio/daily",
-            get(portfolio),
-        )
+        .route("/v2/{chain}/wallets/{wallet}/portfolio/daily", get(portfolio))
         .route("/v2/{chain}/tokens/{address}", get(token))
         .route("/v2/{chain}/blocks", get(blocks))
         .route("/v2/{chain}/blocks/{number}", get(block_by_number))
@@ -152,12 +148,7 @@ fn ok_json(body: Vec<u8>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
-async fn faults(
-    State(sim): State<Arc<Sim>>,
-    headers: HeaderMap,
-    req: Request,
-    next: Next,
-) -> Response {
+async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, next: Next) -> Response {
     let opts = &sim.opts;
     if opts.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(opts.latency_ms)).await;
@@ -165,12 +156,7 @@ async fn faults(
     if let (Some(key), Some(given)) = (&opts.api_key, headers.get(header::AUTHORIZATION)) {
         let expected = format!("Bearer {key}");
         if given.as_bytes() != expected.as_bytes() {
-            return ApiError(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "the API key is not valid".into(),
-            )
-            .into_response();
+            return ApiError(StatusCode::UNAUTHORIZED, "unauthorized", "the API key is not valid".into()).into_response();
         }
     }
     if opts.quota_rps > 0.0 {
@@ -182,14 +168,8 @@ async fn faults(
         if b.0 < 1.0 {
             let wait = ((1.0 - b.0) / opts.quota_rps).ceil().max(1.0) as u64;
             drop(b);
-            let mut resp = ApiError(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                "request quota exceeded".into(),
-            )
-            .into_response();
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+            let mut resp = ApiError(StatusCode::TOO_MANY_REQUESTS, "rate_limited", "request quota exceeded".into()).into_response();
+            resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(wait));
             return resp;
         }
         b.0 -= 1.0;
@@ -235,19 +215,14 @@ async fn faults(
         // connection is torn down under the client.
         let stream = futures::stream::iter(vec![
             Ok(cut),
-            Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionReset,
-                "simulated reset",
-            )),
+            Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "simulated reset")),
         ]);
         let mut r = Response::from_parts(parts, Body::from_stream(stream));
-        r.headers_mut()
-            .insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        r.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
         r
     } else {
         let mut r = Response::from_parts(parts, Body::from(cut.clone()));
-        r.headers_mut()
-            .insert(header::CONTENT_LENGTH, HeaderValue::from(cut.len()));
+        r.headers_mut().insert(header::CONTENT_LENGTH, HeaderValue::from(cut.len()));
         r
     }
 }
@@ -266,11 +241,7 @@ fn query_pairs(raw: &Option<String>) -> Vec<(String, String)> {
 }
 
 fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .rev()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
+    pairs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
 fn limit(pairs: &[(String, String)], max: u64, default: u64) -> Result<u64, ApiError> {
@@ -278,9 +249,7 @@ fn limit(pairs: &[(String, String)], max: u64, default: u64) -> Result<u64, ApiE
         None => Ok(default),
         Some(v) => match v.parse::<u64>() {
             Ok(n) if (1..=max).contains(&n) => Ok(n),
-            _ => Err(bad(format!(
-                "limit must be an integer from 1 to {max}, got `{v}`"
-            ))),
+            _ => Err(bad(format!("limit must be an integer from 1 to {max}, got `{v}`"))),
         },
     }
 }
@@ -288,11 +257,9 @@ fn limit(pairs: &[(String, String)], max: u64, default: u64) -> Result<u64, ApiE
 fn address_param(pairs: &[(String, String)], name: &str) -> Result<Option<[u8; 20]>, ApiError> {
     match param(pairs, name) {
         None => Ok(None),
-        Some(v) => parse_address(v).map(Some).ok_or_else(|| {
-            bad(format!(
-                "{name} must match ^0x[a-fA-F0-9]{{40}}$, got `{v}`"
-            ))
-        }),
+        Some(v) => parse_address(v)
+            .map(Some)
+            .ok_or_else(|| bad(format!("{name} must match ^0x[a-fA-F0-9]{{40}}$, got `{v}`"))),
     }
 }
 
@@ -309,9 +276,7 @@ fn descending(pairs: &[(String, String)]) -> Result<bool, ApiError> {
     match param(pairs, "sort_by") {
         None | Some("latest") => Ok(true),
         Some("earliest") => Ok(false),
-        Some(v) => Err(bad(format!(
-            "sort_by must be `latest` or `earliest`, got `{v}`"
-        ))),
+        Some(v) => Err(bad(format!("sort_by must be `latest` or `earliest`, got `{v}`"))),
     }
 }
 
@@ -346,13 +311,7 @@ impl Cursor {
     }
 
     fn open(text: &str, secret: u64, fp: u64) -> Result<Cursor, ApiError> {
-        let forged = || {
-            ApiError(
-                StatusCode::BAD_REQUEST,
-                "invalid_cursor",
-                "the cursor is not valid".into(),
-            )
-        };
+        let forged = || ApiError(StatusCode::BAD_REQUEST, "invalid_cursor", "the cursor is not valid".into());
         let raw = B64.decode(text).map_err(|_| forged())?;
         if raw.len() != 49 || raw[0] != 1 {
             return Err(forged());
@@ -382,10 +341,7 @@ impl Cursor {
 
 /// Fingerprint of a query: everything but `limit` and `cursor`.
 fn fingerprint(route: &str, chain: Chain, pairs: &[(String, String)]) -> u64 {
-    let mut items: Vec<&(String, String)> = pairs
-        .iter()
-        .filter(|(k, _)| k != "limit" && k != "cursor")
-        .collect();
+    let mut items: Vec<&(String, String)> = pairs.iter().filter(|(k, _)| k != "limit" && k != "cursor").collect();
     items.sort();
     let mut z = mix(route.len() as u64, chain.index());
     for b in route.bytes() {
@@ -399,12 +355,7 @@ fn fingerprint(route: &str, chain: Chain, pairs: &[(String, String)]) -> u64 {
     z
 }
 
-fn page_start(
-    sim: &Sim,
-    pairs: &[(String, String)],
-    fp: u64,
-    fresh: impl FnOnce() -> Cursor,
-) -> Result<Cursor, ApiError> {
+fn page_start(sim: &Sim, pairs: &[(String, String)], fp: u64, fresh: impl FnOnce() -> Cursor) -> Result<Cursor, ApiError> {
     match param(pairs, "cursor") {
         Some(text) => Cursor::open(text, sim.secret, fp),
         None => Ok(fresh()),
@@ -427,19 +378,12 @@ fn block_range(sim: &Sim, chain: Chain, w: Option<Resolved>) -> (u64, u64) {
     let (lo, hi) = match w {
         None => (0, head + 1),
         Some(Resolved::Blocks { first, last }) => (first, last.saturating_add(1)),
-        Some(Resolved::Time { start, end }) => {
-            sim.data
-                .blocks_in_time(chain, start, end, sim.opts.inclusive_end)
-        }
+        Some(Resolved::Time { start, end }) => sim.data.blocks_in_time(chain, start, end, sim.opts.inclusive_end),
     };
     (lo.min(head + 1), hi.min(head + 1))
 }
 
-async fn blocks(
-    State(sim): State<Arc<Sim>>,
-    Path(chain): Path<String>,
-    RawQuery(q): RawQuery,
-) -> Result<Response, ApiError> {
+async fn blocks(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
     let pairs = query_pairs(&q);
     let limit = limit(&pairs, 1000, 50)?;
@@ -457,10 +401,7 @@ async fn blocks(
                 );
             }
             if list.len() > 1000 {
-                return Err(bad(format!(
-                    "numbers takes at most 1000 items, got {}",
-                    list.len()
-                )));
+                return Err(bad(format!("numbers takes at most 1000 items, got {}", list.len())));
             }
             list.sort_unstable();
             list.dedup();
@@ -483,11 +424,7 @@ async fn blocks(
         // Numbers inside the window (and below the head), in sort order; the
         // cursor walks positions in that list.
         let selected: Vec<u64> = list.into_iter().filter(|n| (lo..hi).contains(n)).collect();
-        let ordered: Vec<u64> = if desc {
-            selected.into_iter().rev().collect()
-        } else {
-            selected
-        };
+        let ordered: Vec<u64> = if desc { selected.into_iter().rev().collect() } else { selected };
         let c = page_start(&sim, &pairs, fp, || Cursor {
             fp,
             lo,
@@ -500,10 +437,7 @@ async fn blocks(
         for n in ordered.get(start..end).unwrap_or(&[]) {
             emit(&mut out, *n);
         }
-        (end < ordered.len()).then_some(Cursor {
-            pos: end as u64,
-            ..c
-        })
+        (end < ordered.len()).then_some(Cursor { pos: end as u64, ..c })
     } else {
         let c = page_start(&sim, &pairs, fp, || Cursor {
             fp,
@@ -538,10 +472,7 @@ async fn blocks(
     Ok(ok_json(out))
 }
 
-async fn block_by_number(
-    State(sim): State<Arc<Sim>>,
-    Path((chain, number)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+async fn block_by_number(State(sim): State<Arc<Sim>>, Path((chain, number)): Path<(String, String)>) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
     let head = sim.data.head(chain, sim.now_ms());
     let n = if number == "latest" {
@@ -551,9 +482,7 @@ async fn block_by_number(
             .parse::<u64>()
             .map_err(|_| bad(format!("block_number `{number}` is too large")))?
     } else {
-        return Err(bad(format!(
-            "block_number must match ^(\\d+|latest)$, got `{number}`"
-        )));
+        return Err(bad(format!("block_number must match ^(\\d+|latest)$, got `{number}`")));
     };
     if n > head {
         return Err(ApiError(
@@ -569,11 +498,7 @@ async fn block_by_number(
     Ok(ok_json(out))
 }
 
-async fn events(
-    State(sim): State<Arc<Sim>>,
-    Path(chain): Path<String>,
-    RawQuery(q): RawQuery,
-) -> Result<Response, ApiError> {
+async fn events(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
     let pairs = query_pairs(&q);
     let limit = limit(&pairs, 1000, 50)?;
@@ -594,8 +519,7 @@ async fn events(
                 )));
             };
             let mut t = [0u8; 32];
-            hex::decode_to_slice(&hex_topic[2..], &mut t)
-                .map_err(|_| bad("signatures: bad hex"))?;
+            hex::decode_to_slice(&hex_topic[2..], &mut t).map_err(|_| bad("signatures: bad hex"))?;
             topics.push(t);
         }
     }
@@ -639,9 +563,7 @@ async fn events(
             idx += 1;
             scanned += 1;
             let (addr, kind, _, _) = data.event_head(chain, block, i);
-            if contract.is_some_and(|c| c != addr)
-                || (!topics.is_empty() && !topics.contains(&data.topic0(kind)))
-            {
+            if contract.is_some_and(|c| c != addr) || (!topics.is_empty() && !topics.contains(&data.topic0(kind))) {
                 continue;
             }
             if ts_block != block {
@@ -651,12 +573,7 @@ async fn events(
             if taken > 0 {
                 out.push(b',');
             }
-            json::event(
-                &mut out,
-                &data.event(chain, block, i),
-                &ts,
-                sim.opts.topics_as_numbers,
-            );
+            json::event(&mut out, &data.event(chain, block, i), &ts, sim.opts.topics_as_numbers);
             taken += 1;
         }
         idx = 0;
@@ -671,24 +588,13 @@ async fn events(
         }
     }
     let more = if desc { pos > c.lo } else { pos < c.hi };
-    finish_list(
-        &mut out,
-        more.then_some(Cursor { pos, idx, ..c }),
-        sim.secret,
-    );
+    finish_list(&mut out, more.then_some(Cursor { pos, idx, ..c }), sim.secret);
     Ok(ok_json(out))
 }
 
-async fn token(
-    State(sim): State<Arc<Sim>>,
-    Path((chain, address)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
+async fn token(State(sim): State<Arc<Sim>>, Path((chain, address)): Path<(String, String)>) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
-    let addr = parse_address(&address).ok_or_else(|| {
-        bad(format!(
-            "token_address must match ^0x[a-fA-F0-9]{{40}}$, got `{address}`"
-        ))
-    })?;
+    let addr = parse_address(&address).ok_or_else(|| bad(format!("token_address must match ^0x[a-fA-F0-9]{{40}}$, got `{address}`")))?;
     let t = sim.data.token(chain, &addr).ok_or_else(|| {
         ApiError(
             StatusCode::NOT_FOUND,
@@ -709,11 +615,8 @@ async fn portfolio(
     RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     let chain = parse_chain(&chain)?;
-    let wallet_addr = parse_address(&wallet).ok_or_else(|| {
-        bad(format!(
-            "wallet_address must match ^0x[a-fA-F0-9]{{40}}$, got `{wallet}`"
-        ))
-    })?;
+    let wallet_addr =
+        parse_address(&wallet).ok_or_else(|| bad(format!("wallet_address must match ^0x[a-fA-F0-9]{{40}}$, got `{wallet}`")))?;
     let pairs = query_pairs(&q);
     let limit = limit(&pairs, 31, 31)?;
     let token = address_param(&pairs, "token_address")?;
@@ -735,15 +638,8 @@ async fn portfolio(
     } else {
         day_of(end + 86_399) as i64
     };
-    let (lo, hi) = (
-        first_day.max(0) as u64,
-        last_excl.max(first_day).max(0) as u64,
-    );
-    let fp = fingerprint(
-        &format!("portfolio/{}", wallet.to_ascii_lowercase()),
-        chain,
-        &pairs,
-    );
+    let (lo, hi) = (first_day.max(0) as u64, last_excl.max(first_day).max(0) as u64);
+    let fp = fingerprint(&format!("portfolio/{}", wallet.to_ascii_lowercase()), chain, &pairs);
     let c = page_start(&sim, &pairs, fp, || Cursor {
         fp,
         lo,
@@ -777,10 +673,6 @@ async fn portfolio(
         out.extend_from_slice(b"]}");
         taken += 1;
     }
-    finish_list(
-        &mut out,
-        (pos > c.lo).then_some(Cursor { pos, ..c }),
-        sim.secret,
-    );
+    finish_list(&mut out, (pos > c.lo).then_some(Cursor { pos, ..c }), sim.secret);
     Ok(ok_json(out))
 }

@@ -74,47 +74,35 @@ impl Sink {
     /// (credentials and endpoint from the standard AWS variables).
     pub fn open(output: &Output) -> Result<Sink, SinkError> {
         let uri = output.uri.clone();
-        let cfg = |message: String| SinkError::Config {
-            uri: uri.clone(),
-            message,
-        };
-        let (store, prefix, local_root): (Arc<dyn ObjectStore>, String, Option<PathBuf>) =
-            if let Some(rest) = uri.strip_prefix("s3://") {
-                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-                if bucket.is_empty() {
-                    return Err(cfg(
-                        "no bucket in the URI: expected s3://bucket/prefix".into()
-                    ));
-                }
-                let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
-                if std::env::var("AWS_REGION").is_err()
-                    && std::env::var("AWS_DEFAULT_REGION").is_err()
-                {
-                    b = b.with_region("us-east-1");
-                }
-                let store = b
-                    .with_retry(object_store::RetryConfig {
-                        max_retries: 5,
-                        retry_timeout: std::time::Duration::from_secs(60),
-                        ..Default::default()
-                    })
-                    .build()
-                    .map_err(|e| cfg(e.to_string()))?;
-                (Arc::new(store), prefix.trim_matches('/').to_string(), None)
-            } else {
-                let path = uri.strip_prefix("file://").unwrap_or(&uri);
-                let dir = PathBuf::from(path);
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| cfg(format!("cannot create the directory: {e}")))?;
-                let dir = dir.canonicalize().map_err(|e| cfg(e.to_string()))?;
-                let store =
-                    LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg(e.to_string()))?;
-                (Arc::new(store), String::new(), Some(dir))
-            };
-        let compression = match output.compression {
-            Compression::Zstd(level) => {
-                parquet::basic::Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default())
+        let cfg = |message: String| SinkError::Config { uri: uri.clone(), message };
+        let (store, prefix, local_root): (Arc<dyn ObjectStore>, String, Option<PathBuf>) = if let Some(rest) = uri.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(cfg("no bucket in the URI: expected s3://bucket/prefix".into()));
             }
+            let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
+                b = b.with_region("us-east-1");
+            }
+            let store = b
+                .with_retry(object_store::RetryConfig {
+                    max_retries: 5,
+                    retry_timeout: std::time::Duration::from_secs(60),
+                    ..Default::default()
+                })
+                .build()
+                .map_err(|e| cfg(e.to_string()))?;
+            (Arc::new(store), prefix.trim_matches('/').to_string(), None)
+        } else {
+            let path = uri.strip_prefix("file://").unwrap_or(&uri);
+            let dir = PathBuf::from(path);
+            std::fs::create_dir_all(&dir).map_err(|e| cfg(format!("cannot create the directory: {e}")))?;
+            let dir = dir.canonicalize().map_err(|e| cfg(e.to_string()))?;
+            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg(e.to_string()))?;
+            (Arc::new(store), String::new(), Some(dir))
+        };
+        let compression = match output.compression {
+            Compression::Zstd(level) => parquet::basic::Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default()),
             Compression::Snappy => parquet::basic::Compression::SNAPPY,
             Compression::Lz4 => parquet::basic::Compression::LZ4_RAW,
             Compression::Gzip => parquet::basic::Compression::GZIP(GzipLevel::default()),
@@ -166,9 +154,7 @@ impl Sink {
         if self.prefix.is_empty() {
             s.to_string()
         } else {
-            s.strip_prefix(&format!("{}/", self.prefix))
-                .unwrap_or(s)
-                .to_string()
+            s.strip_prefix(&format!("{}/", self.prefix)).unwrap_or(s).to_string()
         }
     }
 
@@ -234,14 +220,7 @@ pub struct UnitWriter {
 
 impl UnitWriter {
     /// A writer whose first file gets sequence `next_seq`.
-    pub fn new(
-        sink: Arc<Sink>,
-        dataset: Dataset,
-        chain: Chain,
-        unit_id: &str,
-        schema: SchemaRef,
-        next_seq: u64,
-    ) -> UnitWriter {
+    pub fn new(sink: Arc<Sink>, dataset: Dataset, chain: Chain, unit_id: &str, schema: SchemaRef, next_seq: u64) -> UnitWriter {
         UnitWriter {
             sink,
             dataset,
@@ -290,11 +269,7 @@ impl UnitWriter {
         Ok(())
     }
 
-    async fn write_part(
-        &mut self,
-        day: Option<i32>,
-        batch: &arrow::record_batch::RecordBatch,
-    ) -> Result<(), SinkError> {
+    async fn write_part(&mut self, day: Option<i32>, batch: &arrow::record_batch::RecordBatch) -> Result<(), SinkError> {
         if !self.open.contains_key(&day) {
             let rel = format!(
                 "{}/{}",
@@ -302,25 +277,13 @@ impl UnitWriter {
                 file_name(&self.unit_id, self.next_seq)
             );
             self.next_seq += 1;
-            let buf = BufWriter::with_capacity(
-                self.sink.store.clone(),
-                self.sink.path(&rel),
-                8 * 1024 * 1024,
-            );
+            let buf = BufWriter::with_capacity(self.sink.store.clone(), self.sink.path(&rel), 8 * 1024 * 1024);
             let writer =
-                AsyncArrowWriter::try_new(buf, self.schema.clone(), Some(self.sink.props.clone()))
-                    .map_err(|e| SinkError::Write {
-                        path: rel.clone(),
-                        source: Box::new(e),
-                    })?;
-            self.open.insert(
-                day,
-                OpenFile {
-                    rel,
-                    writer,
-                    rows: 0,
-                },
-            );
+                AsyncArrowWriter::try_new(buf, self.schema.clone(), Some(self.sink.props.clone())).map_err(|e| SinkError::Write {
+                    path: rel.clone(),
+                    source: Box::new(e),
+                })?;
+            self.open.insert(day, OpenFile { rel, writer, rows: 0 });
         }
         let Some(f) = self.open.get_mut(&day) else {
             return Ok(());
@@ -364,18 +327,16 @@ impl UnitWriter {
             };
             if let Some(root) = &self.sink.local_root {
                 let file = root.join(&rel);
-                tokio::task::spawn_blocking(move || {
-                    std::fs::File::open(&file).and_then(|f| f.sync_all())
-                })
-                .await
-                .map_err(|e| SinkError::Write {
-                    path: rel.clone(),
-                    source: Box::new(e),
-                })?
-                .map_err(|e| SinkError::Write {
-                    path: rel.clone(),
-                    source: Box::new(e),
-                })?;
+                tokio::task::spawn_blocking(move || std::fs::File::open(&file).and_then(|f| f.sync_all()))
+                    .await
+                    .map_err(|e| SinkError::Write {
+                        path: rel.clone(),
+                        source: Box::new(e),
+                    })?
+                    .map_err(|e| SinkError::Write {
+                        path: rel.clone(),
+                        source: Box::new(e),
+                    })?;
             }
             done.push(WrittenFile { rel, rows, bytes });
         }

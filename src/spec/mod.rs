@@ -4,6 +4,7 @@
 //! expected, so a user fixes a spec in one pass.
 
 mod raw;
+mod text;
 
 use crate::chain::Chain;
 use crate::evm::{is_abi_signature, is_address, is_hash32, signature_topic};
@@ -15,6 +16,9 @@ use std::fmt;
 use std::ops::Range;
 use std::time::Duration;
 use toml::Spanned;
+
+/// The commented example spec written by `chainetl init`.
+pub const EXAMPLE: &str = include_str!("example.toml");
 
 /// One problem in a spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,12 +80,7 @@ pub enum Dataset {
 
 impl Dataset {
     /// All datasets.
-    pub const ALL: [Dataset; 4] = [
-        Dataset::Blocks,
-        Dataset::Events,
-        Dataset::Portfolio,
-        Dataset::Tokens,
-    ];
+    pub const ALL: [Dataset; 4] = [Dataset::Blocks, Dataset::Events, Dataset::Portfolio, Dataset::Tokens];
 
     /// Its name in specs, paths and the CLI.
     pub fn name(self) -> &'static str {
@@ -261,6 +260,12 @@ pub struct Spec {
 impl Spec {
     /// Reads and validates a spec file.
     pub fn load(path: &str) -> Result<Spec, SpecErrors> {
+        Spec::load_with(path, &[])
+    }
+
+    /// Reads a spec file, interpolates `${VAR}`s from the environment,
+    /// applies `--set key.path=value` overrides, and validates the result.
+    pub fn load_with(path: &str, sets: &[String]) -> Result<Spec, SpecErrors> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             SpecErrors(vec![SpecError {
                 file: path.into(),
@@ -270,6 +275,8 @@ impl Spec {
                 message: format!("cannot read the spec: {e}"),
             }])
         })?;
+        let text = text::interpolate(path, &text, &|k| std::env::var(k).ok()).map_err(SpecErrors)?;
+        let text = text::apply_overrides(path, &text, sets).map_err(SpecErrors)?;
         Spec::parse(path, &text)
     }
 
@@ -342,23 +349,12 @@ impl Validator<'_> {
         });
     }
 
-    fn int_in(
-        &mut self,
-        v: &Option<Spanned<i64>>,
-        key: &str,
-        lo: i64,
-        hi: i64,
-        default: i64,
-    ) -> i64 {
+    fn int_in(&mut self, v: &Option<Spanned<i64>>, key: &str, lo: i64, hi: i64, default: i64) -> i64 {
         match v {
             None => default,
             Some(s) if (lo..=hi).contains(s.get_ref()) => *s.get_ref(),
             Some(s) => {
-                self.err(
-                    s.span(),
-                    key,
-                    format!("must be an integer from {lo} to {hi}, got {}", s.get_ref()),
-                );
+                self.err(s.span(), key, format!("must be an integer from {lo} to {hi}, got {}", s.get_ref()));
                 default
             }
         }
@@ -369,10 +365,7 @@ impl Validator<'_> {
             self.err(
                 v.span(),
                 key,
-                format!(
-                    "`{}` is not an address: expected 0x followed by 40 hex digits",
-                    v.get_ref()
-                ),
+                format!("`{}` is not an address: expected 0x followed by 40 hex digits", v.get_ref()),
             );
         }
         v.get_ref().to_ascii_lowercase()
@@ -380,12 +373,7 @@ impl Validator<'_> {
 
     fn spec(&mut self, raw: RawSpec) -> Option<Spec> {
         let name = raw.name.get_ref().clone();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            || name.starts_with('.')
-        {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || name.starts_with('.') {
             self.err(
                 raw.name.span(),
                 "name",
@@ -395,11 +383,7 @@ impl Validator<'_> {
         let source = self.source(raw.source.get_ref());
         let output = self.output(raw.output.get_ref());
         if raw.export.is_empty() {
-            self.err(
-                0..0,
-                "export",
-                "the spec has no [[export]] table: add at least one",
-            );
+            self.err(0..0, "export", "the spec has no [[export]] table: add at least one");
         }
         let mut exports = Vec::new();
         for (i, e) in raw.export.iter().enumerate() {
@@ -419,12 +403,7 @@ impl Validator<'_> {
     fn source(&mut self, s: &RawSource) -> Source {
         let url = s.base_url.get_ref().trim().to_string();
         let base_url = if url == "sim" {
-            BaseUrl::Sim(
-                s.sim
-                    .as_ref()
-                    .map(|x| x.get_ref().clone())
-                    .unwrap_or_default(),
-            )
+            BaseUrl::Sim(s.sim.as_ref().map(|x| x.get_ref().clone()).unwrap_or_default())
         } else {
             if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
                 self.err(
@@ -434,33 +413,26 @@ impl Validator<'_> {
                 );
             }
             if let Some(x) = &s.sim {
-                self.err(
-                    x.span(),
-                    "source.sim",
-                    "applies only when base_url = \"sim\"",
-                );
+                self.err(x.span(), "source.sim", "applies only when base_url = \"sim\"");
             }
             BaseUrl::Http(url)
         };
         if let Some(env) = &s.api_key_env {
             let n = env.get_ref();
             if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                self.err(env.span(), "source.api_key_env", format!("`{n}` is not an environment variable name (it names the variable, it is not the key)"));
+                self.err(
+                    env.span(),
+                    "source.api_key_env",
+                    format!("`{n}` is not an environment variable name (it names the variable, it is not the key)"),
+                );
             }
         }
         let rps = match &s.requests_per_second {
-            Some(r)
-                if !(r.get_ref().is_finite()
-                    && *r.get_ref() > 0.0
-                    && *r.get_ref() <= 100_000.0) =>
-            {
+            Some(r) if !(r.get_ref().is_finite() && *r.get_ref() > 0.0 && *r.get_ref() <= 100_000.0) => {
                 self.err(
                     r.span(),
                     "source.requests_per_second",
-                    format!(
-                        "must be a number above 0 and at most 100000, got {}",
-                        r.get_ref()
-                    ),
+                    format!("must be a number above 0 and at most 100000, got {}", r.get_ref()),
                 );
                 None
             }
@@ -470,17 +442,10 @@ impl Validator<'_> {
         Source {
             base_url,
             api_key_env: s.api_key_env.as_ref().map(|e| e.get_ref().clone()),
-            max_concurrency: self.int_in(&s.max_concurrency, "source.max_concurrency", 1, 1024, 8)
-                as usize,
+            max_concurrency: self.int_in(&s.max_concurrency, "source.max_concurrency", 1, 1024, 8) as usize,
             requests_per_second: rps,
             page_size: self.int_in(&s.page_size, "source.page_size", 1, 1000, 1000) as u32,
-            timeout: Duration::from_secs(self.int_in(
-                &s.timeout_secs,
-                "source.timeout_secs",
-                1,
-                3600,
-                30,
-            ) as u64),
+            timeout: Duration::from_secs(self.int_in(&s.timeout_secs, "source.timeout_secs", 1, 3600, 30) as u64),
             max_retries: self.int_in(&s.max_retries, "source.max_retries", 0, 100, 10) as usize,
         }
     }
@@ -493,8 +458,7 @@ impl Validator<'_> {
                 "output.uri",
                 "must not be empty: a local path, file:///abs/path or s3://bucket/prefix",
             );
-        } else if uri.contains("://") && !(uri.starts_with("file:///") || uri.starts_with("s3://"))
-        {
+        } else if uri.contains("://") && !(uri.starts_with("file:///") || uri.starts_with("s3://")) {
             self.err(
                 o.uri.span(),
                 "output.uri",
@@ -506,9 +470,7 @@ impl Validator<'_> {
             partition_by.clear();
             for k in p.get_ref() {
                 match k.get_ref().as_str() {
-                    "chain" | "date" if !partition_by.contains(k.get_ref()) => {
-                        partition_by.push(k.get_ref().clone())
-                    }
+                    "chain" | "date" if !partition_by.contains(k.get_ref()) => partition_by.push(k.get_ref().clone()),
                     other => self.err(
                         k.span(),
                         "output.partition_by",
@@ -541,11 +503,7 @@ impl Validator<'_> {
             Some("binary") => HashEncoding::Binary,
             Some(other) => {
                 if let Some(c) = &o.hash_encoding {
-                    self.err(
-                        c.span(),
-                        "output.hash_encoding",
-                        format!("`{other}`: expected hex or binary"),
-                    );
+                    self.err(c.span(), "output.hash_encoding", format!("`{other}`: expected hex or binary"));
                 }
                 HashEncoding::Hex
             }
@@ -554,39 +512,15 @@ impl Validator<'_> {
             uri,
             partition_by,
             compression,
-            row_group_rows: self.int_in(
-                &o.row_group_rows,
-                "output.row_group_rows",
-                1_000,
-                10_000_000,
-                131_072,
-            ) as usize,
-            file_rows: self.int_in(
-                &o.file_rows,
-                "output.file_rows",
-                1_000,
-                100_000_000,
-                1_000_000,
-            ) as usize,
-            commit_interval: Duration::from_secs(self.int_in(
-                &o.commit_interval_secs,
-                "output.commit_interval_secs",
-                1,
-                3600,
-                30,
-            ) as u64),
-            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 100)
-                as usize,
+            row_group_rows: self.int_in(&o.row_group_rows, "output.row_group_rows", 1_000, 10_000_000, 131_072) as usize,
+            file_rows: self.int_in(&o.file_rows, "output.file_rows", 1_000, 100_000_000, 1_000_000) as usize,
+            commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
+            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 100) as usize,
             hash_encoding,
         }
     }
 
-    fn list<T>(
-        &mut self,
-        v: &Option<Spanned<Vec<Spanned<T>>>>,
-        key: &str,
-        max: usize,
-    ) -> Option<Vec<Spanned<T>>>
+    fn list<T>(&mut self, v: &Option<Spanned<Vec<Spanned<T>>>>, key: &str, max: usize) -> Option<Vec<Spanned<T>>>
     where
         T: Clone,
     {
@@ -594,11 +528,7 @@ impl Validator<'_> {
         if l.get_ref().is_empty() {
             self.err(l.span(), key, "must not be empty");
         } else if l.get_ref().len() > max {
-            self.err(
-                l.span(),
-                key,
-                format!("takes at most {max} items, got {}", l.get_ref().len()),
-            );
+            self.err(l.span(), key, format!("takes at most {max} items, got {}", l.get_ref().len()));
         }
         Some(l.get_ref().clone())
     }
@@ -626,53 +556,36 @@ impl Validator<'_> {
         }
         for c in e.chains.get_ref() {
             match c.get_ref().parse::<Chain>() {
-                Ok(ch) if chains.contains(&ch) => {
-                    self.err(c.span(), k("chains"), format!("`{ch}` is listed twice"))
-                }
+                Ok(ch) if chains.contains(&ch) => self.err(c.span(), k("chains"), format!("`{ch}` is listed twice")),
                 Ok(ch) => chains.push(ch),
                 Err(msg) => self.err(c.span(), k("chains"), msg),
             }
         }
-        let window = e
-            .window
-            .as_ref()
-            .and_then(|w| match Window::parse(w.get_ref()) {
-                Ok(x) => Some(x),
-                Err(msg) => {
-                    self.err(w.span(), k("window"), msg);
-                    None
-                }
-            });
+        let window = e.window.as_ref().and_then(|w| match Window::parse(w.get_ref()) {
+            Ok(x) => Some(x),
+            Err(msg) => {
+                self.err(w.span(), k("window"), msg);
+                None
+            }
+        });
         let dataset = dataset?;
         // Keys that belong to other datasets.
         let allowed: &[&str] = match dataset {
             Dataset::Blocks => &["window", "numbers", "chunk_blocks", "chunk_duration"],
-            Dataset::Events => &[
-                "window",
-                "contract_address",
-                "signatures",
-                "chunk_blocks",
-                "chunk_duration",
-            ],
+            Dataset::Events => &["window", "contract_address", "signatures", "chunk_blocks", "chunk_duration"],
             Dataset::Portfolio => &["window", "wallets", "token_address"],
             Dataset::Tokens => &["addresses"],
         };
         let present: [(&str, Option<Range<usize>>); 9] = [
             ("window", e.window.as_ref().map(|x| x.span())),
             ("numbers", e.numbers.as_ref().map(|x| x.span())),
-            (
-                "contract_address",
-                e.contract_address.as_ref().map(|x| x.span()),
-            ),
+            ("contract_address", e.contract_address.as_ref().map(|x| x.span())),
             ("signatures", e.signatures.as_ref().map(|x| x.span())),
             ("wallets", e.wallets.as_ref().map(|x| x.span())),
             ("token_address", e.token_address.as_ref().map(|x| x.span())),
             ("addresses", e.addresses.as_ref().map(|x| x.span())),
             ("chunk_blocks", e.chunk_blocks.as_ref().map(|x| x.span())),
-            (
-                "chunk_duration",
-                e.chunk_duration.as_ref().map(|x| x.span()),
-            ),
+            ("chunk_duration", e.chunk_duration.as_ref().map(|x| x.span())),
         ];
         for (name, span) in present {
             if let Some(span) = span
@@ -681,15 +594,11 @@ impl Validator<'_> {
                 self.err(
                     span,
                     k(name),
-                    format!(
-                        "does not apply to dataset `{dataset}` (it takes: {})",
-                        allowed.join(", ")
-                    ),
+                    format!("does not apply to dataset `{dataset}` (it takes: {})", allowed.join(", ")),
                 );
             }
         }
-        let chunk_blocks =
-            self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64;
+        let chunk_blocks = self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64;
         let chunk_secs = match &e.chunk_duration {
             None => 3_600,
             Some(d) => match Window::parse(d.get_ref()) {
@@ -698,10 +607,7 @@ impl Validator<'_> {
                     self.err(
                         d.span(),
                         k("chunk_duration"),
-                        format!(
-                            "`{}`: expected a duration such as `1h` or `1d`",
-                            d.get_ref()
-                        ),
+                        format!("`{}`: expected a duration such as `1h` or `1d`", d.get_ref()),
                     );
                     3_600
                 }
@@ -710,7 +616,11 @@ impl Validator<'_> {
         let window_text = e.window.as_ref().map(|w| w.get_ref().trim().to_string());
         let need_window = |v: &mut Self| {
             if e.window.is_none() {
-                v.err(e.dataset.span(), k("window"), format!("dataset `{dataset}` needs a window (e.g. `7d`, `2024-01-01..2024-02-01` or `18000000..18100000`)"));
+                v.err(
+                    e.dataset.span(),
+                    k("window"),
+                    format!("dataset `{dataset}` needs a window (e.g. `7d`, `2024-01-01..2024-02-01` or `18000000..18100000`)"),
+                );
             }
         };
         let selection = match dataset {
@@ -723,17 +633,11 @@ impl Validator<'_> {
                             "give either `numbers` or `window`, not both",
                         );
                     }
-                    let list = self
-                        .list(&Some(nums.clone()), &k("numbers"), 10_000_000)
-                        .unwrap_or_default();
+                    let list = self.list(&Some(nums.clone()), &k("numbers"), 10_000_000).unwrap_or_default();
                     let mut out = Vec::with_capacity(list.len());
                     for n in list {
                         if *n.get_ref() < 0 {
-                            self.err(
-                                n.span(),
-                                k("numbers"),
-                                format!("{} is not a block number", n.get_ref()),
-                            );
+                            self.err(n.span(), k("numbers"), format!("{} is not a block number", n.get_ref()));
                         } else {
                             out.push(*n.get_ref() as u64);
                         }
@@ -749,33 +653,27 @@ impl Validator<'_> {
                 },
                 (None, None) => {
                     if e.window.is_none() {
-                        self.err(
-                            e.dataset.span(),
-                            k("window"),
-                            "dataset `blocks` needs a `window` or `numbers`",
-                        );
+                        self.err(e.dataset.span(), k("window"), "dataset `blocks` needs a `window` or `numbers`");
                     }
                     return None;
                 }
             },
             Dataset::Events => {
                 need_window(self);
-                let contract_address = e
-                    .contract_address
-                    .as_ref()
-                    .map(|c| self.address(c, &k("contract_address")));
+                let contract_address = e.contract_address.as_ref().map(|c| self.address(c, &k("contract_address")));
                 let mut topics = Vec::new();
-                for s in self
-                    .list(&e.signatures, &k("signatures"), 100)
-                    .unwrap_or_default()
-                {
+                for s in self.list(&e.signatures, &k("signatures"), 100).unwrap_or_default() {
                     let t = s.get_ref().trim();
                     if is_hash32(t) {
                         topics.push(t.to_ascii_lowercase());
                     } else if is_abi_signature(t) {
                         topics.push(signature_topic(t));
                     } else {
-                        self.err(s.span(), k("signatures"), format!("`{t}` is neither a 0x 32-byte topic hash nor an ABI signature like Transfer(address,address,uint256)"));
+                        self.err(
+                            s.span(),
+                            k("signatures"),
+                            format!("`{t}` is neither a 0x 32-byte topic hash nor an ABI signature like Transfer(address,address,uint256)"),
+                        );
                     }
                 }
                 topics.dedup();
@@ -791,21 +689,18 @@ impl Validator<'_> {
                 let wallets: Vec<String> = match self.list(&e.wallets, &k("wallets"), 100_000) {
                     Some(l) => l.iter().map(|w| self.address(w, &k("wallets"))).collect(),
                     None => {
-                        self.err(
-                            e.dataset.span(),
-                            k("wallets"),
-                            "dataset `portfolio` needs `wallets`",
-                        );
+                        self.err(e.dataset.span(), k("wallets"), "dataset `portfolio` needs `wallets`");
                         Vec::new()
                     }
                 };
-                let token_address = e
-                    .token_address
-                    .as_ref()
-                    .map(|c| self.address(c, &k("token_address")));
+                let token_address = e.token_address.as_ref().map(|c| self.address(c, &k("token_address")));
                 let window = match window {
                     Some(Window::Blocks { .. }) => {
-                        self.err(e.window.as_ref().map(|x| x.span()).unwrap_or(0..0), k("window"), "portfolios take a relative window (`30d`) or a time interval, not a block range");
+                        self.err(
+                            e.window.as_ref().map(|x| x.span()).unwrap_or(0..0),
+                            k("window"),
+                            "portfolios take a relative window (`30d`) or a time interval, not a block range",
+                        );
                         return None;
                     }
                     Some(w) => w,
@@ -819,18 +714,13 @@ impl Validator<'_> {
                 }
             }
             Dataset::Tokens => {
-                let addresses: Vec<String> =
-                    match self.list(&e.addresses, &k("addresses"), 1_000_000) {
-                        Some(l) => l.iter().map(|a| self.address(a, &k("addresses"))).collect(),
-                        None => {
-                            self.err(
-                                e.dataset.span(),
-                                k("addresses"),
-                                "dataset `tokens` needs `addresses`",
-                            );
-                            Vec::new()
-                        }
-                    };
+                let addresses: Vec<String> = match self.list(&e.addresses, &k("addresses"), 1_000_000) {
+                    Some(l) => l.iter().map(|a| self.address(a, &k("addresses"))).collect(),
+                    None => {
+                        self.err(e.dataset.span(), k("addresses"), "dataset `tokens` needs `addresses`");
+                        Vec::new()
+                    }
+                };
                 Selection::Tokens {
                     addresses: dedup(addresses),
                 }
@@ -877,9 +767,9 @@ chains = ["base"]
         let lines: Vec<usize> = errs.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![4, 9, 10, 11, 13], "{errs:?}");
         assert!(
-            errs[0].to_string().starts_with(
-                "t.toml:4:19: source.max_concurrency: must be an integer from 1 to 1024"
-            )
+            errs[0]
+                .to_string()
+                .starts_with("t.toml:4:19: source.max_concurrency: must be an integer from 1 to 1024")
         );
     }
 
@@ -888,10 +778,6 @@ chains = ["base"]
         let text = "name = \"t\"\n[source]\nbase_url = \"sim\"\nmax_concurency = 3\n[output]\nuri = \"o\"\n";
         let errs = Spec::parse("t.toml", text).unwrap_err().0;
         assert_eq!(errs[0].line, 4);
-        assert!(
-            errs[0].message.contains("unknown field `max_concurency`"),
-            "{}",
-            errs[0].message
-        );
+        assert!(errs[0].message.contains("unknown field `max_concurency`"), "{}", errs[0].message);
     }
 }

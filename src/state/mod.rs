@@ -180,10 +180,7 @@ impl StateStore {
         if job.version != STATE_VERSION {
             return Err(StateError::Corrupt {
                 path: rel,
-                message: format!(
-                    "state format version {} is not {STATE_VERSION}; re-run with --fresh",
-                    job.version
-                ),
+                message: format!("state format version {} is not {STATE_VERSION}; re-run with --fresh", job.version),
             });
         }
         Ok(Some(job))
@@ -215,11 +212,10 @@ impl StateStore {
             let Some(bytes) = self.read(&rel).await? else {
                 continue;
             };
-            let st: UnitState =
-                serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
-                    path: rel.clone(),
-                    message: e.to_string(),
-                })?;
+            let st: UnitState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
+                path: rel.clone(),
+                message: e.to_string(),
+            })?;
             if st.version != STATE_VERSION {
                 return Err(StateError::Corrupt {
                     path: rel,
@@ -239,11 +235,7 @@ impl StateStore {
     }
 
     /// Writes an arbitrary JSON document under the job's state directory (run reports).
-    pub async fn save_doc(
-        &self,
-        name: &str,
-        doc: &serde_json::Value,
-    ) -> Result<String, StateError> {
+    pub async fn save_doc(&self, name: &str, doc: &serde_json::Value) -> Result<String, StateError> {
         let rel = format!("{}/{name}", self.dir);
         let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(&rel, e))?;
         self.write(&rel, bytes).await?;
@@ -251,10 +243,7 @@ impl StateStore {
     }
 
     /// This job's data files under the given datasets: `(rel, unit, seq)`.
-    async fn data_files(
-        &self,
-        datasets: &HashSet<Dataset>,
-    ) -> Result<Vec<(String, String, u64)>, StateError> {
+    async fn data_files(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64)>, StateError> {
         let mut out = Vec::new();
         let prefix = format!("{}-", self.job);
         for d in datasets {
@@ -284,11 +273,7 @@ impl StateStore {
     /// Deletes files of `units` that no checkpoint covers (written after the
     /// unit's last commit by a run that died), and local staging leftovers.
     /// Returns how many were removed.
-    pub async fn remove_orphans(
-        &self,
-        units: &[Unit],
-        states: &HashMap<String, UnitState>,
-    ) -> Result<usize, StateError> {
+    pub async fn remove_orphans(&self, units: &[Unit], states: &HashMap<String, UnitState>) -> Result<usize, StateError> {
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
         let datasets: HashSet<Dataset> = units.iter().map(|u| u.dataset).collect();
         let mut removed = 0;
@@ -307,18 +292,13 @@ impl StateStore {
     }
 
     /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
-    fn remove_local_staging(
-        &self,
-        datasets: &HashSet<Dataset>,
-        _keep: impl Fn(&str) -> bool,
-    ) -> usize {
+    fn remove_local_staging(&self, datasets: &HashSet<Dataset>, _keep: impl Fn(&str) -> bool) -> usize {
         let Some(root) = self.sink.local_root() else {
             return 0;
         };
         let prefix = format!("{}-", self.job);
         let mut removed = 0;
-        let mut stack: Vec<std::path::PathBuf> =
-            datasets.iter().map(|d| root.join(d.name())).collect();
+        let mut stack: Vec<std::path::PathBuf> = datasets.iter().map(|d| root.join(d.name())).collect();
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
@@ -401,8 +381,7 @@ impl StateStore {
                 .await
             {
                 Ok(_) => true,
-                Err(object_store::Error::AlreadyExists { .. })
-                | Err(object_store::Error::Precondition { .. }) => false,
+                Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => false,
                 Err(object_store::Error::NotImplemented { .. }) => {
                     self.write(&rel, bytes).await?;
                     true

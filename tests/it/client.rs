@@ -36,11 +36,7 @@ async fn drain(client: &Client) -> (Vec<(i64, i64, String)>, u64) {
                 .into_iter()
                 .map(|t| chainetl::decode::topic_hex(&t.unwrap().0).unwrap())
                 .collect();
-            out.push((
-                e.block_number.unwrap().0,
-                e.log_index.unwrap().0,
-                topics.join(","),
-            ));
+            out.push((e.block_number.unwrap().0, e.log_index.unwrap().0, topics.join(",")));
         }
         match p.next_cursor {
             Some(c) => q.cursor = Some(c),
@@ -52,9 +48,7 @@ async fn drain(client: &Client) -> (Vec<(i64, i64, String)>, u64) {
 #[test]
 fn exact_results_through_every_fault_with_every_retry_counted() {
     let clean = Sim::start(frozen());
-    let (want, pages) = clean
-        .rt
-        .block_on(drain(&Client::new(config(clean.url())).unwrap()));
+    let (want, pages) = clean.rt.block_on(drain(&Client::new(config(clean.url())).unwrap()));
     assert!(want.len() > 1000);
     let faults: [(&str, SimOptions); 5] = [
         (
@@ -99,20 +93,14 @@ fn exact_results_through_every_fault_with_every_retry_counted() {
         let (got, _) = sim.rt.block_on(drain(&client));
         assert_eq!(got, want, "{name}: results differ");
         let s = client.stats();
-        let failures = Stats::get(&s.server_errors)
-            + Stats::get(&s.throttled)
-            + Stats::get(&s.transport_errors)
-            + Stats::get(&s.bad_bodies);
+        let failures =
+            Stats::get(&s.server_errors) + Stats::get(&s.throttled) + Stats::get(&s.transport_errors) + Stats::get(&s.bad_bodies);
         assert_eq!(
             Stats::get(&s.retries),
             failures,
             "{name}: every failed attempt is retried once and counted"
         );
-        assert_eq!(
-            Stats::get(&s.requests),
-            pages + failures,
-            "{name}: attempts = pages + retries"
-        );
+        assert_eq!(Stats::get(&s.requests), pages + failures, "{name}: attempts = pages + retries");
         if name != "numeric topics" {
             assert!(failures > 0, "{name}: the fault never fired");
         }
@@ -137,25 +125,15 @@ fn client_errors_are_not_retried_and_carry_the_message_and_path() {
         msg.contains("/v2/base/events?window=7x") && msg.contains("invalid_parameter"),
         "{msg}"
     );
-    assert_eq!(
-        Stats::get(&client.stats().requests),
-        1,
-        "a 400 is not retried"
-    );
+    assert_eq!(Stats::get(&client.stats().requests), 1, "a 400 is not retried");
 
     let mut cfg = config(sim.url());
     cfg.api_key = Some(Secret::new("wrong-key-value".into()));
     cfg.api_key_env = Some("BDS_API_KEY".into());
     let client = Client::new(cfg).unwrap();
-    let e = sim
-        .rt
-        .block_on(client.block(Chain::Base, None))
-        .unwrap_err();
+    let e = sim.rt.block_on(client.block(Chain::Base, None)).unwrap_err();
     let msg = e.to_string();
-    assert!(
-        msg.contains("refused the API key") && msg.contains("$BDS_API_KEY"),
-        "{msg}"
-    );
+    assert!(msg.contains("refused the API key") && msg.contains("$BDS_API_KEY"), "{msg}");
     assert!(
         !msg.contains("wrong-key-value")
             && !format!("{e:?}").contains("wrong-key-value")
@@ -175,9 +153,6 @@ fn an_unreachable_service_says_so_quickly() {
     let t = std::time::Instant::now();
     let e = rt.block_on(client.block(Chain::Base, None)).unwrap_err();
     assert!(t.elapsed() < Duration::from_secs(5));
-    assert!(
-        matches!(e, ApiError::Unreachable { attempts: 3, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, ApiError::Unreachable { attempts: 3, .. }), "{e:?}");
     assert!(e.to_string().contains("cannot reach the service"), "{e}");
 }

@@ -50,11 +50,7 @@ pub fn chainetl(args: &[&str]) -> Output {
 }
 
 pub fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 /// Writes a spec into `dir` and returns its path.
@@ -90,10 +86,7 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for f in parquet_files(dir) {
         let file = std::fs::File::open(&f).unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-            .unwrap()
-            .build()
-            .unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
         for batch in reader {
             let batch = batch.unwrap();
             let opts = FormatOptions::default().with_null("NULL");
@@ -101,19 +94,12 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
                 .iter()
                 .map(|c| {
                     batch
-                        .column(
-                            batch
-                                .schema()
-                                .index_of(c)
-                                .unwrap_or_else(|_| panic!("no column {c} in {f:?}")),
-                        )
+                        .column(batch.schema().index_of(c).unwrap_or_else(|_| panic!("no column {c} in {f:?}")))
                         .clone()
                 })
                 .map(|a| match a.data_type() {
                     // Named zones need chrono-tz to display; the instant is what we compare.
-                    DataType::Timestamp(unit, Some(_)) => {
-                        arrow::compute::cast(&a, &DataType::Timestamp(*unit, None)).unwrap()
-                    }
+                    DataType::Timestamp(unit, Some(_)) => arrow::compute::cast(&a, &DataType::Timestamp(*unit, None)).unwrap(),
                     _ => a,
                 })
                 .collect();
@@ -145,7 +131,8 @@ pub fn python() -> String {
 
 /// Runs a DuckDB query over the output and returns its rows as JSON.
 pub fn duckdb(sql: &str) -> serde_json::Value {
-    let script = "import duckdb, json, sys\nrows = duckdb.sql(sys.argv[1]).fetchall()\nprint(json.dumps([[str(v) for v in r] for r in rows]))";
+    let script =
+        "import duckdb, json, sys\nrows = duckdb.sql(sys.argv[1]).fetchall()\nprint(json.dumps([[str(v) for v in r] for r in rows]))";
     let out = Command::new(python())
         .args(["-c", script, sql])
         .output()

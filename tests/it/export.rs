@@ -38,28 +38,10 @@ signatures = ["Transfer(address,address,uint256)", "0x1c411e9a96e071241c2f21f772
     let got = read_rows(&out.join("events"), truth::EVENT_COLS);
     let data = SimData::new(42, 30);
     let topics = [EventKind::Transfer.topic0(), EventKind::Sync.topic0()];
-    let mut want = truth::events(
-        &data,
-        Chain::Ethereum,
-        20_000_000,
-        20_000_499,
-        &topics,
-        None,
-    );
-    want.extend(truth::events(
-        &data,
-        Chain::Base,
-        20_000_000,
-        20_000_499,
-        &topics,
-        None,
-    ));
+    let mut want = truth::events(&data, Chain::Ethereum, 20_000_000, 20_000_499, &topics, None);
+    want.extend(truth::events(&data, Chain::Base, 20_000_000, 20_000_499, &topics, None));
     want.sort();
-    assert!(
-        want.len() > 5_000,
-        "too few rows to mean anything: {}",
-        want.len()
-    );
+    assert!(want.len() > 5_000, "too few rows to mean anything: {}", want.len());
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
 }
@@ -92,11 +74,7 @@ dataset = "blocks"
 chains = ["polygon"]
 numbers = [5, 70000000, 70000001, 69999999, 5]
 "#;
-    let spec = write_spec(
-        dir.path(),
-        "b.toml",
-        &spec_for(&sim.url(), &out, "page_size = 170", exports),
-    );
+    let spec = write_spec(dir.path(), "b.toml", &spec_for(&sim.url(), &out, "page_size = 170", exports));
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     let data = SimData::new(42, 30);
@@ -114,10 +92,7 @@ numbers = [5, 70000000, 70000001, 69999999, 5]
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
     // Hive layout: chain and date partitions from each block's own time.
-    assert!(
-        out.join("blocks/chain=polygon/date=1970-01-01").exists()
-            || out.join("blocks/chain=polygon").read_dir().unwrap().count() >= 2
-    );
+    assert!(out.join("blocks/chain=polygon/date=1970-01-01").exists() || out.join("blocks/chain=polygon").read_dir().unwrap().count() >= 2);
     assert!(out.join("blocks/chain=arbitrum/date=2025-05-31").is_dir());
 }
 
@@ -128,9 +103,7 @@ fn portfolio_and_tokens_match_the_source() {
     let out = dir.path().join("out");
     let data = SimData::new(42, 30);
     let usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";
-    let pool: Vec<String> = (0..12)
-        .map(|j| chainetl::evm::hex0x(&data.token_address(Chain::Base, j)))
-        .collect();
+    let pool: Vec<String> = (0..12).map(|j| chainetl::evm::hex0x(&data.token_address(Chain::Base, j))).collect();
     let missing = (0u64..)
         .map(|i| format!("0x{:016x}{:024x}", i * 7919 + 1, 0xdeadu64))
         .find(|a| {
@@ -176,17 +149,9 @@ addresses = ["{usdc}"]
         wallets[0].to_uppercase().replace("0X", "0x"),
         wallets[1],
         wallets[2],
-        addrs
-            .iter()
-            .map(|a| format!("\"{a}\""))
-            .collect::<Vec<_>>()
-            .join(", ")
+        addrs.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")
     );
-    let spec = write_spec(
-        dir.path(),
-        "p.toml",
-        &spec_for(&sim.url(), &out, "page_size = 7", &exports),
-    );
+    let spec = write_spec(dir.path(), "p.toml", &spec_for(&sim.url(), &out, "page_size = 7", &exports));
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     let mut want: Vec<Vec<String>> = wallets
@@ -202,15 +167,8 @@ addresses = ["{usdc}"]
         "some balance_raw beyond 2^128 must survive exactly"
     );
 
-    let got = read_rows(
-        &out.join("tokens"),
-        &["chain", "address", "decimals", "name", "standard", "symbol"],
-    );
-    assert_eq!(
-        got.len(),
-        pool.len() + 1,
-        "the 404 address yields no row: {got:?}"
-    );
+    let got = read_rows(&out.join("tokens"), &["chain", "address", "decimals", "name", "standard", "symbol"]);
+    assert_eq!(got.len(), pool.len() + 1, "the 404 address yields no row: {got:?}");
     assert!(got.iter().all(|r| r[1] != missing));
     assert!(got.contains(&vec![
         "ethereum".into(),
@@ -250,12 +208,7 @@ window = "2025-05-31T23:00:00Z..2025-06-01T00:00:00Z"
     let spec = write_spec(
         dir.path(),
         "f.toml",
-        &spec_for(
-            &sim.url(),
-            &out,
-            "page_size = 250\nmax_retries = 30\nmax_concurrency = 6",
-            exports,
-        ),
+        &spec_for(&sim.url(), &out, "page_size = 250\nmax_retries = 30\nmax_concurrency = 6", exports),
     );
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
@@ -300,11 +253,7 @@ chains = ["ethereum"]
 wallets = ["0x28c6c06298d514db089934071355e5743bf21d60"]
 window = "2025-05-22..2025-06-01"
 "#;
-    let spec = write_spec(
-        dir.path(),
-        "d.toml",
-        &spec_for(&sim.url(), &out, "", exports),
-    );
+    let spec = write_spec(dir.path(), "d.toml", &spec_for(&sim.url(), &out, "", exports));
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     let root = out.display();
@@ -335,11 +284,7 @@ window = "2025-05-22..2025-06-01"
         "select total_difficulty::varchar from read_parquet('{root}/blocks/**/*.parquet') where number = 20000000"
     ));
     let b = SimData::new(42, 30).block(Chain::Ethereum, 20_000_000);
-    assert_eq!(
-        td[0][0],
-        b.total_difficulty.to_string(),
-        "beyond 2^64, exact"
-    );
+    assert_eq!(td[0][0], b.total_difficulty.to_string(), "beyond 2^64, exact");
     let pushdown = duckdb(&format!(
         "select count(*) from read_parquet('{root}/events/**/*.parquet', hive_partitioning = true) where topic0 = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef' and chain = 'base'"
     ));
@@ -391,21 +336,13 @@ chains = ["base"]
             assert!(t.contains(want), "{cmd}: missing `{want}` in:\n{t}");
         }
     }
-    assert!(
-        !dir.path().join("out").exists(),
-        "an invalid spec writes nothing"
-    );
+    assert!(!dir.path().join("out").exists(), "an invalid spec writes nothing");
 }
 
 #[test]
 fn schema_files_match_what_the_writer_writes() {
     for d in chainetl::spec::Dataset::ALL {
-        let file = std::fs::read_to_string(format!(
-            "{}/schemas/{}.json",
-            env!("CARGO_MANIFEST_DIR"),
-            d.name()
-        ))
-        .unwrap();
+        let file = std::fs::read_to_string(format!("{}/schemas/{}.json", env!("CARGO_MANIFEST_DIR"), d.name())).unwrap();
         assert_eq!(
             file,
             chainetl::decode::schema_json(d),

@@ -3,6 +3,7 @@
 mod client;
 mod common;
 mod export;
+mod operator;
 mod resume;
 mod sim;
 mod truth;

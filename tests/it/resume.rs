@@ -60,23 +60,9 @@ contract_address = "{}"
 
 fn expected() -> Vec<Vec<String>> {
     let data = SimData::new(42, 30);
-    let mut want = truth::events(
-        &data,
-        Chain::Ethereum,
-        FIRST,
-        LAST,
-        &[],
-        Some(contract(Chain::Ethereum)),
-    );
+    let mut want = truth::events(&data, Chain::Ethereum, FIRST, LAST, &[], Some(contract(Chain::Ethereum)));
     let (a, b) = data.blocks_in_time(Chain::Polygon, POLY_START, POLY_END, false);
-    want.extend(truth::events(
-        &data,
-        Chain::Polygon,
-        a,
-        b - 1,
-        &[],
-        Some(contract(Chain::Polygon)),
-    ));
+    want.extend(truth::events(&data, Chain::Polygon, a, b - 1, &[], Some(contract(Chain::Polygon))));
     want.sort();
     want
 }
@@ -101,10 +87,7 @@ fn assert_exact(dir: &Path) {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                assert!(
-                    !name.contains('#') && !name.ends_with(".tmp"),
-                    "leftover {p:?}"
-                );
+                assert!(!name.contains('#') && !name.ends_with(".tmp"), "leftover {p:?}");
             }
         }
     }
@@ -135,10 +118,7 @@ fn kill_9_at_growing_moments_then_resume_gives_exactly_the_source_rows() {
         let start = Instant::now();
         loop {
             if let Some(status) = child.try_wait().unwrap() {
-                assert!(
-                    status.success(),
-                    "run failed on attempt {attempt}: {status:?}"
-                );
+                assert!(status.success(), "run failed on attempt {attempt}: {status:?}");
                 finished = true;
                 break;
             }
@@ -155,19 +135,12 @@ fn kill_9_at_growing_moments_then_resume_gives_exactly_the_source_rows() {
         }
     }
     assert!(finished, "the job never finished");
-    assert!(
-        kills >= 3,
-        "the test must kill the job mid-run several times, killed {kills}"
-    );
+    assert!(kills >= 3, "the test must kill the job mid-run several times, killed {kills}");
     assert_exact(dir.path());
     // A finished job re-runs as a no-op.
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success());
-    assert!(
-        String::from_utf8_lossy(&o.stdout).contains(" 0 requests"),
-        "{}",
-        text(&o)
-    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
 }
 
 #[test]
@@ -187,15 +160,8 @@ fn failpoints_during_write_between_write_and_checkpoint_and_during_checkpoint() 
             .env("CHAINETL_FAILPOINT", format!("{point}:{nth}"))
             .output()
             .unwrap();
-        assert!(
-            !o.status.success(),
-            "{point}: the failpoint must crash the run"
-        );
-        assert!(
-            String::from_utf8_lossy(&o.stderr).contains("failpoint"),
-            "{point}: {}",
-            text(&o)
-        );
+        assert!(!o.status.success(), "{point}: the failpoint must crash the run");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
         // Resume with another commit cadence (tuning that the spec hash
         // ignores): files are cut differently, so uncommitted files of the
         // crashed run are not simply overwritten and must be cleaned up.
@@ -225,26 +191,15 @@ fn sigterm_commits_and_exits_143_then_resume_completes() {
         .unwrap();
     assert!(st.success());
     let o = child.wait_with_output().unwrap();
-    assert!(
-        sent.elapsed() < Duration::from_secs(10),
-        "must exit within seconds"
-    );
+    assert!(sent.elapsed() < Duration::from_secs(10), "must exit within seconds");
     assert_eq!(o.status.code(), Some(143), "{}", text(&o));
     let status = chainetl(&["status", &spec]);
-    assert!(
-        String::from_utf8_lossy(&status.stdout).contains("incomplete"),
-        "{}",
-        text(&status)
-    );
+    assert!(String::from_utf8_lossy(&status.stdout).contains("incomplete"), "{}", text(&status));
     let o = chainetl(&["run", &spec, "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     assert_exact(dir.path());
     let status = chainetl(&["status", &spec]);
-    assert!(
-        String::from_utf8_lossy(&status.stdout).contains("complete"),
-        "{}",
-        text(&status)
-    );
+    assert!(String::from_utf8_lossy(&status.stdout).contains("complete"), "{}", text(&status));
 }
 
 #[test]
@@ -253,27 +208,17 @@ fn a_changed_spec_is_refused_unless_fresh() {
     let dir = tempfile::tempdir().unwrap();
     let spec = job_spec(dir.path(), &sim.url(), 2);
     assert!(chainetl(&["run", &spec, "-q"]).status.success());
-    let changed = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("\"polygon\"", "\"base\"")
-        .replace(
-            &chainetl::evm::hex0x(&contract(Chain::Polygon)),
-            &chainetl::evm::hex0x(&contract(Chain::Base)),
-        );
+    let changed = std::fs::read_to_string(&spec).unwrap().replace("\"polygon\"", "\"base\"").replace(
+        &chainetl::evm::hex0x(&contract(Chain::Polygon)),
+        &chainetl::evm::hex0x(&contract(Chain::Base)),
+    );
     std::fs::write(&spec, changed).unwrap();
     let o = chainetl(&["run", &spec]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("different spec") && text(&o).contains("--fresh"),
-        "{}",
-        text(&o)
-    );
+    assert!(text(&o).contains("different spec") && text(&o).contains("--fresh"), "{}", text(&o));
     let o = chainetl(&["run", &spec, "--fresh", "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let got = read_rows(&dir.path().join("out/events"), &["chain"]);
-    assert!(
-        got.iter().all(|r| r[0] != "polygon"),
-        "--fresh removes the earlier output"
-    );
+    assert!(got.iter().all(|r| r[0] != "polygon"), "--fresh removes the earlier output");
     assert!(got.iter().any(|r| r[0] == "base"));
 }

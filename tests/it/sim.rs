@@ -24,8 +24,7 @@ fn get_with(sim: &Sim, path: &str, key: Option<&str>) -> (u16, Value) {
         let body = r.bytes().await.unwrap();
         (
             status,
-            serde_json::from_slice(&body)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into())),
+            serde_json::from_slice(&body).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into())),
         )
     })
 }
@@ -53,27 +52,16 @@ fn every_endpoint_answers_for_every_chain() {
         let head = blocks[0]["number"].as_u64().unwrap();
         assert!(head > 1_000_000, "{c}: millions of blocks of history");
         let (s, v) = get(&sim, &format!("/v2/{c}/blocks/latest"));
-        assert_eq!(
-            (s, v["block"]["number"].as_u64()),
-            (200, Some(head)),
-            "latest is the head"
-        );
+        assert_eq!((s, v["block"]["number"].as_u64()), (200, Some(head)), "latest is the head");
         let (s, v) = get(&sim, &format!("/v2/{c}/blocks/{}", head - 10));
         assert_eq!(s, 200);
         assert_eq!(
             v["block"]["parent_hash"],
             get(&sim, &format!("/v2/{c}/blocks/{}", head - 11)).1["block"]["hash"]
         );
-        let td: u128 = v["block"]["total_difficulty"]
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let td: u128 = v["block"]["total_difficulty"].as_str().unwrap().parse().unwrap();
         assert!(td > u64::MAX as u128);
-        let (s, v) = get(
-            &sim,
-            &format!("/v2/{c}/events?limit=5&window={}..{}", head - 20, head),
-        );
+        let (s, v) = get(&sim, &format!("/v2/{c}/events?limit=5&window={}..{}", head - 20, head));
         assert_eq!(s, 200);
         assert_eq!(v["events"].as_array().unwrap().len(), 5);
         let token = chainetl::evm::hex0x(&data.token_address(chain, 4));
@@ -82,27 +70,17 @@ fn every_endpoint_answers_for_every_chain() {
         assert_eq!(v["token"]["address"], token);
         let (s, v) = get(
             &sim,
-            &format!(
-                "/v2/{c}/wallets/0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3/portfolio/daily?window=3d"
-            ),
+            &format!("/v2/{c}/wallets/0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3/portfolio/daily?window=3d"),
         );
         assert_eq!(s, 200);
         assert_eq!(v["portfolio"].as_array().unwrap().len(), 3);
         // Block time per chain.
         let t = |n: u64| {
-            chainetl::window::parse_instant(
-                get(&sim, &format!("/v2/{c}/blocks/{n}")).1["block"]["timestamp"]
-                    .as_str()
-                    .unwrap(),
-            )
-            .unwrap()
+            chainetl::window::parse_instant(get(&sim, &format!("/v2/{c}/blocks/{n}")).1["block"]["timestamp"].as_str().unwrap()).unwrap()
         };
         // 1000 blocks take block_ms seconds.
         let dt = t(head) - t(head - 1000);
-        assert!(
-            (dt - chain.block_ms()).abs() <= 1,
-            "{c}: 1000 blocks took {dt}s"
-        );
+        assert!((dt - chain.block_ms()).abs() <= 1, "{c}: 1000 blocks took {dt}s");
     }
 }
 
@@ -120,13 +98,7 @@ fn validation_failures_are_json_4xx() {
         "window=7x",
         "window=10..5",
         "numbers=1,2,x",
-        &format!(
-            "numbers={}",
-            (0..1001)
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
+        &format!("numbers={}", (0..1001).map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
         "cursor=bm90IGEgY3Vyc29y",
     ] {
         assert_error(&sim, &format!("/v2/ethereum/blocks?{q}"), 400);
@@ -151,10 +123,7 @@ fn validation_failures_are_json_4xx() {
         &sim,
         &format!(
             "/v2/ethereum/blocks?numbers={}",
-            (0..1000)
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
+            (0..1000).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
         ),
     );
     assert_eq!(s, 200, "1000 numbers are allowed");
@@ -195,15 +164,9 @@ fn windows_ordering_and_paging_to_completion() {
     let all = drain(&sim, "/v2/base/blocks?window=100..250&limit=7", "blocks");
     let nums: Vec<u64> = all.iter().map(|b| b["number"].as_u64().unwrap()).collect();
     assert_eq!(nums, (100..=250).rev().collect::<Vec<_>>());
-    let asc = drain(
-        &sim,
-        "/v2/base/blocks?window=100..250&limit=1000&sort_by=earliest",
-        "blocks",
-    );
+    let asc = drain(&sim, "/v2/base/blocks?window=100..250&limit=1000&sort_by=earliest", "blocks");
     assert_eq!(
-        asc.iter()
-            .map(|b| b["number"].as_u64().unwrap())
-            .collect::<Vec<_>>(),
+        asc.iter().map(|b| b["number"].as_u64().unwrap()).collect::<Vec<_>>(),
         (100..=250).collect::<Vec<_>>()
     );
     // Time interval: half-open.
@@ -213,31 +176,21 @@ fn windows_ordering_and_paging_to_completion() {
         "blocks",
     );
     assert_eq!(iv.len(), 300);
-    assert!(iv.iter().all(|b| {
-        b["timestamp"]
-            .as_str()
-            .unwrap()
-            .starts_with("2025-05-31T00:")
-    }));
+    assert!(
+        iv.iter()
+            .all(|b| { b["timestamp"].as_str().unwrap().starts_with("2025-05-31T00:") })
+    );
     // Relative windows end at the (frozen) clock.
     let rel = drain(&sim, "/v2/ethereum/blocks?window=1h&limit=1000", "blocks");
     assert_eq!(rel.len(), 300);
-    assert_eq!(
-        drain(&sim, "/v2/polygon/blocks?window=1d&limit=1000", "blocks").len(),
-        43_200
-    );
+    assert_eq!(drain(&sim, "/v2/polygon/blocks?window=1d&limit=1000", "blocks").len(), 43_200);
     // numbers with a window: the intersection, in sort order.
     let v = drain(
         &sim,
         "/v2/ethereum/blocks?numbers=5,300,200,100,7&window=100..250&sort_by=earliest&limit=1",
         "blocks",
     );
-    assert_eq!(
-        v.iter()
-            .map(|b| b["number"].as_u64().unwrap())
-            .collect::<Vec<_>>(),
-        vec![100, 200]
-    );
+    assert_eq!(v.iter().map(|b| b["number"].as_u64().unwrap()).collect::<Vec<_>>(), vec![100, 200]);
     // Events: small pages drain to exactly the ground truth, no repeats.
     let ev = drain(
         &sim,
@@ -246,12 +199,7 @@ fn windows_ordering_and_paging_to_completion() {
     );
     let keys: Vec<(u64, u64)> = ev
         .iter()
-        .map(|e| {
-            (
-                e["block_number"].as_u64().unwrap(),
-                e["log_index"].as_u64().unwrap(),
-            )
-        })
+        .map(|e| (e["block_number"].as_u64().unwrap(), e["log_index"].as_u64().unwrap()))
         .collect();
     let mut want = Vec::new();
     for n in 20_000_000..=20_000_040u64 {
@@ -260,19 +208,10 @@ fn windows_ordering_and_paging_to_completion() {
         }
     }
     assert_eq!(keys, want);
-    let desc = drain(
-        &sim,
-        "/v2/ethereum/events?window=20000000..20000040&limit=41",
-        "events",
-    );
+    let desc = drain(&sim, "/v2/ethereum/events?window=20000000..20000040&limit=41", "events");
     let mut dkeys: Vec<(u64, u64)> = desc
         .iter()
-        .map(|e| {
-            (
-                e["block_number"].as_u64().unwrap(),
-                e["log_index"].as_u64().unwrap(),
-            )
-        })
+        .map(|e| (e["block_number"].as_u64().unwrap(), e["log_index"].as_u64().unwrap()))
         .collect();
     dkeys.reverse();
     assert_eq!(dkeys, want, "latest-first is the exact reverse");
@@ -287,17 +226,11 @@ fn windows_ordering_and_paging_to_completion() {
         chainetl::evm::hex0x(&EventKind::Transfer.topic0()),
         chainetl::evm::hex0x(&EventKind::Sync.topic0()),
     ];
-    assert!(
-        !f.is_empty()
-            && f.iter()
-                .all(|e| allowed.contains(&e["topics"][0].as_str().unwrap().to_string()))
-    );
+    assert!(!f.is_empty() && f.iter().all(|e| allowed.contains(&e["topics"][0].as_str().unwrap().to_string())));
     let usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";
     let u = drain(
         &sim,
-        &format!(
-            "/v2/ethereum/events?window=20000000..20000040&limit=1000&contract_address={usdc}"
-        ),
+        &format!("/v2/ethereum/events?window=20000000..20000040&limit=1000&contract_address={usdc}"),
         "events",
     );
     assert!(!u.is_empty() && u.iter().all(|e| e["contract_address"] == usdc));
@@ -318,27 +251,14 @@ fn cursors_are_opaque_sealed_and_bound_to_their_query() {
     let (_, v) = get(&sim, "/v2/ethereum/blocks?window=100..250&limit=7");
     let c = v["next_cursor"].as_str().unwrap().to_string();
     let enc = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-    let (s, _) = get(
-        &sim,
-        &format!(
-            "/v2/ethereum/blocks?window=100..250&limit=50&cursor={}",
-            enc(&c)
-        ),
-    );
+    let (s, _) = get(&sim, &format!("/v2/ethereum/blocks?window=100..250&limit=50&cursor={}", enc(&c)));
     assert_eq!(s, 200, "the limit may change between pages");
     assert_error(
         &sim,
-        &format!(
-            "/v2/ethereum/blocks?window=100..251&limit=7&cursor={}",
-            enc(&c)
-        ),
+        &format!("/v2/ethereum/blocks?window=100..251&limit=7&cursor={}", enc(&c)),
         400,
     );
-    assert_error(
-        &sim,
-        &format!("/v2/base/blocks?window=100..250&limit=7&cursor={}", enc(&c)),
-        400,
-    );
+    assert_error(&sim, &format!("/v2/base/blocks?window=100..250&limit=7&cursor={}", enc(&c)), 400);
     let mut forged = c.clone().into_bytes();
     forged[10] = if forged[10] == b'A' { b'B' } else { b'A' };
     assert_error(
@@ -351,16 +271,8 @@ fn cursors_are_opaque_sealed_and_bound_to_their_query() {
     );
     // Determinism: same query, same bytes.
     assert_eq!(
-        get(
-            &sim,
-            "/v2/arbitrum/events?window=200000000..200000010&limit=100"
-        )
-        .1,
-        get(
-            &sim,
-            "/v2/arbitrum/events?window=200000000..200000010&limit=100"
-        )
-        .1
+        get(&sim, "/v2/arbitrum/events?window=200000000..200000010&limit=100").1,
+        get(&sim, "/v2/arbitrum/events?window=200000000..200000010&limit=100").1
     );
 }
 
@@ -371,10 +283,7 @@ fn api_key_is_optional_but_a_wrong_one_is_refused() {
         ..frozen()
     });
     assert_eq!(get_with(&sim, "/v2/base/blocks/latest", None).0, 200);
-    assert_eq!(
-        get_with(&sim, "/v2/base/blocks/latest", Some("s3cret")).0,
-        200
-    );
+    assert_eq!(get_with(&sim, "/v2/base/blocks/latest", Some("s3cret")).0, 200);
     let (s, v) = get_with(&sim, "/v2/base/blocks/latest", Some("wrong"));
     assert_eq!(s, 401);
     assert_eq!(v["error"]["code"], "unauthorized");
@@ -395,10 +304,7 @@ fn quota_answers_429_with_retry_after() {
             let r = c.get(&url).send().await.unwrap();
             if r.status() == 429 {
                 n += 1;
-                ra = r
-                    .headers()
-                    .get("retry-after")
-                    .map(|v| v.to_str().unwrap().to_string());
+                ra = r.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string());
             }
         }
         (n, ra)

@@ -26,14 +26,7 @@ fn ts(secs: i64) -> String {
 }
 
 /// Events of blocks `first..=last`, optionally only some topic0s / one contract.
-pub fn events(
-    data: &SimData,
-    chain: Chain,
-    first: u64,
-    last: u64,
-    topics: &[[u8; 32]],
-    contract: Option<[u8; 20]>,
-) -> Vec<Vec<String>> {
+pub fn events(data: &SimData, chain: Chain, first: u64, last: u64, topics: &[[u8; 32]], contract: Option<[u8; 20]>) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for n in first..=last {
         for i in 0..data.event_count(chain, n) {
@@ -44,12 +37,7 @@ pub fn events(
             if contract.is_some_and(|c| c != e.contract_address) {
                 continue;
             }
-            let topic = |k: usize| {
-                e.topics
-                    .get(k)
-                    .map(|t| hex0x(t))
-                    .unwrap_or_else(|| "NULL".into())
-            };
+            let topic = |k: usize| e.topics.get(k).map(|t| hex0x(t)).unwrap_or_else(|| "NULL".into());
             rows.push(vec![
                 chain.name().to_string(),
                 e.block_number.to_string(),
@@ -92,11 +80,7 @@ pub const BLOCK_COLS: &[&str] = &[
 ];
 
 /// Blocks with the given numbers.
-pub fn blocks(
-    data: &SimData,
-    chain: Chain,
-    numbers: impl Iterator<Item = u64>,
-) -> Vec<Vec<String>> {
+pub fn blocks(data: &SimData, chain: Chain, numbers: impl Iterator<Item = u64>) -> Vec<Vec<String>> {
     let mut rows: Vec<Vec<String>> = numbers
         .map(|n| {
             let b = data.block(chain, n);
@@ -117,9 +101,7 @@ pub fn blocks(
                 hex0x(&b.logs_bloom),
                 b.size.to_string(),
                 b.transaction_count.to_string(),
-                b.withdrawals_root
-                    .map(|r| hex0x(&r))
-                    .unwrap_or_else(|| "NULL".into()),
+                b.withdrawals_root.map(|r| hex0x(&r)).unwrap_or_else(|| "NULL".into()),
                 hex0x(&b.state_root),
             ]
         })
@@ -142,13 +124,7 @@ pub const PORTFOLIO_COLS: &[&str] = &[
 ];
 
 /// Holdings of `wallet` for days `first_day..end_day`.
-pub fn portfolio(
-    data: &SimData,
-    chain: Chain,
-    wallet: &str,
-    first_day: i32,
-    end_day: i32,
-) -> Vec<Vec<String>> {
+pub fn portfolio(data: &SimData, chain: Chain, wallet: &str, first_day: i32, end_day: i32) -> Vec<Vec<String>> {
     let mut w = [0u8; 20];
     hex::decode_to_slice(&wallet[2..], &mut w).unwrap();
     let mut rows = Vec::new();

@@ -1,0 +1,183 @@
+//! Progress of a run: indicatif bars on a terminal (one per export: units,
+//! rows, rows/s, requests, retries, ETA), a plain line every N seconds
+//! otherwise, nothing with `--quiet`. Counters are atomics updated by the
+//! unit tasks; a ticker task renders them.
+
+use crate::api::Stats;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Counters of one export.
+#[derive(Debug, Default)]
+pub struct ExportProgress {
+    /// Label, e.g. `export[0] events (ethereum, base)`.
+    pub label: String,
+    /// Units to do in this run.
+    pub units_total: AtomicU64,
+    /// Units finished in this run.
+    pub units_done: AtomicU64,
+    /// Rows written in this run.
+    pub rows: AtomicU64,
+    /// Estimated requests of this run's units (the bar's length).
+    pub work_total: AtomicU64,
+    /// Work done, in estimated requests.
+    pub work_done: AtomicU64,
+    /// Request counters of this export, one per chain.
+    pub stats: Vec<Arc<Stats>>,
+}
+
+impl ExportProgress {
+    fn sum(&self, f: impl Fn(&Stats) -> &AtomicU64) -> u64 {
+        self.stats.iter().map(|s| Stats::get(f(s))).sum()
+    }
+
+    /// Records a fetched page of `rows` rows.
+    pub fn page(&self, rows: u64) {
+        self.rows.fetch_add(rows, Ordering::Relaxed);
+        self.work_done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Records a finished unit that had `estimate` requests and took `pages`.
+    pub fn unit_done(&self, estimate: u64, pages: u64) {
+        self.units_done.fetch_add(1, Ordering::Relaxed);
+        // Credit the estimate's remainder so the bar reaches its end.
+        self.work_done.fetch_add(estimate.saturating_sub(pages), Ordering::Relaxed);
+    }
+}
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Display {
+    /// Bars on a terminal.
+    Bars,
+    /// A line every so often.
+    Lines(Duration),
+    /// Nothing.
+    Off,
+}
+
+impl Display {
+    /// Bars when stderr is a terminal, else lines every `every` (None: off).
+    pub fn auto(every: Option<Duration>) -> Display {
+        match every {
+            None => Display::Off,
+            Some(_) if std::io::stderr().is_terminal() => Display::Bars,
+            Some(d) => Display::Lines(d),
+        }
+    }
+}
+
+/// Renders `exports` until the returned task is aborted; `finish` draws the final state.
+pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Ticker> {
+    match display {
+        Display::Off => None,
+        Display::Bars => {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8));
+            let style = ProgressStyle::with_template("{prefix:<34} [{bar:24.cyan/blue}] {percent:>3}% {msg} ETA {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> ");
+            let bars: Vec<ProgressBar> = exports
+                .iter()
+                .map(|e| {
+                    let b = multi.add(ProgressBar::new(e.work_total.load(Ordering::Relaxed).max(1)));
+                    b.set_style(style.clone());
+                    b.set_prefix(e.label.clone());
+                    b
+                })
+                .collect();
+            let ex = exports.clone();
+            let bars2 = bars.clone();
+            let task = tokio::spawn(async move {
+                let start = Instant::now();
+                loop {
+                    draw_bars(&ex, &bars2, start);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            });
+            Some(Ticker {
+                task,
+                bars,
+                exports,
+                start: Instant::now(),
+            })
+        }
+        Display::Lines(every) => {
+            let ex = exports.clone();
+            let task = tokio::spawn(async move {
+                let start = Instant::now();
+                loop {
+                    tokio::time::sleep(every).await;
+                    for e in &ex {
+                        eprintln!("progress: {}", line(e, start));
+                    }
+                }
+            });
+            Some(Ticker {
+                task,
+                bars: Vec::new(),
+                exports,
+                start: Instant::now(),
+            })
+        }
+    }
+}
+
+fn line(e: &ExportProgress, start: Instant) -> String {
+    let secs = start.elapsed().as_secs_f64().max(0.001);
+    let rows = e.rows.load(Ordering::Relaxed);
+    format!(
+        "{}: units {}/{}, rows {} ({:.0}/s), requests {}, retries {}, 429s {}",
+        e.label,
+        e.units_done.load(Ordering::Relaxed),
+        e.units_total.load(Ordering::Relaxed),
+        rows,
+        rows as f64 / secs,
+        e.sum(|s| &s.requests),
+        e.sum(|s| &s.retries),
+        e.sum(|s| &s.throttled),
+    )
+}
+
+fn draw_bars(exports: &[Arc<ExportProgress>], bars: &[ProgressBar], start: Instant) {
+    let secs = start.elapsed().as_secs_f64().max(0.001);
+    for (e, b) in exports.iter().zip(bars) {
+        let total = e.work_total.load(Ordering::Relaxed).max(1);
+        b.set_length(total);
+        b.set_position(e.work_done.load(Ordering::Relaxed).min(total));
+        let rows = e.rows.load(Ordering::Relaxed);
+        b.set_message(format!(
+            "units {}/{} rows {} ({:.0}/s) req {} retries {}",
+            e.units_done.load(Ordering::Relaxed),
+            e.units_total.load(Ordering::Relaxed),
+            rows,
+            rows as f64 / secs,
+            e.sum(|s| &s.requests),
+            e.sum(|s| &s.retries),
+        ));
+    }
+}
+
+/// The running renderer.
+#[derive(Debug)]
+pub struct Ticker {
+    task: tokio::task::JoinHandle<()>,
+    bars: Vec<ProgressBar>,
+    exports: Vec<Arc<ExportProgress>>,
+    start: Instant,
+}
+
+impl Ticker {
+    /// Stops rendering, leaving the final state on screen.
+    pub fn finish(self) {
+        self.task.abort();
+        if !self.bars.is_empty() {
+            draw_bars(&self.exports, &self.bars, self.start);
+            for b in &self.bars {
+                b.finish();
+            }
+        }
+    }
+}
