@@ -81,9 +81,24 @@ impl Sink {
                 return Err(cfg("no bucket in the URI: expected s3://bucket/prefix".into()));
             }
             let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
-            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
+            if let Some(e) = &output.endpoint {
+                b = b.with_endpoint(e);
+            }
+            if let Some(r) = &output.region {
+                b = b.with_region(r);
+            } else if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
                 b = b.with_region("us-east-1");
             }
+            if let Some(h) = output.allow_http {
+                b = b.with_allow_http(h);
+            }
+            // Fail within about a minute when the endpoint is unreachable,
+            // rather than hanging.
+            use object_store::ClientConfigKey as C;
+            use object_store::aws::AmazonS3ConfigKey as K;
+            b = b
+                .with_config(K::Client(C::ConnectTimeout), "5s")
+                .with_config(K::Client(C::Timeout), "60s");
             let store = b
                 .with_retry(object_store::RetryConfig {
                     max_retries: 5,

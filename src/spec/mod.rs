@@ -178,6 +178,15 @@ pub struct Output {
     pub commit_pages: usize,
     /// Hash/address encoding.
     pub hash_encoding: HashEncoding,
+    /// S3 endpoint override.
+    #[serde(skip)]
+    pub endpoint: Option<String>,
+    /// S3 region override.
+    #[serde(skip)]
+    pub region: Option<String>,
+    /// Allow http S3 endpoints.
+    #[serde(skip)]
+    pub allow_http: Option<bool>,
 }
 
 /// What one export selects.
@@ -465,6 +474,17 @@ impl Validator<'_> {
                 format!("`{uri}`: expected a local path, file:///abs/path or s3://bucket/prefix"),
             );
         }
+        if !uri.starts_with("s3://") {
+            for (key, span) in [
+                ("endpoint", o.endpoint.as_ref().map(|x| x.span())),
+                ("region", o.region.as_ref().map(|x| x.span())),
+                ("allow_http", o.allow_http.as_ref().map(|x| x.span())),
+            ] {
+                if let Some(span) = span {
+                    self.err(span, format!("output.{key}"), "applies only to s3:// outputs");
+                }
+            }
+        }
         let mut partition_by = vec!["chain".to_string(), "date".to_string()];
         if let Some(p) = &o.partition_by {
             partition_by.clear();
@@ -517,6 +537,9 @@ impl Validator<'_> {
             commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
             commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 100) as usize,
             hash_encoding,
+            endpoint: o.endpoint.as_ref().map(|e| e.get_ref().clone()),
+            region: o.region.as_ref().map(|e| e.get_ref().clone()),
+            allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),
         }
     }
 

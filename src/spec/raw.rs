@@ -64,6 +64,12 @@ pub(crate) struct RawOutput {
     pub(crate) commit_pages: Option<Spanned<i64>>,
     /// `hex` (default) or `binary` for hashes and addresses.
     pub(crate) hash_encoding: Option<Spanned<String>>,
+    /// S3: endpoint URL of an S3-compatible store (default: `AWS_ENDPOINT_URL` or AWS).
+    pub(crate) endpoint: Option<Spanned<String>>,
+    /// S3: region (default: `AWS_REGION`, else us-east-1).
+    pub(crate) region: Option<Spanned<String>>,
+    /// S3: allow plain-http endpoints (default: `AWS_ALLOW_HTTP`).
+    pub(crate) allow_http: Option<Spanned<bool>>,
 }
 
 /// One `[[export]]`.

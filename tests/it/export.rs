@@ -223,13 +223,15 @@ window = "2025-05-31T23:00:00Z..2025-06-01T00:00:00Z"
         read_rows(&out.join("blocks"), truth::BLOCK_COLS),
         truth::blocks(&data, Chain::Base, a..b)
     );
-    let summary = String::from_utf8_lossy(&o.stdout);
-    let retries: u64 = summary
-        .split(" retries")
+    let run = std::fs::read_dir(out.join("_chainetl/job/runs"))
+        .unwrap()
+        .flatten()
         .next()
-        .and_then(|s| s.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap();
+        .unwrap()
+        .path();
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(run).unwrap()).unwrap();
+    let retries = report["retries"].as_u64().unwrap();
+    let summary = text(&o);
     assert!(retries > 5, "faults must have been retried: {summary}");
 }
 

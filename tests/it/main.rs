@@ -5,5 +5,6 @@ mod common;
 mod export;
 mod operator;
 mod resume;
+mod s3;
 mod sim;
 mod truth;

@@ -35,7 +35,7 @@ fn help_texts() {
 #[test]
 fn key_error_messages() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = write_spec(
+    write_spec(
         dir.path(),
         "bad.toml",
         "name = \"x\"\n[source]\nbase_url = \"ftp://nowhere\"\ntimeout_secs = 0\n[output]\nuri = \"out\"\ncompression = \"brotli\"\n[[export]]\ndataset = \"portfolio\"\nchains = [\"base\"]\nwallets = [\"0x12\"]\nwindow = \"1..2\"\nnumbers = [1]\n",

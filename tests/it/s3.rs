@@ -1,0 +1,339 @@
+//! S3 output on a real S3-compatible server (moto, from PyPI, started on
+//! loopback), reached through a TCP proxy the tests can stop and restart to
+//! take the endpoint away mid-run without losing the server's data. Also:
+//! shards of one job at once into one bucket.
+
+use crate::common::*;
+use crate::truth;
+use chainetl::chain::Chain;
+use chainetl::sim::data::SimData;
+use futures::TryStreamExt;
+use object_store::{ObjectStore, ObjectStoreExt};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SECRET: &str = "moto-secret-never-logged-7f3a";
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn wait_for(port: u16) {
+    let t = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(60), "server on {port} did not come up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// moto's S3 server.
+struct Moto {
+    child: Child,
+    port: u16,
+}
+
+impl Moto {
+    fn start() -> Moto {
+        let port = free_port();
+        let child = Command::new(python())
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("moto (installed by `make test` into .venv)");
+        wait_for(port);
+        Moto { child, port }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A TCP forwarder that can be stopped (connections refused) and restarted.
+struct Proxy {
+    port: u16,
+    target: u16,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Proxy {
+    fn start(rt: &tokio::runtime::Runtime, target: u16) -> Proxy {
+        let mut p = Proxy {
+            port: free_port(),
+            target,
+            task: None,
+        };
+        p.up(rt);
+        p
+    }
+
+    fn up(&mut self, rt: &tokio::runtime::Runtime) {
+        let (port, target) = (self.port, self.target);
+        let listener = rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", port))).unwrap();
+        self.task = Some(rt.spawn(async move {
+            let mut conns = tokio::task::JoinSet::new();
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                conns.spawn(async move {
+                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(("127.0.0.1", target)).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    }
+                });
+            }
+        }));
+    }
+
+    /// Drops the listener and every open connection.
+    fn down(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+struct S3 {
+    sim: Sim,
+    _moto: Moto,
+    proxy: Proxy,
+    bucket: String,
+}
+
+impl S3 {
+    fn start(bucket: &str) -> S3 {
+        let mut opts = frozen();
+        opts.latency_ms = 10;
+        let sim = Sim::start(opts);
+        let moto = Moto::start();
+        let proxy = Proxy::start(&sim.rt, moto.port);
+        let url = format!("http://127.0.0.1:{}/{bucket}", moto.port);
+        let status = sim
+            .rt
+            .block_on(async { reqwest::Client::new().put(url).send().await.unwrap().status() });
+        assert!(status.is_success(), "create bucket: {status}");
+        S3 {
+            sim,
+            _moto: moto,
+            proxy,
+            bucket: bucket.into(),
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = bin();
+        c.args(args)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", SECRET)
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", self.proxy.port))
+            .env("AWS_ALLOW_HTTP", "true");
+        c
+    }
+
+    fn store(&self) -> object_store::aws::AmazonS3 {
+        object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name(&self.bucket)
+            .with_access_key_id("testing")
+            .with_secret_access_key(SECRET)
+            .with_region("us-east-1")
+            .with_endpoint(format!("http://127.0.0.1:{}", self.proxy.port))
+            .with_allow_http(true)
+            .build()
+            .unwrap()
+    }
+
+    /// Copies every object under `prefix` into `dir`; returns the keys.
+    fn download(&self, prefix: &str, dir: &Path) -> Vec<String> {
+        let store = self.store();
+        self.sim.rt.block_on(async {
+            let p = object_store::path::Path::from(prefix);
+            let metas: Vec<_> = store.list(Some(&p)).try_collect().await.unwrap();
+            let mut keys = Vec::new();
+            for m in metas {
+                let bytes = store.get(&m.location).await.unwrap().bytes().await.unwrap();
+                let rel = m.location.as_ref().strip_prefix(&format!("{prefix}/")).unwrap().to_string();
+                let local = dir.join(&rel);
+                std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+                std::fs::write(&local, &bytes).unwrap();
+                keys.push(rel);
+            }
+            keys
+        })
+    }
+}
+
+const FIRST: u64 = 20_000_000;
+const LAST: u64 = 20_000_899;
+
+fn spec(dir: &Path, bucket: &str, url: &str) -> String {
+    write_spec(
+        dir,
+        "s3.toml",
+        &format!(
+            r#"name = "s3job"
+[source]
+base_url = "{url}"
+page_size = 200
+max_concurrency = 4
+max_retries = 20
+[output]
+uri = "s3://{bucket}/exports/v1"
+commit_pages = 2
+commit_interval_secs = 1
+[[export]]
+dataset = "events"
+chains = ["ethereum", "base"]
+window = "{FIRST}..{LAST}"
+chunk_blocks = 75
+"#
+        ),
+    )
+}
+
+fn expected() -> Vec<Vec<String>> {
+    let data = SimData::new(42, 30);
+    let mut want = truth::events(&data, Chain::Ethereum, FIRST, LAST, &[], None);
+    want.extend(truth::events(&data, Chain::Base, FIRST, LAST, &[], None));
+    want.sort();
+    want
+}
+
+/// Reads the bucket back: exactly the source rows, only complete Parquet
+/// files and state documents, and the secret nowhere.
+fn assert_bucket_exact(s3: &S3) {
+    let local = tempfile::tempdir().unwrap();
+    let keys = s3.download("exports/v1", local.path());
+    for k in &keys {
+        assert!(
+            (k.starts_with("events/") && k.ends_with(".parquet")) || (k.starts_with("_chainetl/s3job/") && k.ends_with(".json")),
+            "unexpected object {k}"
+        );
+        let body = std::fs::read(local.path().join(k)).unwrap();
+        assert!(!String::from_utf8_lossy(&body).contains(SECRET), "the secret leaked into {k}");
+    }
+    let got = read_rows(&local.path().join("events"), truth::EVENT_COLS);
+    let want = expected();
+    assert_eq!(got.len(), want.len(), "rows in the bucket differ from the source");
+    assert!(got == want);
+}
+
+#[test]
+fn s3_export_then_kill_9_resume_then_endpoint_outage() {
+    let mut s3 = S3::start("bkt-main");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &s3.bucket, &s3.sim.url());
+
+    // Killed at growing moments, resumed until done.
+    let mut kills = 0;
+    for attempt in 0..30u64 {
+        let mut child = s3
+            .cmd(&["run", &spec, "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let wait = Duration::from_millis(300 + attempt * 150);
+        let t = Instant::now();
+        let done = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                assert!(st.success(), "attempt {attempt}: {st:?}");
+                break true;
+            }
+            if t.elapsed() > wait {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        if done {
+            break;
+        }
+    }
+    assert!(kills >= 2, "killed only {kills} times");
+    assert_bucket_exact(&s3);
+
+    // The endpoint goes away mid-run and comes back: the run retries or
+    // fails with exit 1; re-runs end with exactly the source rows.
+    let o = s3.cmd(&["run", &spec, "--fresh", "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let child = s3
+        .cmd(&["run", &spec, "--fresh"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    s3.proxy.down();
+    std::thread::sleep(Duration::from_secs(2));
+    s3.proxy.up(&s3.sim.rt);
+    let o = child.wait_with_output().unwrap();
+    assert!(matches!(o.status.code(), Some(0) | Some(1)), "{}", text(&o));
+    assert!(!text(&o).contains(SECRET));
+    for _ in 0..3 {
+        let o = s3.cmd(&["run", &spec, "-q"]).output().unwrap();
+        if o.status.success() {
+            break;
+        }
+    }
+    assert_bucket_exact(&s3);
+}
+
+#[test]
+fn an_unreachable_s3_endpoint_fails_clearly_within_the_timeout() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), "nobucket", "sim");
+    let t = Instant::now();
+    let o = bin()
+        .args(["run", &spec, "-q"])
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .env("AWS_ALLOW_HTTP", "true")
+        .output()
+        .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(90), "took {:?}", t.elapsed());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let msg = text(&o);
+    assert!(
+        msg.contains("_chainetl/s3job") && msg.contains(&format!("127.0.0.1:{port}")),
+        "{msg}"
+    );
+    assert!(!msg.contains(SECRET));
+}
+
+#[test]
+fn three_shards_at_once_write_exactly_one_runs_rows() {
+    let s3 = S3::start("bkt-shards");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &s3.bucket, &s3.sim.url());
+    let children: Vec<Child> = (1..=3)
+        .map(|k| {
+            s3.cmd(&["run", &spec, "-q", "--shard", &format!("{k}/3")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    assert_bucket_exact(&s3);
+    let o = s3.cmd(&["status", &spec]).output().unwrap();
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        t.contains("13/13") && t.contains("complete"),
+        "status shows every shard's units: {t}"
+    );
+    // Each shard did its own share.
+    let o = s3.cmd(&["run", &spec, "--shard", "2/3"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
+}
