@@ -324,7 +324,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
 
     // Units in flight: enough to keep every request slot busy while some
     // units decode or write.
-    let in_flight = spec.source.max_concurrency + 2;
+    let in_flight = units_in_flight(&spec);
     let sem = Arc::new(tokio::sync::Semaphore::new(in_flight));
     let mut set = tokio::task::JoinSet::new();
     for (unit, st) in todo {
@@ -416,6 +416,12 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     Ok(summary)
 }
 
+/// Units paged at once: enough to keep every request slot busy while some
+/// units decode or write.
+fn units_in_flight(spec: &Spec) -> usize {
+    spec.source.max_concurrency + 2
+}
+
 /// Client settings from the spec; the key is read from the environment here
 /// and nowhere else.
 pub fn client_config(spec: &Spec, base_url: String) -> Result<ClientConfig, RunError> {
@@ -457,6 +463,7 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
         &shared.state.file_prefix(&unit.id),
         schema,
         st.next_seq,
+        spec.output.memory_budget / units_in_flight(spec),
     );
     let out = &spec.output;
     let mut pending = Pending {

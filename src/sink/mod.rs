@@ -20,6 +20,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::AsyncArrowWriter;
 use parquet::basic::{GzipLevel, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,6 +48,22 @@ pub enum SinkError {
     },
 }
 
+/// Columns whose values repeat a lot, so dictionary encoding pays.
+const DICTIONARY_COLUMNS: &[&str] = &[
+    "chain",
+    "contract_address",
+    "topic0",
+    "miner",
+    "wallet_address",
+    "token_address",
+    "token_name",
+    "token_standard",
+    "token_symbol",
+    "name",
+    "standard",
+    "symbol",
+];
+
 /// An opened output location.
 #[derive(Debug)]
 pub struct Sink {
@@ -56,6 +73,8 @@ pub struct Sink {
     props: WriterProperties,
     partition_by: Vec<String>,
     uri: String,
+    /// Upload part size: S3 needs at least 5 MiB per part.
+    part_bytes: usize,
 }
 
 /// A file that is complete and durable.
@@ -123,12 +142,22 @@ impl Sink {
             Compression::Gzip => parquet::basic::Compression::GZIP(GzipLevel::default()),
             Compression::None => parquet::basic::Compression::UNCOMPRESSED,
         };
-        let props = WriterProperties::builder()
+        // Dictionaries only where values repeat: on hashes they cost memory
+        // (a dictionary per column per open file) and time, and save nothing.
+        let mut props = WriterProperties::builder().set_dictionary_enabled(false);
+        for col in DICTIONARY_COLUMNS {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(*col), true);
+        }
+        let props = props
             .set_compression(compression)
             .set_statistics_enabled(EnabledStatistics::Page)
+            // Small pages keep the uncompressed buffer of every open column
+            // small, so bounded memory still allows large row groups.
+            .set_data_page_size_limit(128 * 1024)
             .set_max_row_group_row_count(Some(output.row_group_rows))
             .set_created_by(concat!("chainetl version ", env!("CARGO_PKG_VERSION")).to_string())
             .build();
+        let part_bytes = if local_root.is_some() { 1024 * 1024 } else { 5 * 1024 * 1024 };
         Ok(Sink {
             store,
             prefix,
@@ -136,6 +165,7 @@ impl Sink {
             props,
             partition_by: output.partition_by.clone(),
             uri,
+            part_bytes,
         })
     }
 
@@ -231,11 +261,23 @@ pub struct UnitWriter {
     /// Sequence number of the next file to open.
     pub next_seq: u64,
     open: BTreeMap<Option<i32>, OpenFile>,
+    /// End a row group early once an open file buffers this many bytes.
+    flush_bytes: usize,
 }
 
 impl UnitWriter {
-    /// A writer whose first file gets sequence `next_seq`.
-    pub fn new(sink: Arc<Sink>, dataset: Dataset, chain: Chain, unit_id: &str, schema: SchemaRef, next_seq: u64) -> UnitWriter {
+    /// A writer whose first file gets sequence `next_seq`, buffering at
+    /// most about `memory_share` bytes of unflushed row groups.
+    pub fn new(
+        sink: Arc<Sink>,
+        dataset: Dataset,
+        chain: Chain,
+        unit_id: &str,
+        schema: SchemaRef,
+        next_seq: u64,
+        memory_share: usize,
+    ) -> UnitWriter {
+        let flush_bytes = memory_share.max(1024 * 1024);
         UnitWriter {
             sink,
             dataset,
@@ -244,6 +286,7 @@ impl UnitWriter {
             schema,
             next_seq,
             open: BTreeMap::new(),
+            flush_bytes,
         }
     }
 
@@ -292,7 +335,7 @@ impl UnitWriter {
                 file_name(&self.unit_id, self.next_seq)
             );
             self.next_seq += 1;
-            let buf = BufWriter::with_capacity(self.sink.store.clone(), self.sink.path(&rel), 8 * 1024 * 1024);
+            let buf = BufWriter::with_capacity(self.sink.store.clone(), self.sink.path(&rel), self.sink.part_bytes).with_max_concurrency(2);
             let writer =
                 AsyncArrowWriter::try_new(buf, self.schema.clone(), Some(self.sink.props.clone())).map_err(|e| SinkError::Write {
                     path: rel.clone(),
@@ -308,6 +351,13 @@ impl UnitWriter {
             source: Box::new(e),
         })?;
         f.rows += batch.num_rows() as u64;
+        if f.writer.in_progress_size() >= self.flush_bytes {
+            // Memory stays bounded whatever the job's size: end the row group early.
+            f.writer.flush().await.map_err(|e| SinkError::Write {
+                path: f.rel.clone(),
+                source: Box::new(e),
+            })?;
+        }
         crate::failpoint::hit("during-file-write");
         Ok(())
     }

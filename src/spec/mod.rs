@@ -178,6 +178,9 @@ pub struct Output {
     pub commit_pages: usize,
     /// Hash/address encoding.
     pub hash_encoding: HashEncoding,
+    /// Bytes of encoded-but-unflushed row groups the job may hold.
+    #[serde(skip)]
+    pub memory_budget: usize,
     /// S3 endpoint override.
     #[serde(skip)]
     pub endpoint: Option<String>,
@@ -535,8 +538,9 @@ impl Validator<'_> {
             row_group_rows: self.int_in(&o.row_group_rows, "output.row_group_rows", 1_000, 10_000_000, 131_072) as usize,
             file_rows: self.int_in(&o.file_rows, "output.file_rows", 1_000, 100_000_000, 1_000_000) as usize,
             commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
-            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 100) as usize,
+            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 25) as usize,
             hash_encoding,
+            memory_budget: self.int_in(&o.memory_budget_mb, "output.memory_budget_mb", 16, 65_536, 96) as usize * 1024 * 1024,
             endpoint: o.endpoint.as_ref().map(|e| e.get_ref().clone()),
             region: o.region.as_ref().map(|e| e.get_ref().clone()),
             allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),

@@ -60,10 +60,12 @@ pub(crate) struct RawOutput {
     pub(crate) file_rows: Option<Spanned<i64>>,
     /// Commit (close files, checkpoint) at least every this many seconds (default 30).
     pub(crate) commit_interval_secs: Option<Spanned<i64>>,
-    /// Commit at least every this many pages (default 100).
+    /// Commit at least every this many pages (default 25).
     pub(crate) commit_pages: Option<Spanned<i64>>,
     /// `hex` (default) or `binary` for hashes and addresses.
     pub(crate) hash_encoding: Option<Spanned<String>>,
+    /// Memory for rows buffered in open files, whole job, in MiB (default 96).
+    pub(crate) memory_budget_mb: Option<Spanned<i64>>,
     /// S3: endpoint URL of an S3-compatible store (default: `AWS_ENDPOINT_URL` or AWS).
     pub(crate) endpoint: Option<Spanned<String>>,
     /// S3: region (default: `AWS_REGION`, else us-east-1).

@@ -1,0 +1,194 @@
+"""chainetl benchmarks, all against `chainetl sim` processes on this machine.
+
+  (a) drain:   full 1000-event pages fetched and discarded by wrk (the source's limit here)
+  (b) chainetl exporting >= 1M event rows to Parquet (CPU-bound: no added latency)
+  (c) the hand-written Python exporter (benches/python_exporter.py) on the same pages
+  (d) chainetl peak RSS at 1M and at 4M rows
+  (e) latency-bound: --latency-ms 50, max_concurrency 16, 100-row pages (Little's law: 320 pages/s)
+  (f) quota-bound: --quota-rps 100: share of the quota used and share of requests answered 429
+
+usage: bench.py full|smoke     (smoke: small sizes, for CI)
+Results are printed and written to bench-out/results.json.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target/release/chainetl")
+OUT = os.path.join(ROOT, "bench-out")
+FROZEN = "2025-06-01T00:00:00Z"
+FIRST = 20_000_000
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Sim:
+    def __init__(self, *flags):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [BIN, "sim", "--port", str(self.port), "--frozen-at", FROZEN, "--events-per-block", "100", *flags],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def run_measured(cmd):
+    """Runs cmd; returns (seconds, peak RSS in MiB, stdout)."""
+    t = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.communicate()
+    # communicate() has reaped the child; ru_maxrss of children is cumulative,
+    # so use wait4 through a fresh child instead.
+    secs = time.time() - t
+    if p.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{err.decode()[-2000:]}")
+    return secs, out.decode(), err.decode()
+
+
+def run_rss(cmd):
+    """Runs cmd and returns (seconds, peak RSS MiB) using wait4."""
+    t = time.time()
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execv(cmd[0], cmd)
+    _, status, ru = os.wait4(pid, 0)
+    secs = time.time() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed ({status}): {' '.join(cmd)}")
+    return secs, ru.ru_maxrss / 1024.0
+
+
+def spec(name, url, blocks, page_size=1000, concurrency=8, chunk=1000, extra=""):
+    path = os.path.join(OUT, f"{name}.toml")
+    with open(path, "w") as f:
+        f.write(
+            f"""name = "{name}"
+[source]
+base_url = "{url}"
+max_concurrency = {concurrency}
+page_size = {page_size}
+max_retries = 50
+{extra}
+[output]
+uri = "{OUT}/{name}"
+[[export]]
+dataset = "events"
+chains = ["ethereum"]
+window = "{FIRST}..{FIRST + blocks - 1}"
+chunk_blocks = {chunk}
+"""
+        )
+    return path
+
+
+def report(name):
+    d = os.path.join(OUT, name, "_chainetl", name, "runs")
+    return json.load(open(os.path.join(d, sorted(os.listdir(d))[-1])))
+
+
+def chainetl(name, url, blocks, **kw):
+    path = spec(name, url, blocks, **kw)
+    secs, rss = run_rss([BIN, "run", path, "--fresh", "-q"])
+    r = report(name)
+    rows = sum(t["rows"] for t in r["exports"].values())
+    return {"rows": rows, "seconds": round(secs, 3), "rows_per_sec": round(rows / secs), "peak_rss_mib": round(rss, 1), "requests": r["requests"], "throttled": r["throttled"], "report": r}
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "full"
+    smoke = mode == "smoke"
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    res = {"mode": mode, "machine": f"{os.cpu_count()} cores"}
+    blocks_1m = 1_000 if smoke else 10_000
+    blocks_4m = 2_000 if smoke else 40_000
+
+    sim = Sim()
+    try:
+        # (a) drain with wrk at the same concurrency as chainetl (8).
+        if shutil.which("wrk"):
+            url = f"{sim.url}/v2/ethereum/events?window={FIRST}..{FIRST + 99}&limit=1000&sort_by=earliest"
+            dur = "3s" if smoke else "10s"
+            out = subprocess.run(["wrk", "-t2", "-c8", f"-d{dur}", url], capture_output=True, text=True).stdout
+            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+            tput = re.search(r"Transfer/sec:\s+([\d.]+\w+)", out).group(1)
+            res["a_drain"] = {"pages_per_sec": round(rps), "rows_per_sec": round(rps * 1000), "transfer_per_sec": tput}
+        # (b) + (d) chainetl, CPU-bound.
+        b = chainetl("cpu1m", sim.url, blocks_1m)
+        res["b_chainetl"] = {k: v for k, v in b.items() if k != "report"}
+        big = chainetl("cpu4m", sim.url, blocks_4m)
+        res["d_rss"] = {"rows_small": b["rows"], "rss_small_mib": b["peak_rss_mib"], "rows_big": big["rows"], "rss_big_mib": big["peak_rss_mib"]}
+        # (c) the Python exporter, on a slice (its rate does not depend on size).
+        py_blocks = 200 if smoke else 2_000
+        window = f"{FIRST}..{FIRST + py_blocks - 1}"
+        secs, out, _ = run_measured([sys.executable, os.path.join(ROOT, "benches/python_exporter.py"), sim.url, "ethereum", window, os.path.join(OUT, "python")])
+        rows = int(re.search(r"rows=(\d+)", out).group(1))
+        res["c_python"] = {"rows": rows, "seconds": round(secs, 3), "rows_per_sec": round(rows / secs)}
+    finally:
+        sim.stop()
+
+    # (e) latency-bound.
+    sim = Sim("--latency-ms", "50")
+    try:
+        blocks = 600 if smoke else 3_000
+        e = chainetl("latency", sim.url, blocks, page_size=100, concurrency=16, chunk=25)
+        pps = e["requests"] / e["seconds"]
+        res["e_latency"] = {"pages_per_sec": round(pps, 1), "littles_law_limit": 320, "share": round(pps / 320, 3), "rows": e["rows"], "seconds": e["seconds"]}
+    finally:
+        sim.stop()
+
+    # (f) quota-bound.
+    quota = 100
+    sim = Sim("--quota-rps", str(quota), "--latency-ms", "10")
+    try:
+        blocks = 400 if smoke else 2_000
+        f = chainetl("quota", sim.url, blocks, page_size=100, concurrency=16, chunk=25)
+        ok = f["requests"] - f["throttled"]
+        res["f_quota"] = {
+            "quota_rps": quota,
+            "successful_rps": round(ok / f["seconds"], 1),
+            "quota_used": round(ok / f["seconds"] / quota, 3),
+            "share_429": round(f["throttled"] / max(f["requests"], 1), 4),
+            "requests": f["requests"],
+        }
+    finally:
+        sim.stop()
+
+    b, c = res["b_chainetl"], res["c_python"]
+    res["ratios"] = {"chainetl_over_python": round(b["rows_per_sec"] / c["rows_per_sec"], 1)}
+    if "a_drain" in res:
+        res["ratios"]["chainetl_over_drain"] = round(b["rows_per_sec"] / res["a_drain"]["rows_per_sec"], 3)
+    d = res["d_rss"]
+    res["ratios"]["rss_growth_small_to_big"] = round(d["rss_big_mib"] / d["rss_small_mib"] - 1, 3)
+    json.dump(res, open(os.path.join(OUT, "results.json"), "w"), indent=2)
+    print(json.dumps(res, indent=2))
+
+
+if __name__ == "__main__":
+    main()
