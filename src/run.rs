@@ -416,10 +416,11 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     Ok(summary)
 }
 
-/// Units paged at once: enough to keep every request slot busy while some
-/// units decode or write.
+/// Units paged at once: half again the request slots, so that while some
+/// units decode, write or commit, others have a request ready for every
+/// slot; each unit in flight holds pages and open files, so not more.
 fn units_in_flight(spec: &Spec) -> usize {
-    spec.source.max_concurrency + 2
+    spec.source.max_concurrency + spec.source.max_concurrency.div_ceil(2)
 }
 
 /// Client settings from the spec; the key is read from the environment here

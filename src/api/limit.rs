@@ -1,39 +1,84 @@
-//! The client's two request bounds: a global concurrency limit (a
-//! semaphore) and an optional requests-per-second pace, which a 429 pauses
-//! for everyone at once so throttled callers do not stampede back together.
+//! The client's request bounds: a global concurrency limit (a semaphore)
+//! and a pace (requests per second) that adapts to the service's quota.
+//!
+//! The pace starts at `requests_per_second` (or unpaced). On a 429 it drops
+//! to 97% of the rate the service accepted since the previous decrease —
+//! while a client over-drives a quota, that rate *is* the quota (counting
+//! from a decrease leaves out the quota's initial burst) — and then
+//! creeps up 0.5% a second, so it settles just under the quota with rare
+//! 429s. One decrease per 250 ms: a burst of 429s from requests already in
+//! flight counts once. Requests are spaced by the pace, so throttled callers
+//! never stampede back together; a throttled request itself waits its
+//! `Retry-After` before retrying.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+#[derive(Debug)]
+struct Pace {
+    /// Requests per second, `None`: unpaced.
+    rate: Option<f64>,
+    /// The user's bound, never exceeded.
+    cap: Option<f64>,
+    /// The earliest instant the next request may start.
+    next: Instant,
+    /// When the rate last moved.
+    last_change: Instant,
+    /// When it last went down.
+    last_decrease: Option<Instant>,
+    /// Start of the current measurement: the first request, then the last decrease.
+    since: Option<Instant>,
+    /// Completion times of successful requests since `since`, at most a second back.
+    accepted: VecDeque<Instant>,
+}
+
 /// Shared pacing state.
 #[derive(Debug)]
 pub struct Limiter {
     permits: Arc<Semaphore>,
-    /// Minimum spacing between request starts (None: unpaced).
-    interval: Option<Duration>,
-    /// The earliest instant the next request may start.
-    next: Mutex<Instant>,
+    pace: Mutex<Pace>,
 }
+
+const WINDOW: Duration = Duration::from_secs(1);
 
 impl Limiter {
     /// `max_concurrency` requests in flight; at most `rps` started per second.
     pub fn new(max_concurrency: usize, rps: Option<f64>) -> Limiter {
+        let cap = rps.filter(|r| *r > 0.0);
+        let now = Instant::now();
         Limiter {
             permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
-            interval: rps.filter(|r| *r > 0.0).map(|r| Duration::from_secs_f64(1.0 / r)),
-            next: Mutex::new(Instant::now()),
+            pace: Mutex::new(Pace {
+                rate: cap,
+                cap,
+                next: now,
+                last_change: now,
+                last_decrease: None,
+                since: None,
+                accepted: VecDeque::new(),
+            }),
         }
     }
 
-    /// Waits for a concurrency slot and for this request's turn in the pace.
+    /// Waits for this request's turn in the pace, then for a concurrency slot.
     pub async fn acquire(&self) -> OwnedSemaphorePermit {
         let slot = {
-            let mut next = self.next.lock().await;
+            let mut p = self.pace.lock().await;
             let now = Instant::now();
-            let slot = (*next).max(now);
-            *next = slot + self.interval.unwrap_or(Duration::ZERO);
+            p.since.get_or_insert(now);
+            if let Some(rate) = p.rate
+                && now.duration_since(p.last_change) >= WINDOW
+            {
+                // Additive-ish increase, capped by the user's bound.
+                let up = rate * 1.005;
+                p.rate = Some(p.cap.map_or(up, |c| up.min(c)));
+                p.last_change = now;
+            }
+            let slot = p.next.max(now);
+            p.next = slot + p.rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
             slot
         };
         tokio::time::sleep_until(slot).await;
@@ -45,12 +90,93 @@ impl Limiter {
         }
     }
 
-    /// Holds every request back until `wait` from now (after a 429).
-    pub async fn pause(&self, wait: Duration) {
-        let mut next = self.next.lock().await;
-        let until = Instant::now() + wait;
-        if *next < until {
-            *next = until;
+    /// Records a request the service accepted.
+    pub async fn accepted(&self) {
+        let mut p = self.pace.lock().await;
+        let now = Instant::now();
+        p.accepted.push_back(now);
+        while p.accepted.front().is_some_and(|t| now.duration_since(*t) > WINDOW) {
+            p.accepted.pop_front();
         }
+    }
+
+    /// A 429: slow down to just under what the service accepts.
+    pub async fn throttled(&self) {
+        let mut p = self.pace.lock().await;
+        let now = Instant::now();
+        if p.last_decrease.is_some_and(|t| now.duration_since(t) < Duration::from_millis(250)) {
+            return;
+        }
+        while p.accepted.front().is_some_and(|t| now.duration_since(*t) > WINDOW) {
+            p.accepted.pop_front();
+        }
+        let window = p.since.map_or(Duration::ZERO, |f| now.duration_since(f)).min(WINDOW);
+        let new = if window >= Duration::from_millis(200) && !p.accepted.is_empty() {
+            p.accepted.len() as f64 / window.as_secs_f64() * 0.97
+        } else {
+            // Too little to measure: halve whatever we were doing.
+            let measured = p.accepted.len() as f64 / window.as_secs_f64().max(0.05);
+            p.rate.unwrap_or(measured) * 0.5
+        };
+        p.since = Some(now);
+        p.accepted.clear();
+        let new = new.max(0.5);
+        p.rate = Some(p.cap.map_or(new, |c| new.min(c)));
+        p.last_change = now;
+        p.last_decrease = Some(now);
+        let gap = Duration::from_secs_f64(1.0 / new);
+        if p.next < now + gap {
+            p.next = now + gap;
+        }
+    }
+
+    /// The current pace in requests per second (None: unpaced).
+    pub async fn rate(&self) -> Option<f64> {
+        self.pace.lock().await.rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_429_paces_requests_just_under_the_accepted_rate() {
+        let l = Limiter::new(4, None);
+        // 100 requests accepted over one second, then a 429.
+        for _ in 0..100 {
+            drop(l.acquire().await);
+            l.accepted().await;
+            tokio::time::advance(Duration::from_millis(10)).await;
+        }
+        l.throttled().await;
+        let r = l.rate().await.unwrap();
+        assert!((90.0..=100.0).contains(&r), "{r}");
+        // A burst of 429s from requests already in flight counts once.
+        l.throttled().await;
+        assert_eq!(l.rate().await, Some(r));
+        // Then the pace spaces requests and creeps back up.
+        let t = Instant::now();
+        for _ in 0..50 {
+            drop(l.acquire().await);
+        }
+        let spent = t.elapsed().as_secs_f64();
+        assert!(spent >= 49.0 / r * 0.99, "{spent}");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        drop(l.acquire().await);
+        assert!(l.rate().await.unwrap() > r);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_configured_bound_is_never_exceeded() {
+        let l = Limiter::new(4, Some(10.0));
+        let t = Instant::now();
+        for _ in 0..21 {
+            drop(l.acquire().await);
+        }
+        assert!(t.elapsed() >= Duration::from_secs(2));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        drop(l.acquire().await);
+        assert_eq!(l.rate().await, Some(10.0));
     }
 }

@@ -421,7 +421,10 @@ impl Client {
         self.stats.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
         match status {
             200..=299 => match serde_json::from_slice::<T>(&body) {
-                Ok(v) => Attempt::Done(v),
+                Ok(v) => {
+                    self.limiter.accepted().await;
+                    Attempt::Done(v)
+                }
                 Err(e) => {
                     self.stats.bad_bodies.fetch_add(1, Ordering::Relaxed);
                     Attempt::Retry {
@@ -433,8 +436,8 @@ impl Client {
             },
             429 => {
                 self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                self.limiter.throttled().await;
                 let wait = retry_after.unwrap_or(Duration::from_secs(1));
-                self.limiter.pause(wait).await;
                 Attempt::Retry {
                     why: "HTTP 429 Too Many Requests".into(),
                     after: Some(wait),

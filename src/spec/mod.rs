@@ -540,7 +540,7 @@ impl Validator<'_> {
             commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
             commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 25) as usize,
             hash_encoding,
-            memory_budget: self.int_in(&o.memory_budget_mb, "output.memory_budget_mb", 16, 65_536, 96) as usize * 1024 * 1024,
+            memory_budget: self.int_in(&o.memory_budget_mb, "output.memory_budget_mb", 16, 65_536, 64) as usize * 1024 * 1024,
             endpoint: o.endpoint.as_ref().map(|e| e.get_ref().clone()),
             region: o.region.as_ref().map(|e| e.get_ref().clone()),
             allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),

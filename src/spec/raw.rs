@@ -64,7 +64,7 @@ pub(crate) struct RawOutput {
     pub(crate) commit_pages: Option<Spanned<i64>>,
     /// `hex` (default) or `binary` for hashes and addresses.
     pub(crate) hash_encoding: Option<Spanned<String>>,
-    /// Memory for rows buffered in open files, whole job, in MiB (default 96).
+    /// Memory for rows buffered in open files, whole job, in MiB (default 64).
     pub(crate) memory_budget_mb: Option<Spanned<i64>>,
     /// S3: endpoint URL of an S3-compatible store (default: `AWS_ENDPOINT_URL` or AWS).
     pub(crate) endpoint: Option<Spanned<String>>,
