@@ -358,3 +358,56 @@ fn schema_files_match_what_the_writer_writes() {
     let o = chainetl(&["schema", "nfts"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn spark_reads_every_dataset_with_no_casts() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exports = r#"
+[[export]]
+dataset = "events"
+chains = ["ethereum", "base"]
+window = "20000000..20000049"
+[[export]]
+dataset = "blocks"
+chains = ["ethereum"]
+window = "20000000..20000049"
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["0x28c6c06298d514db089934071355e5743bf21d60"]
+window = "2025-05-25..2025-06-01"
+[[export]]
+dataset = "tokens"
+chains = ["ethereum"]
+addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
+"#;
+    let spec = write_spec(dir.path(), "s.toml", &spec_for(&sim.url(), &out, "", exports));
+    assert!(chainetl(&["run", &spec, "-q"]).status.success());
+    let script = format!("{}/tests/spark_check.py", env!("CARGO_MANIFEST_DIR"));
+    let o = std::process::Command::new(python())
+        .args([script.as_str(), out.to_str().unwrap(), "events", "blocks", "portfolio", "tokens"])
+        .output()
+        .expect("python with pyspark (run `make test`, which installs it)");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("spark failed:\n{}", text(&o)));
+    let r: serde_json::Value = serde_json::from_str(line).unwrap();
+    let t = |d: &str, c: &str| r[d]["types"][c].as_str().unwrap_or("missing").to_string();
+    assert_eq!(
+        r["events"]["rows"].as_u64().unwrap() as usize,
+        read_rows(&out.join("events"), &["chain"]).len()
+    );
+    assert_eq!(t("events", "block_timestamp"), "timestamp");
+    assert_eq!(t("events", "topics"), "array<string>");
+    assert_eq!(t("events", "date"), "date", "hive partition typed as a date");
+    assert_eq!(t("events", "chain"), "string");
+    assert_eq!(t("blocks", "total_difficulty"), "decimal(38,0)");
+    assert_eq!(t("blocks", "number"), "bigint");
+    assert_eq!(t("portfolio", "date"), "date");
+    assert_eq!(t("portfolio", "balance_raw"), "string");
+    assert_eq!(r["tokens"]["rows"], 1);
+}
