@@ -372,6 +372,32 @@ fn finish_list(out: &mut Vec<u8>, next: Option<Cursor>, secret: u64) {
     out.push(b'}');
 }
 
+/// What the two block-based list endpoints (blocks, events) share.
+struct ListQuery {
+    chain: Chain,
+    pairs: Vec<(String, String)>,
+    limit: u64,
+    desc: bool,
+    window: Option<Resolved>,
+}
+
+impl ListQuery {
+    fn parse(sim: &Sim, chain: &str, q: &Option<String>) -> Result<ListQuery, ApiError> {
+        let chain = parse_chain(chain)?;
+        let pairs = query_pairs(q);
+        let limit = limit(&pairs, 1000, 50)?;
+        let desc = descending(&pairs)?;
+        let window = window(&pairs, sim.now_ms() / 1000)?;
+        Ok(ListQuery {
+            chain,
+            pairs,
+            limit,
+            desc,
+            window,
+        })
+    }
+}
+
 /// The block range `[lo, hi)` a window selects on `chain`, clipped to the head.
 fn block_range(sim: &Sim, chain: Chain, w: Option<Resolved>) -> (u64, u64) {
     let head = sim.data.head(chain, sim.now_ms());
@@ -384,12 +410,13 @@ fn block_range(sim: &Sim, chain: Chain, w: Option<Resolved>) -> (u64, u64) {
 }
 
 async fn blocks(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
-    let chain = parse_chain(&chain)?;
-    let pairs = query_pairs(&q);
-    let limit = limit(&pairs, 1000, 50)?;
-    let desc = descending(&pairs)?;
-    let now = sim.now_ms() / 1000;
-    let w = window(&pairs, now)?;
+    let ListQuery {
+        chain,
+        pairs,
+        limit,
+        desc,
+        window: w,
+    } = ListQuery::parse(&sim, &chain, &q)?;
     let numbers = match param(&pairs, "numbers") {
         None => None,
         Some(v) => {
@@ -499,12 +526,13 @@ async fn block_by_number(State(sim): State<Arc<Sim>>, Path((chain, number)): Pat
 }
 
 async fn events(State(sim): State<Arc<Sim>>, Path(chain): Path<String>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
-    let chain = parse_chain(&chain)?;
-    let pairs = query_pairs(&q);
-    let limit = limit(&pairs, 1000, 50)?;
-    let desc = descending(&pairs)?;
-    let now = sim.now_ms() / 1000;
-    let w = window(&pairs, now)?;
+    let ListQuery {
+        chain,
+        pairs,
+        limit,
+        desc,
+        window: w,
+    } = ListQuery::parse(&sim, &chain, &q)?;
     let contract = address_param(&pairs, "contract_address")?;
     let mut topics: Vec<[u8; 32]> = Vec::new();
     if let Some(list) = param(&pairs, "signatures") {

@@ -20,6 +20,7 @@ use crate::spec::Dataset;
 use crate::window::Resolved;
 use futures::TryStreamExt;
 use object_store::{ObjectStoreExt, PutPayload};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -50,6 +51,23 @@ pub enum StateError {
     /// Removing files failed.
     #[error(transparent)]
     Sink(#[from] SinkError),
+}
+
+/// A state document carrying its format version.
+trait Versioned {
+    fn version(&self) -> u32;
+}
+
+impl Versioned for JobState {
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+impl Versioned for UnitState {
+    fn version(&self) -> u32 {
+        self.version
+    }
 }
 
 /// Job-level state, written once when the job starts.
@@ -169,76 +187,68 @@ impl StateStore {
 
     /// The job state, if the job ran before.
     pub async fn load_job(&self) -> Result<Option<JobState>, StateError> {
-        let rel = format!("{}/job.json", self.dir);
-        let Some(bytes) = self.read(&rel).await? else {
+        self.read_doc(&format!("{}/job.json", self.dir)).await
+    }
+
+    /// Reads a JSON state document of this build's format version.
+    async fn read_doc<T: DeserializeOwned + Versioned>(&self, rel: &str) -> Result<Option<T>, StateError> {
+        let Some(bytes) = self.read(rel).await? else {
             return Ok(None);
         };
-        let job: JobState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
-            path: rel.clone(),
+        let doc: T = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
+            path: rel.into(),
             message: e.to_string(),
         })?;
-        if job.version != STATE_VERSION {
+        if doc.version() != STATE_VERSION {
             return Err(StateError::Corrupt {
-                path: rel,
-                message: format!("state format version {} is not {STATE_VERSION}; re-run with --fresh", job.version),
+                path: rel.into(),
+                message: format!("state format version {} is not {STATE_VERSION}; re-run with --fresh", doc.version()),
             });
         }
-        Ok(Some(job))
+        Ok(Some(doc))
     }
 
-    /// Writes the job state.
-    pub async fn save_job(&self, job: &JobState) -> Result<(), StateError> {
-        let rel = format!("{}/job.json", self.dir);
-        let bytes = serde_json::to_vec_pretty(job).map_err(|e| self.io(&rel, e))?;
-        self.write(&rel, bytes).await
+    /// Writes a JSON document atomically.
+    async fn write_doc(&self, rel: &str, doc: &impl Serialize) -> Result<(), StateError> {
+        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?;
+        self.write(rel, bytes).await
     }
 
-    /// Every unit checkpoint, by unit id.
-    pub async fn load_units(&self) -> Result<HashMap<String, UnitState>, StateError> {
-        let prefix = self.sink.path(&format!("{}/units", self.dir));
-        let metas: Vec<_> = self
-            .sink
+    /// Objects under `rel_prefix` (relative to the output root).
+    async fn list(&self, rel_prefix: &str) -> Result<Vec<object_store::ObjectMeta>, StateError> {
+        let prefix = self.sink.path(rel_prefix);
+        self.sink
             .store()
             .list(Some(&prefix))
             .try_collect()
             .await
-            .map_err(|e| self.io(prefix.as_ref(), e))?;
+            .map_err(|e| self.io(prefix.as_ref(), e))
+    }
+
+    /// Every unit checkpoint, by unit id.
+    pub async fn load_units(&self) -> Result<HashMap<String, UnitState>, StateError> {
         let mut out = HashMap::new();
-        for m in metas {
+        for m in self.list(&format!("{}/units", self.dir)).await? {
             let rel = self.sink.rel_of(&m.location);
             if !rel.ends_with(".json") {
                 continue;
             }
-            let Some(bytes) = self.read(&rel).await? else {
-                continue;
-            };
-            let st: UnitState = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
-                path: rel.clone(),
-                message: e.to_string(),
-            })?;
-            if st.version != STATE_VERSION {
-                return Err(StateError::Corrupt {
-                    path: rel,
-                    message: format!("state format version {} is not {STATE_VERSION}", st.version),
-                });
+            if let Some(st) = self.read_doc::<UnitState>(&rel).await? {
+                out.insert(st.unit.clone(), st);
             }
-            out.insert(st.unit.clone(), st);
         }
         Ok(out)
     }
 
     /// Writes one unit's checkpoint.
     pub async fn save_unit(&self, st: &UnitState) -> Result<(), StateError> {
-        let rel = format!("{}/units/{}.json", self.dir, st.unit);
-        let bytes = serde_json::to_vec_pretty(st).map_err(|e| self.io(&rel, e))?;
-        self.write(&rel, bytes).await
+        self.write_doc(&format!("{}/units/{}.json", self.dir, st.unit), st).await
     }
 
     /// Writes an arbitrary JSON document under the job's state directory (run reports).
     pub async fn save_doc(&self, name: &str, doc: &serde_json::Value) -> Result<String, StateError> {
         let rel = format!("{}/{name}", self.dir);
-        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(&rel, e))?;
-        self.write(&rel, bytes).await?;
+        self.write_doc(&rel, doc).await?;
         Ok(rel)
     }
 
@@ -247,15 +257,7 @@ impl StateStore {
         let mut out = Vec::new();
         let prefix = format!("{}-", self.job);
         for d in datasets {
-            let p = self.sink.path(d.name());
-            let metas: Vec<_> = self
-                .sink
-                .store()
-                .list(Some(&p))
-                .try_collect()
-                .await
-                .map_err(|e| self.io(p.as_ref(), e))?;
-            for m in metas {
+            for m in self.list(d.name()).await? {
                 let Some(name) = m.location.filename() else {
                     continue;
                 };
@@ -287,12 +289,12 @@ impl StateStore {
                 removed += 1;
             }
         }
-        removed += self.remove_local_staging(&datasets, |_| true);
+        removed += self.remove_local_staging(&datasets);
         Ok(removed)
     }
 
     /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
-    fn remove_local_staging(&self, datasets: &HashSet<Dataset>, _keep: impl Fn(&str) -> bool) -> usize {
+    fn remove_local_staging(&self, datasets: &HashSet<Dataset>) -> usize {
         let Some(root) = self.sink.local_root() else {
             return 0;
         };
@@ -326,16 +328,8 @@ impl StateStore {
             self.sink.delete(&rel).await?;
             removed += 1;
         }
-        removed += self.remove_local_staging(datasets, |_| true);
-        let prefix = self.sink.path(&self.dir);
-        let metas: Vec<_> = self
-            .sink
-            .store()
-            .list(Some(&prefix))
-            .try_collect()
-            .await
-            .map_err(|e| self.io(prefix.as_ref(), e))?;
-        for m in metas {
+        removed += self.remove_local_staging(datasets);
+        for m in self.list(&self.dir).await? {
             self.sink.delete(&self.sink.rel_of(&m.location)).await?;
         }
         Ok(removed)
