@@ -506,6 +506,7 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
             if pending.pages >= out.commit_pages as u64
                 || last_commit.elapsed() >= out.commit_interval
                 || writer.max_open_rows() >= out.file_rows as u64
+                || writer.max_open_bytes() >= out.file_bytes
             {
                 commit(shared, &mut writer, &mut st, &mut pending, false, &key).await?;
                 last_commit = Instant::now();

@@ -295,6 +295,15 @@ impl UnitWriter {
         self.open.values().map(|f| f.rows).max().unwrap_or(0)
     }
 
+    /// Bytes (written and buffered) of the largest open file (to roll files by size).
+    pub fn max_open_bytes(&self) -> usize {
+        self.open
+            .values()
+            .map(|f| f.writer.bytes_written() + f.writer.in_progress_size())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Rows written since the last commit.
     pub fn open_rows(&self) -> u64 {
         self.open.values().map(|f| f.rows).sum()

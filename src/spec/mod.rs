@@ -170,6 +170,8 @@ pub struct Output {
     pub row_group_rows: usize,
     /// Rows per file before rolling.
     pub file_rows: usize,
+    /// Bytes per file before rolling.
+    pub file_bytes: usize,
     /// Commit cadence in time.
     #[serde(skip)]
     pub commit_interval: Duration,
@@ -537,6 +539,7 @@ impl Validator<'_> {
             compression,
             row_group_rows: self.int_in(&o.row_group_rows, "output.row_group_rows", 1_000, 10_000_000, 131_072) as usize,
             file_rows: self.int_in(&o.file_rows, "output.file_rows", 1_000, 100_000_000, 1_000_000) as usize,
+            file_bytes: self.int_in(&o.file_mb, "output.file_mb", 1, 1_048_576, 512) as usize * 1024 * 1024,
             commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
             commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 25) as usize,
             hash_encoding,

@@ -58,6 +58,8 @@ pub(crate) struct RawOutput {
     pub(crate) row_group_rows: Option<Spanned<i64>>,
     /// Roll to a new file after this many rows (default 1000000).
     pub(crate) file_rows: Option<Spanned<i64>>,
+    /// Roll to a new file after about this many MiB (default 512).
+    pub(crate) file_mb: Option<Spanned<i64>>,
     /// Commit (close files, checkpoint) at least every this many seconds (default 30).
     pub(crate) commit_interval_secs: Option<Spanned<i64>>,
     /// Commit at least every this many pages (default 25).

@@ -411,3 +411,35 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
     assert_eq!(t("portfolio", "balance_raw"), "string");
     assert_eq!(r["tokens"]["rows"], 1);
 }
+
+#[test]
+fn files_roll_by_rows_and_by_size() {
+    let sim = Sim::start(frozen());
+    let data = SimData::new(42, 30);
+    for (name, roll, check) in [("rows", "file_rows = 5000", 0usize), ("size", "file_mb = 1", 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let exports = "[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000999\"\nchunk_blocks = 1000\n";
+        let body = spec_for(&sim.url(), &out, "page_size = 500", exports).replace(
+            "[output]\n",
+            &format!("[output]\n{roll}\ncommit_pages = 10000\ncommit_interval_secs = 3600\n"),
+        );
+        let spec = write_spec(dir.path(), "r.toml", &body);
+        let o = chainetl(&["run", &spec, "-q"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let files = parquet_files(&out);
+        assert!(files.len() >= 3, "{name}: expected several rolled files, got {}", files.len());
+        for f in &files {
+            if check == 0 {
+                let n = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(f).unwrap()).unwrap();
+                let rows = parquet::file::reader::FileReader::metadata(&n).file_metadata().num_rows();
+                assert!(rows <= 5000 + 500, "{name}: {rows} rows in {f:?}");
+            } else {
+                let len = std::fs::metadata(f).unwrap().len();
+                assert!(len <= 2 * 1024 * 1024, "{name}: {len} bytes in {f:?}");
+            }
+        }
+        let want = truth::events(&data, Chain::Ethereum, 20_000_000, 20_000_999, &[], None);
+        assert_eq!(read_rows(&out.join("events"), truth::EVENT_COLS), want, "{name}: rows");
+    }
+}
