@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := target/release/chainetl
 
-.PHONY: build demo test lint bench bench-smoke clean
+.PHONY: build demo test lint audit bench bench-smoke clean
 
 build:
 	$(CARGO) build --release
@@ -28,6 +28,10 @@ test: $(PY)
 lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
+
+# RustSec advisories, offline against ../shared/advisory-db (needs `cargo install cargo-audit`).
+audit:
+	$(CARGO) audit --db ../shared/advisory-db --no-fetch
 
 bench: build $(PY)
 	CHAINETL_PYTHON=$(abspath $(PY)) bash benches/run.sh full
