@@ -111,7 +111,7 @@ pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Tick
                 loop {
                     tokio::time::sleep(every).await;
                     for e in &ex {
-                        eprintln!("progress: {}", line(e, start));
+                        eprintln!("progress: {}: {}", e.label, figures(e, start));
                     }
                 }
             });
@@ -125,12 +125,12 @@ pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Tick
     }
 }
 
-fn line(e: &ExportProgress, start: Instant) -> String {
+/// The figures shown for an export, on a bar or a progress line.
+fn figures(e: &ExportProgress, start: Instant) -> String {
     let secs = start.elapsed().as_secs_f64().max(0.001);
     let rows = e.rows.load(Ordering::Relaxed);
     format!(
-        "{}: units {}/{}, rows {} ({:.0}/s), requests {}, retries {}, 429s {}",
-        e.label,
+        "units {}/{}, rows {} ({:.0}/s), requests {}, retries {}, 429s {}",
         e.units_done.load(Ordering::Relaxed),
         e.units_total.load(Ordering::Relaxed),
         rows,
@@ -142,21 +142,11 @@ fn line(e: &ExportProgress, start: Instant) -> String {
 }
 
 fn draw_bars(exports: &[Arc<ExportProgress>], bars: &[ProgressBar], start: Instant) {
-    let secs = start.elapsed().as_secs_f64().max(0.001);
     for (e, b) in exports.iter().zip(bars) {
         let total = e.work_total.load(Ordering::Relaxed).max(1);
         b.set_length(total);
         b.set_position(e.work_done.load(Ordering::Relaxed).min(total));
-        let rows = e.rows.load(Ordering::Relaxed);
-        b.set_message(format!(
-            "units {}/{} rows {} ({:.0}/s) req {} retries {}",
-            e.units_done.load(Ordering::Relaxed),
-            e.units_total.load(Ordering::Relaxed),
-            rows,
-            rows as f64 / secs,
-            e.sum(|s| &s.requests),
-            e.sum(|s| &s.retries),
-        ));
+        b.set_message(figures(e, start));
     }
 }
 
