@@ -7,7 +7,7 @@ use crate::run::{RunSummary, Tally, tally_key};
 use crate::spec::{Dataset, HashEncoding, Spec};
 use crate::state::UnitState;
 use crate::window::Resolved;
-use arrow::datatypes::{DataType, TimeUnit};
+use arrow::datatypes::{DataType, Schema, TimeUnit};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
@@ -184,38 +184,29 @@ pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
                 )
             })
             .collect()),
-        "duckdb" => {
-            let cols: Vec<String> = s
-                .fields()
-                .iter()
-                .map(|f| {
-                    format!(
-                        "  {} {}{}",
-                        f.name(),
-                        duck(f.data_type()),
-                        if f.is_nullable() { "" } else { " NOT NULL" }
-                    )
-                })
-                .collect();
-            Ok(format!("CREATE TABLE {} (\n{}\n);\n", dataset.name(), cols.join(",\n")))
-        }
-        "spark" => {
-            let cols: Vec<String> = s
-                .fields()
-                .iter()
-                .map(|f| {
-                    format!(
-                        "{} {}{}",
-                        f.name(),
-                        spark(f.data_type()),
-                        if f.is_nullable() { "" } else { " NOT NULL" }
-                    )
-                })
-                .collect();
-            Ok(cols.join(", ") + "\n")
-        }
+        "duckdb" => Ok(format!(
+            "CREATE TABLE {} (\n{}\n);\n",
+            dataset.name(),
+            ddl_columns(&s, duck, "  ").join(",\n")
+        )),
+        "spark" => Ok(ddl_columns(&s, spark, "").join(", ") + "\n"),
         other => Err(format!("unknown schema format `{other}`: expected json, arrow, duckdb or spark")),
     }
+}
+
+/// `name TYPE [NOT NULL]` per column, with an engine's type names.
+fn ddl_columns(s: &Schema, type_of: fn(&DataType) -> String, indent: &str) -> Vec<String> {
+    s.fields()
+        .iter()
+        .map(|f| {
+            format!(
+                "{indent}{} {}{}",
+                f.name(),
+                type_of(f.data_type()),
+                if f.is_nullable() { "" } else { " NOT NULL" }
+            )
+        })
+        .collect()
 }
 
 fn duck(t: &DataType) -> String {
