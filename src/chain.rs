@@ -62,6 +62,22 @@ impl Chain {
         }
     }
 
+    /// Blocks behind the head before a block counts as final, for incremental
+    /// and follow exports: about two epochs on Ethereum, minutes of blocks
+    /// on the L2s (whose batches settle later), and each sidechain's own
+    /// finality depth.
+    pub fn default_confirmations(self) -> u64 {
+        match self {
+            Chain::Ethereum => 64,
+            Chain::Bsc => 50,
+            Chain::Polygon => 256,
+            Chain::Avalanche => 12,
+            Chain::Base => 300,
+            Chain::Apechain => 300,
+            Chain::Arbitrum => 1_200,
+        }
+    }
+
     /// The list of chain names, for error messages.
     pub fn names() -> String {
         Chain::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
@@ -71,6 +87,13 @@ impl Chain {
 impl serde::Serialize for Chain {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Chain {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -173,7 +173,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             let windows = plan::freeze_windows(&s, plan::job_now(&s));
-            let units = plan::plan(&s, &windows);
+            let units = plan::plan(&s, &windows, &[]);
             print!("{}", cli::plan_listing(&s, &windows, &units));
             Ok(ExitCode::SUCCESS)
         }

@@ -243,7 +243,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();
     let (sink, state, job) = prepare(&spec, opts.fresh).await?;
-    let mut units = plan::plan(&spec, &job.windows);
+    let mut units = plan::plan(&spec, &job.windows, &[]);
     if let Some((k, n)) = opts.shard {
         units = plan::shard(units, k, n);
     }
@@ -598,7 +598,7 @@ pub async fn status(spec: &Spec) -> Result<(JobState, Vec<Unit>, HashMap<String,
             HashMap::new(),
         ));
     };
-    let units = plan::plan(spec, &job.windows);
+    let units = plan::plan(spec, &job.windows, &[]);
     let states = state.load_units().await?;
     Ok((job, units, states))
 }

@@ -107,6 +107,52 @@ impl Window {
     }
 }
 
+/// Whole UTC periods a scheduled window snaps to (`align`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Align {
+    /// Midnight to midnight, UTC.
+    Day,
+    /// Whole hours.
+    Hour,
+}
+
+impl Align {
+    /// Length of the period in seconds.
+    pub fn secs(self) -> i64 {
+        match self {
+            Align::Day => 86_400,
+            Align::Hour => 3_600,
+        }
+    }
+
+    /// The window of `secs` seconds that ends at the start of the period
+    /// containing `now`: `1d` aligned to days at any time of a day is the
+    /// whole previous UTC day, so a daily run exports exactly yesterday.
+    pub fn resolve(self, secs: i64, now: i64) -> Resolved {
+        let end = now.div_euclid(self.secs()) * self.secs();
+        Resolved::Time { start: end - secs, end }
+    }
+}
+
+/// Parses a duration such as `30s`, `5m`, `2h` or `1d` to seconds.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let s = s.trim();
+    let unit = match s.chars().last() {
+        Some('s') => 1,
+        Some('m') => 60,
+        Some('h') => 3_600,
+        Some('d') => 86_400,
+        _ => return Err(format!("`{s}` is not a duration: expected a number followed by s, m, h or d (`30s`, `5m`)")),
+    };
+    s[..s.len() - 1]
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0 && *n <= 10_000_000)
+        .map(|n| n * unit)
+        .ok_or_else(|| format!("`{s}`: expected a whole number above 0 before the unit (`30s`, `5m`, `1h`)"))
+}
+
 impl fmt::Display for Resolved {
     /// The service form of the window.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -182,5 +228,20 @@ mod tests {
         assert!(Window::parse("10..5").is_err());
         assert!(Window::parse("2025-08-26T00:00:00Z..2025-08-20T00:00:00Z").is_err());
         assert_eq!(date_string(parse_date("2024-02-29").unwrap()), "2024-02-29");
+        assert_eq!(parse_duration("5m"), Ok(300));
+        assert!(parse_duration("5").is_err() && parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn aligned_day_is_yesterday() {
+        let now = parse_instant("2025-06-01T13:45:00Z").unwrap();
+        let w = Align::Day.resolve(86_400, now);
+        assert_eq!(w.to_string(), "2025-05-31T00:00:00Z..2025-06-01T00:00:00Z");
+        let midnight = parse_instant("2025-06-01T00:00:00Z").unwrap();
+        assert_eq!(Align::Day.resolve(86_400, midnight), w);
+        assert_eq!(
+            Align::Hour.resolve(2 * 3_600, now).to_string(),
+            "2025-06-01T11:00:00Z..2025-06-01T13:00:00Z"
+        );
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::chain::Chain;
 use crate::spec::{Dataset, Export, Selection, Spec};
-use crate::window::{Resolved, Window};
+use crate::window::{Resolved, Window, day_of};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -87,6 +87,53 @@ impl fmt::Display for UnitRange {
     }
 }
 
+/// A slice of an aligned or incremental export fixed by one run (a UTC
+/// period, or the blocks from the high-water mark to the confirmed head),
+/// recorded before any of its units start so that a resumed run plans
+/// exactly the same units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Index of its export.
+    pub export: usize,
+    /// Incremental segments belong to one chain; aligned periods to all the export's chains.
+    pub chain: Option<Chain>,
+    /// The range.
+    pub window: Resolved,
+}
+
+impl Segment {
+    /// Deterministic id, safe in object names.
+    pub fn id(&self) -> String {
+        let w = match self.window {
+            Resolved::Blocks { first, last } => format!("b{first}-{last}"),
+            Resolved::Time { start, end } => format!("t{start}-{end}"),
+        };
+        match self.chain {
+            Some(c) => format!("e{}-{c}-{w}", self.export),
+            None => format!("e{}-{w}", self.export),
+        }
+    }
+
+    /// Whether `unit` is one of this segment's units.
+    pub fn owns(&self, unit: &Unit) -> bool {
+        unit.export == self.export
+            && self.chain.is_none_or(|c| c == unit.chain)
+            && match (&unit.range, self.window) {
+                (UnitRange::Blocks { start, end }, Resolved::Blocks { first, last }) => *start >= first && *end <= last + 1,
+                (UnitRange::Time { start, end }, Resolved::Time { start: s, end: e }) => *start >= s && *end <= e,
+                (UnitRange::Wallet { start, end, .. }, Resolved::Time { start: s, end: e }) => *start == s && *end == e,
+                _ => false,
+            }
+    }
+}
+
+/// The block range `[start, end)` of a block-range unit, from its id.
+pub fn block_range_of(unit_id: &str) -> Option<(u64, u64)> {
+    let (_, r) = unit_id.rsplit_once("-b")?;
+    let (s, e) = r.split_once('-')?;
+    Some((s.parse().ok()?, e.parse().ok()?))
+}
+
 /// Blocks per `numbers` request, the service's bound.
 pub const NUMBERS_PER_REQUEST: usize = 1000;
 /// Token lookups per unit.
@@ -105,11 +152,13 @@ pub fn job_now(spec: &Spec) -> i64 {
 }
 
 /// Resolves every export's window against `now` (unix seconds); `None` for
-/// exports without one. Done once per job; the result is frozen in its state.
+/// exports without one and for aligned or incremental exports, whose range
+/// is decided per run. Done once per job; the result is frozen in its state.
 pub fn freeze_windows(spec: &Spec, now: i64) -> Vec<Option<Resolved>> {
     spec.exports
         .iter()
         .map(|e| match &e.selection {
+            _ if e.per_run() => None,
             Selection::BlockWindow { window, .. } | Selection::Events { window, .. } | Selection::Portfolio { window, .. } => {
                 Some(window.resolve(now))
             }
@@ -118,11 +167,39 @@ pub fn freeze_windows(spec: &Spec, now: i64) -> Vec<Option<Resolved>> {
         .collect()
 }
 
-/// Every unit of the job, in a deterministic order.
-pub fn plan(spec: &Spec, windows: &[Option<Resolved>]) -> Vec<Unit> {
+/// The period an aligned export covers when run at `now`.
+pub fn aligned_segment(e: &Export, now: i64) -> Option<Segment> {
+    let align = e.align?;
+    let secs = match &e.selection {
+        Selection::BlockWindow { window, .. } | Selection::Events { window, .. } | Selection::Portfolio { window, .. } => match window {
+            Window::Relative { secs } => *secs,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some(Segment {
+        export: e.index,
+        chain: None,
+        window: align.resolve(secs, now),
+    })
+}
+
+/// Every unit of the job, in a deterministic order: exports with frozen
+/// windows from `windows`, aligned and incremental ones from `segments`.
+pub fn plan(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment]) -> Vec<Unit> {
     let page = spec.source.page_size.max(1) as u64;
     let mut units = Vec::new();
     for e in &spec.exports {
+        if e.per_run() {
+            for s in segments.iter().filter(|s| s.export == e.index) {
+                for &chain in &e.chains {
+                    if s.chain.is_none_or(|c| c == chain) {
+                        plan_export(e, chain, Some(s.window), page, &mut units);
+                    }
+                }
+            }
+            continue;
+        }
         let frozen = windows.get(e.index).copied().flatten();
         for &chain in &e.chains {
             plan_export(e, chain, frozen, page, &mut units);
@@ -202,7 +279,7 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
             let days = ((end - start) / 86_400 + 1) as u64;
             for w in wallets {
                 push(
-                    format!("{prefix}-w{}", &w[2..]),
+                    format!("{prefix}-w{}-d{}-{}", &w[2..], day_of(start), day_of(end)),
                     UnitRange::Wallet {
                         wallet: w.clone(),
                         start,

@@ -165,14 +165,37 @@ pub struct Holding {
 const TOKENS_PER_CHAIN: u64 = 48;
 const PAIRS_PER_CHAIN: u64 = 16;
 
-/// The generator: a seed and the event density.
-#[derive(Debug, Clone)]
+/// A reorg: from block `from` on, `chain` follows fork `variant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Fork {
+    /// The chain.
+    pub chain: Chain,
+    /// First block that changed.
+    pub from: u64,
+    /// Fork number (1, 2, ...): part of every derived value of those blocks.
+    pub variant: u64,
+}
+
+/// The generator: a seed, the event density and the reorgs injected so far.
+#[derive(Debug, Default)]
 pub struct SimData {
     /// Seed of every derived value.
     pub seed: u64,
     /// Mean number of events per block.
     pub events_per_block: u32,
     topic0: [[u8; 32]; 4],
+    forks: std::sync::RwLock<Vec<Fork>>,
+    any_fork: std::sync::atomic::AtomicBool,
+}
+
+impl Clone for SimData {
+    fn clone(&self) -> Self {
+        let s = SimData::new(self.seed, self.events_per_block);
+        for f in self.forks() {
+            s.add_fork(f);
+        }
+        s
+    }
 }
 
 fn splitmix(mut z: u64) -> u64 {
@@ -202,7 +225,44 @@ impl SimData {
             seed,
             events_per_block,
             topic0,
+            ..Default::default()
         }
+    }
+
+    /// Injects a reorg: blocks of `chain` from `from` on get new hashes and
+    /// new events. Returns the fork.
+    pub fn reorg(&self, chain: Chain, from: u64) -> Fork {
+        let variant = self.forks().iter().filter(|f| f.chain == chain).map(|f| f.variant).max().unwrap_or(0) + 1;
+        let f = Fork { chain, from, variant };
+        self.add_fork(f);
+        f
+    }
+
+    /// Applies a fork as recorded (e.g. by another simulator instance).
+    pub fn add_fork(&self, f: Fork) {
+        if let Ok(mut v) = self.forks.write() {
+            v.push(f);
+        }
+        self.any_fork.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The reorgs injected so far, oldest first.
+    pub fn forks(&self) -> Vec<Fork> {
+        self.forks.read().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Block `n` as a hashing key: its number, plus the fork it is on.
+    fn bkey(&self, chain: Chain, n: u64) -> u64 {
+        if !self.any_fork.load(std::sync::atomic::Ordering::Acquire) {
+            return n;
+        }
+        let variant = self
+            .forks
+            .read()
+            .ok()
+            .and_then(|v| v.iter().rev().find(|f| f.chain == chain && f.from <= n).map(|f| f.variant))
+            .unwrap_or(0);
+        n | (variant << 48)
     }
 
     fn h(&self, tag: u64, chain: Chain, a: u64, b: u64) -> u64 {
@@ -257,13 +317,14 @@ impl SimData {
 
     /// The hash of block `n`.
     pub fn block_hash(&self, chain: Chain, n: u64) -> [u8; 32] {
-        self.h32(T_BLOCK, chain, n, 0)
+        self.h32(T_BLOCK, chain, self.bkey(chain, n), 0)
     }
 
     /// Block `n` of `chain`.
     pub fn block(&self, chain: Chain, n: u64) -> Block {
         let p = params(chain);
-        let r = self.h(T_BLOCK, chain, n, 1);
+        let k = self.bkey(chain, n);
+        let r = self.h(T_BLOCK, chain, k, 1);
         let difficulty: u128 = 10_000_000_000_000 + (r % 1_000_000_000_000) as u128;
         let gas_used = r % p.gas_limit;
         let mut extra_data = Vec::with_capacity(12);
@@ -289,13 +350,13 @@ impl SimData {
             extra_data,
             logs_bloom,
             nonce: ((r >> 3) ^ n).to_be_bytes(),
-            receipt_root: self.h32(T_ROOT, chain, n, 1),
+            receipt_root: self.h32(T_ROOT, chain, k, 1),
             sha3_uncles: self.h32(T_ROOT, chain, 0, 2),
             size: 1_000 + (r >> 12) % 150_000,
-            state_root: self.h32(T_ROOT, chain, n, 3),
+            state_root: self.h32(T_ROOT, chain, k, 3),
             transaction_count: self.event_count(chain, n) as u64 / 2 + (r >> 40) % 20,
-            transactions_root: self.h32(T_ROOT, chain, n, 4),
-            withdrawals_root: (chain == Chain::Ethereum).then(|| self.h32(T_ROOT, chain, n, 5)),
+            transactions_root: self.h32(T_ROOT, chain, k, 4),
+            withdrawals_root: (chain == Chain::Ethereum).then(|| self.h32(T_ROOT, chain, k, 5)),
         }
     }
 
@@ -304,13 +365,13 @@ impl SimData {
         if self.events_per_block == 0 {
             return 0;
         }
-        (self.h(T_EVCOUNT, chain, n, 0) % (2 * self.events_per_block as u64 + 1)) as u32
+        (self.h(T_EVCOUNT, chain, self.bkey(chain, n), 0) % (2 * self.events_per_block as u64 + 1)) as u32
     }
 
     /// The cheap part of event `i` of block `n`: its contract and kind, so
     /// filters can skip events without building them.
     pub fn event_head(&self, chain: Chain, n: u64, i: u32) -> ([u8; 20], EventKind, u64, Option<u64>) {
-        let r = self.h(T_EVENT, chain, n, i as u64);
+        let r = self.h(T_EVENT, chain, self.bkey(chain, n), i as u64);
         let pick = r % 100;
         let sel = (r >> 8) % 1_000_003;
         if pick < 75 {
@@ -386,7 +447,7 @@ impl SimData {
             data,
             log_index: i as u64,
             topics,
-            transaction_hash: self.h32(T_TX, chain, n, tx_index),
+            transaction_hash: self.h32(T_TX, chain, self.bkey(chain, n), tx_index),
             transaction_index: tx_index,
         }
     }

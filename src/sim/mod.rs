@@ -7,6 +7,11 @@
 //! endpoints default to `sort_by=latest`, portfolio days come newest first,
 //! topics are 0x-hex strings (`--topics-as-numbers` renders them as JSON
 //! numbers), and errors are `{"error": {"code", "message"}}`.
+//!
+//! Test hooks outside the v2 paths: `POST /_sim/reorg?depth=K[&chain=C]`
+//! replaces the last K blocks up to the head (new hashes, new events),
+//! `POST /_sim/advance?secs=N` moves a frozen clock forward, and
+//! `GET /_sim/forks` lists the reorgs injected so far.
 
 pub mod data;
 mod json;
@@ -60,6 +65,11 @@ pub struct SimOptions {
     /// Upper bound of events examined per request when filters are selective.
     #[arg(long, default_value_t = 200_000)]
     pub scan_budget: u64,
+    /// Inject a reorg at start: the last K blocks of every chain (up to the
+    /// head) get new hashes and new events. More at run time with
+    /// `POST /_sim/reorg?depth=K`.
+    #[arg(long, default_value_t = 0)]
+    pub reorg_depth: u64,
 }
 
 impl Default for SimOptions {
@@ -78,6 +88,7 @@ impl Default for SimOptions {
             inclusive_end: false,
             topics_as_numbers: false,
             scan_budget: 200_000,
+            reorg_depth: 0,
         }
     }
 }

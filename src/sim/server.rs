@@ -12,13 +12,13 @@ use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use bytes::Bytes;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::Mutex;
@@ -26,8 +26,8 @@ use tokio::sync::Mutex;
 struct Sim {
     data: SimData,
     opts: SimOptions,
-    /// Unix ms the clock is frozen at, if frozen.
-    frozen_ms: Option<i64>,
+    /// Unix ms the clock is frozen at, or `i64::MIN` when it runs.
+    frozen_ms: AtomicI64,
     secret: u64,
     requests: AtomicU64,
     bucket: Mutex<(f64, Instant)>,
@@ -35,7 +35,10 @@ struct Sim {
 
 impl Sim {
     fn now_ms(&self) -> i64 {
-        self.frozen_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis())
+        match self.frozen_ms.load(Ordering::Relaxed) {
+            i64::MIN => chrono::Utc::now().timestamp_millis(),
+            t => t,
+        }
     }
     fn roll(&self) -> f64 {
         let n = self.requests.fetch_add(1, Ordering::Relaxed);
@@ -105,11 +108,14 @@ fn router(opts: SimOptions) -> Result<Router, String> {
     let sim = Arc::new(Sim {
         data: SimData::new(opts.seed, opts.events_per_block),
         secret: mix(opts.seed, 0xc0ff_ee00),
-        frozen_ms,
+        frozen_ms: AtomicI64::new(frozen_ms.unwrap_or(i64::MIN)),
         requests: AtomicU64::new(0),
         bucket: Mutex::new((opts.quota_rps.max(1.0), Instant::now())),
         opts,
     });
+    if sim.opts.reorg_depth > 0 {
+        inject_reorg(&sim, sim.opts.reorg_depth, None);
+    }
     Ok(Router::new()
         .route("/v2/{chain}/wallets/{wallet}/portfolio/daily", get(portfolio))
         .route("/v2/{chain}/tokens/{address}", get(token))
@@ -118,7 +124,63 @@ fn router(opts: SimOptions) -> Result<Router, String> {
         .route("/v2/{chain}/events", get(events))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(sim.clone(), faults))
+        .route("/_sim/reorg", post(admin_reorg))
+        .route("/_sim/advance", post(admin_advance))
+        .route("/_sim/forks", get(admin_forks))
         .with_state(sim))
+}
+
+/// Reorgs the last `depth` blocks up to the head, of one chain or all.
+fn inject_reorg(sim: &Sim, depth: u64, chain: Option<Chain>) -> Vec<super::data::Fork> {
+    let now = sim.now_ms();
+    Chain::ALL
+        .into_iter()
+        .filter(|c| chain.is_none_or(|x| x == *c))
+        .map(|c| {
+            let head = sim.data.head(c, now);
+            sim.data.reorg(c, (head + 1).saturating_sub(depth.max(1)))
+        })
+        .collect()
+}
+
+fn json_response(v: &impl serde::Serialize) -> Response {
+    let body = serde_json::to_vec(v).unwrap_or_default();
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn admin_params(q: &Option<String>) -> std::collections::HashMap<String, String> {
+    form_urlencoded::parse(q.as_deref().unwrap_or("").as_bytes()).into_owned().collect()
+}
+
+async fn admin_reorg(State(sim): State<Arc<Sim>>, RawQuery(q): RawQuery) -> Response {
+    let p = admin_params(&q);
+    let Some(depth) = p.get("depth").and_then(|d| d.parse::<u64>().ok()).filter(|d| *d >= 1) else {
+        return ApiError(StatusCode::BAD_REQUEST, "invalid_parameter", "depth: expected a number of blocks >= 1".into()).into_response();
+    };
+    let chain = match p.get("chain").map(|c| c.parse::<Chain>()) {
+        None => None,
+        Some(Ok(c)) => Some(c),
+        Some(Err(m)) => return ApiError(StatusCode::BAD_REQUEST, "invalid_parameter", m).into_response(),
+    };
+    json_response(&inject_reorg(&sim, depth, chain))
+}
+
+async fn admin_advance(State(sim): State<Arc<Sim>>, RawQuery(q): RawQuery) -> Response {
+    let p = admin_params(&q);
+    let Some(secs) = p.get("secs").and_then(|d| d.parse::<i64>().ok()).filter(|d| *d >= 0) else {
+        return ApiError(StatusCode::BAD_REQUEST, "invalid_parameter", "secs: expected a number of seconds >= 0".into()).into_response();
+    };
+    let r = sim
+        .frozen_ms
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| (t != i64::MIN).then_some(t + secs * 1000));
+    match r {
+        Ok(t) => json_response(&serde_json::json!({ "now": iso((t + secs * 1000).div_euclid(1000)) })),
+        Err(_) => ApiError(StatusCode::CONFLICT, "not_frozen", "the clock runs; start with --freeze-head or --frozen-at".into()).into_response(),
+    }
+}
+
+async fn admin_forks(State(sim): State<Arc<Sim>>) -> Response {
+    json_response(&sim.data.forks())
 }
 
 /// A 4xx answer with the `{"error": {"code", "message"}}` body.

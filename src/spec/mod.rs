@@ -9,7 +9,7 @@ mod text;
 use crate::chain::Chain;
 use crate::evm::{is_abi_signature, is_address, is_hash32, signature_topic};
 use crate::sim::SimOptions;
-use crate::window::Window;
+use crate::window::{Align, Window, parse_duration};
 use raw::*;
 use serde::Serialize;
 use std::fmt;
@@ -241,6 +241,24 @@ pub enum Selection {
     },
 }
 
+/// An incremental export: each run continues from the committed high-water
+/// mark up to the head less the chain's confirmations.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incremental {
+    /// First block (blocks, events) or unix second of the first day (portfolio).
+    pub start: u64,
+    /// Confirmations by chain, overriding [`Chain::default_confirmations`].
+    #[serde(skip)]
+    pub confirmations: std::collections::BTreeMap<Chain, u64>,
+}
+
+impl Incremental {
+    /// Blocks of `chain` within this many of the head are not exported yet.
+    pub fn confirmations(&self, chain: Chain) -> u64 {
+        self.confirmations.get(&chain).copied().unwrap_or_else(|| chain.default_confirmations())
+    }
+}
+
 /// One `[[export]]`, validated.
 #[derive(Debug, Clone, Serialize)]
 pub struct Export {
@@ -254,6 +272,24 @@ pub struct Export {
     pub selection: Selection,
     /// The window exactly as written, for display and state.
     pub window_text: Option<String>,
+    /// Scheduled runs: the relative window snaps to whole UTC periods.
+    pub align: Option<Align>,
+    /// Incremental export settings.
+    pub incremental: Option<Incremental>,
+    /// Follow mode: time between polls of the head.
+    #[serde(skip)]
+    pub poll_interval: Duration,
+    /// Follow mode: time between rolls (segments whose files then land).
+    #[serde(skip)]
+    pub roll_interval: Duration,
+}
+
+impl Export {
+    /// Whether its range is decided per run (aligned or incremental)
+    /// rather than frozen once for the job.
+    pub fn per_run(&self) -> bool {
+        self.align.is_some() || self.incremental.is_some()
+    }
 }
 
 /// A validated spec.
@@ -399,9 +435,11 @@ impl Validator<'_> {
         if raw.export.is_empty() {
             self.err(0..0, "export", "the spec has no [[export]] table: add at least one");
         }
+        let poll = self.duration(&raw.poll_interval, "poll_interval", 15);
+        let roll = self.duration(&raw.roll_interval, "roll_interval", 300);
         let mut exports = Vec::new();
         for (i, e) in raw.export.iter().enumerate() {
-            if let Some(x) = self.export(i, e.get_ref()) {
+            if let Some(x) = self.export(i, e.get_ref(), poll, roll) {
                 exports.push(x);
             }
         }
@@ -563,7 +601,75 @@ impl Validator<'_> {
         Some(l.get_ref().clone())
     }
 
-    fn export(&mut self, i: usize, e: &RawExport) -> Option<Export> {
+    /// A duration given as `30s`/`5m`/`1h` or a number of seconds.
+    fn duration(&mut self, v: &Option<Spanned<toml::Value>>, key: &str, default: i64) -> i64 {
+        let Some(v) = v else {
+            return default;
+        };
+        let r = match v.get_ref() {
+            toml::Value::Integer(n) if (1..=10_000_000).contains(n) => Ok(*n),
+            toml::Value::String(s) => parse_duration(s),
+            other => Err(format!("expected a duration such as \"30s\" or \"5m\", or a number of seconds, got {other}")),
+        };
+        r.unwrap_or_else(|m| {
+            self.err(v.span(), key, m);
+            default
+        })
+    }
+
+    /// `start` of an incremental export: a block number, or a date for portfolios.
+    fn start(&mut self, v: &Spanned<toml::Value>, key: &str, dataset: Dataset) -> u64 {
+        let text = match v.get_ref() {
+            toml::Value::String(s) => s.trim().to_string(),
+            toml::Value::Datetime(d) => d.to_string(),
+            toml::Value::Integer(n) => n.to_string(),
+            other => other.to_string(),
+        };
+        if dataset == Dataset::Portfolio {
+            match crate::window::parse_instant(&text) {
+                Ok(t) => return (t.div_euclid(86_400) * 86_400).max(0) as u64,
+                Err(m) => self.err(v.span(), key, format!("{m}: portfolios start at a date such as 2025-01-01")),
+            }
+        } else {
+            match text.parse::<u64>() {
+                Ok(n) => return n,
+                Err(_) => self.err(v.span(), key, format!("`{text}` is not a block number: incremental {dataset} start at a block")),
+            }
+        }
+        0
+    }
+
+    /// `confirmations`: one number for every chain, or a table by chain.
+    fn confirmations(&mut self, v: &Spanned<toml::Value>, key: &str) -> std::collections::BTreeMap<Chain, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        let mut one = |this: &mut Self, value: &toml::Value, chain: Option<Chain>| match value {
+            toml::Value::Integer(n) if (0..=1_000_000).contains(n) => match chain {
+                Some(c) => {
+                    out.insert(c, *n as u64);
+                }
+                None => {
+                    for c in Chain::ALL {
+                        out.insert(c, *n as u64);
+                    }
+                }
+            },
+            other => this.err(v.span(), key, format!("expected a number of blocks from 0 to 1000000, got {other}")),
+        };
+        match v.get_ref() {
+            toml::Value::Table(t) => {
+                for (name, value) in t {
+                    match name.parse::<Chain>() {
+                        Ok(c) => one(self, value, Some(c)),
+                        Err(m) => self.err(v.span(), key, m),
+                    }
+                }
+            }
+            value => one(self, value, None),
+        }
+        out
+    }
+
+    fn export(&mut self, i: usize, e: &RawExport, poll: i64, roll: i64) -> Option<Export> {
         let k = |name: &str| format!("export[{i}].{name}");
         let dataset = Dataset::parse(e.dataset.get_ref());
         if dataset.is_none() {
@@ -601,12 +707,35 @@ impl Validator<'_> {
         let dataset = dataset?;
         // Keys that belong to other datasets.
         let allowed: &[&str] = match dataset {
-            Dataset::Blocks => &["window", "numbers", "chunk_blocks", "chunk_duration"],
-            Dataset::Events => &["window", "contract_address", "signatures", "chunk_blocks", "chunk_duration"],
-            Dataset::Portfolio => &["window", "wallets", "token_address"],
+            Dataset::Blocks => &[
+                "window",
+                "numbers",
+                "chunk_blocks",
+                "chunk_duration",
+                "align",
+                "incremental",
+                "start",
+                "confirmations",
+                "poll_interval",
+                "roll_interval",
+            ],
+            Dataset::Events => &[
+                "window",
+                "contract_address",
+                "signatures",
+                "chunk_blocks",
+                "chunk_duration",
+                "align",
+                "incremental",
+                "start",
+                "confirmations",
+                "poll_interval",
+                "roll_interval",
+            ],
+            Dataset::Portfolio => &["window", "wallets", "token_address", "align", "incremental", "start"],
             Dataset::Tokens => &["addresses"],
         };
-        let present: [(&str, Option<Range<usize>>); 9] = [
+        let present: [(&str, Option<Range<usize>>); 15] = [
             ("window", e.window.as_ref().map(|x| x.span())),
             ("numbers", e.numbers.as_ref().map(|x| x.span())),
             ("contract_address", e.contract_address.as_ref().map(|x| x.span())),
@@ -616,6 +745,12 @@ impl Validator<'_> {
             ("addresses", e.addresses.as_ref().map(|x| x.span())),
             ("chunk_blocks", e.chunk_blocks.as_ref().map(|x| x.span())),
             ("chunk_duration", e.chunk_duration.as_ref().map(|x| x.span())),
+            ("align", e.align.as_ref().map(|x| x.span())),
+            ("incremental", e.incremental.as_ref().map(|x| x.span())),
+            ("start", e.start.as_ref().map(|x| x.span())),
+            ("confirmations", e.confirmations.as_ref().map(|x| x.span())),
+            ("poll_interval", e.poll_interval.as_ref().map(|x| x.span())),
+            ("roll_interval", e.roll_interval.as_ref().map(|x| x.span())),
         ];
         for (name, span) in present {
             if let Some(span) = span
@@ -644,8 +779,100 @@ impl Validator<'_> {
             },
         };
         let window_text = e.window.as_ref().map(|w| w.get_ref().trim().to_string());
+        let incremental = e.incremental.as_ref().is_some_and(|x| *x.get_ref());
+        let span_of = |x: &Option<Spanned<String>>| x.as_ref().map(|x| x.span()).unwrap_or(0..0);
+        let align = match e.align.as_ref() {
+            None => None,
+            Some(a) => {
+                let al = match a.get_ref().as_str() {
+                    "day" => Some(Align::Day),
+                    "hour" => Some(Align::Hour),
+                    other => {
+                        self.err(a.span(), k("align"), format!("`{other}`: expected \"day\" or \"hour\""));
+                        None
+                    }
+                };
+                match (window, al) {
+                    (Some(Window::Relative { secs }), Some(al)) if secs % al.secs() != 0 => {
+                        self.err(
+                            span_of(&e.window),
+                            k("window"),
+                            format!("with align = \"{}\" the window must be whole {}s, got {secs} s", a.get_ref(), a.get_ref()),
+                        );
+                        None
+                    }
+                    (Some(Window::Relative { .. }), al) => al,
+                    (_, _) => {
+                        self.err(
+                            a.span(),
+                            k("align"),
+                            "applies to a relative window (`1d`, `24h`): it snaps the window to whole UTC periods",
+                        );
+                        None
+                    }
+                }
+            }
+        };
+        let mut incr = None;
+        if incremental {
+            if let Some(a) = &e.align {
+                self.err(a.span(), k("align"), "an incremental export follows the chain; it takes no align");
+            }
+            if let Some(w) = &e.window {
+                self.err(w.span(), k("window"), "an incremental export takes `start`, not a window");
+            }
+            if let Some(n) = &e.numbers {
+                self.err(n.span(), k("numbers"), "an incremental export takes `start`, not block numbers");
+            }
+            match &e.start {
+                Some(st) => {
+                    let start = self.start(st, &k("start"), dataset);
+                    let confirmations = match &e.confirmations {
+                        Some(c) => self.confirmations(c, &k("confirmations")),
+                        None => Default::default(),
+                    };
+                    incr = Some(Incremental { start, confirmations });
+                }
+                None => self.err(
+                    e.incremental.as_ref().map(|x| x.span()).unwrap_or(0..0),
+                    k("start"),
+                    format!(
+                        "an incremental export needs `start`: {}",
+                        if dataset == Dataset::Portfolio {
+                            "the first day, e.g. start = \"2025-01-01\""
+                        } else {
+                            "the first block, e.g. start = 18000000"
+                        }
+                    ),
+                ),
+            }
+        } else {
+            for (name, span) in [
+                ("start", e.start.as_ref().map(|x| x.span())),
+                ("confirmations", e.confirmations.as_ref().map(|x| x.span())),
+            ] {
+                if let Some(span) = span {
+                    self.err(span, k(name), "applies only with incremental = true");
+                }
+            }
+        }
+        let poll_interval = Duration::from_secs(self.duration(&e.poll_interval, &k("poll_interval"), poll) as u64);
+        let roll_interval = Duration::from_secs(self.duration(&e.roll_interval, &k("roll_interval"), roll) as u64);
+        // Incremental exports have no window of their own: each run's range
+        // comes from the mark; the placeholder keeps the selection's shape.
+        let window = match &incr {
+            Some(inc) if dataset == Dataset::Portfolio => Some(Window::Interval {
+                start: inc.start as i64,
+                end: inc.start as i64 + 86_400,
+            }),
+            Some(inc) => Some(Window::Blocks {
+                first: inc.start,
+                last: inc.start,
+            }),
+            None => window,
+        };
         let need_window = |v: &mut Self| {
-            if e.window.is_none() {
+            if e.window.is_none() && !incremental {
                 v.err(
                     e.dataset.span(),
                     k("window"),
@@ -682,7 +909,7 @@ impl Validator<'_> {
                     chunk_secs,
                 },
                 (None, None) => {
-                    if e.window.is_none() {
+                    if e.window.is_none() && !incremental {
                         self.err(e.dataset.span(), k("window"), "dataset `blocks` needs a `window` or `numbers`");
                     }
                     return None;
@@ -734,7 +961,7 @@ impl Validator<'_> {
                         return None;
                     }
                     Some(w) => w,
-                    None if e.window.is_some() => return None,
+                    None if e.window.is_some() || incremental => return None,
                     None => Window::Relative { secs: 30 * 86_400 },
                 };
                 Selection::Portfolio {
@@ -762,6 +989,10 @@ impl Validator<'_> {
             chains,
             selection,
             window_text,
+            align,
+            incremental: incr,
+            poll_interval,
+            roll_interval,
         })
     }
 }

@@ -15,6 +15,10 @@ pub(crate) struct RawSpec {
     pub(crate) source: Spanned<RawSource>,
     /// Where Parquet goes.
     pub(crate) output: Spanned<RawOutput>,
+    /// Follow mode: how often to poll the head (default for every export).
+    pub(crate) poll_interval: Option<Spanned<toml::Value>>,
+    /// Follow mode: how often newly confirmed blocks become files (default for every export).
+    pub(crate) roll_interval: Option<Spanned<toml::Value>>,
     /// One or more exports.
     #[serde(default)]
     pub(crate) export: Vec<Spanned<RawExport>>,
@@ -102,4 +106,16 @@ pub(crate) struct RawExport {
     pub(crate) chunk_blocks: Option<Spanned<i64>>,
     /// blocks/events: duration per work unit for time windows (default `1h`).
     pub(crate) chunk_duration: Option<Spanned<String>>,
+    /// Snap a relative window to whole UTC `day`s or `hour`s (scheduled runs).
+    pub(crate) align: Option<Spanned<String>>,
+    /// Export from the committed high-water mark up to the confirmed head.
+    pub(crate) incremental: Option<Spanned<bool>>,
+    /// Incremental: first block (blocks/events) or first day (portfolio).
+    pub(crate) start: Option<Spanned<toml::Value>>,
+    /// Incremental: blocks behind the head not exported yet; a number or a table by chain.
+    pub(crate) confirmations: Option<Spanned<toml::Value>>,
+    /// Follow mode: how often to poll the head.
+    pub(crate) poll_interval: Option<Spanned<toml::Value>>,
+    /// Follow mode: how often newly confirmed blocks become files.
+    pub(crate) roll_interval: Option<Spanned<toml::Value>>,
 }

@@ -14,7 +14,8 @@
 //! its cursor. Checkpoints are written tmp → fsync → rename locally and as
 //! a single PUT on object stores, so they are never seen half-written.
 
-use crate::plan::Unit;
+use crate::chain::Chain;
+use crate::plan::{Segment, Unit};
 use crate::sink::{Sink, SinkError, parse_file_name};
 use crate::spec::Dataset;
 use crate::window::Resolved;
@@ -70,6 +71,66 @@ impl Versioned for UnitState {
     }
 }
 
+impl Versioned for Mark {
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+impl Versioned for SegmentDoc {
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+/// A block as exported: its number and hash, to notice later that a
+/// reorg replaced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TailBlock {
+    /// Block number.
+    pub number: u64,
+    /// Its hash when it was exported.
+    pub hash: String,
+}
+
+/// High-water mark of an incremental export on one chain
+/// (`marks/e<idx>-<chain>.json`): everything below `next` is exported and
+/// committed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mark {
+    /// Format version.
+    pub version: u32,
+    /// Export index.
+    pub export: usize,
+    /// Chain.
+    pub chain: Chain,
+    /// First block (or, for portfolios, unix second of the first day) not exported yet.
+    pub next: u64,
+    /// Hashes of the last exported blocks, oldest first.
+    #[serde(default)]
+    pub tail: Vec<TailBlock>,
+    /// A reorg repair in progress: files of blocks from here on are being replaced.
+    #[serde(default)]
+    pub repair_from: Option<u64>,
+    /// Reorgs repaired so far.
+    #[serde(default)]
+    pub reorgs: u64,
+    /// Time of the last change (RFC 3339).
+    pub updated_at: String,
+}
+
+/// A pending segment as stored (`segments/<key>.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SegmentDoc {
+    /// Format version.
+    pub version: u32,
+    /// The segment.
+    #[serde(flatten)]
+    pub segment: Segment,
+    /// When a run fixed it (RFC 3339).
+    pub created_at: String,
+}
+
 /// Job-level state, written once when the job starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobState {
@@ -110,6 +171,12 @@ pub struct UnitState {
     pub done: bool,
     /// Time of the last commit (RFC 3339).
     pub updated_at: String,
+    /// Blocks units: parent hash of the first block exported, for continuity checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_parent_hash: Option<String>,
+    /// Blocks units: number and hash of the last block exported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_block: Option<TailBlock>,
 }
 
 /// Reads and writes one job's state.
@@ -340,10 +407,17 @@ impl StateStore {
     /// Writes the job state unless another process (a shard) did first, and
     /// returns whichever state won, so every shard freezes the same windows.
     pub async fn create_job(&self, job: &JobState) -> Result<JobState, StateError> {
-        let rel = format!("{}/job.json", self.dir);
-        let bytes = serde_json::to_vec_pretty(job).map_err(|e| self.io(&rel, e))?;
+        self.create_doc(&format!("{}/job.json", self.dir), job).await
+    }
+
+    /// Writes `doc` at `rel` unless it exists, and returns whichever
+    /// document is there afterwards: an atomic create-if-absent (a hard link
+    /// locally, `PutMode::Create` on object stores) so that concurrent
+    /// shards agree.
+    async fn create_doc<T: Serialize + DeserializeOwned + Versioned + Clone>(&self, rel: &str, doc: &T) -> Result<T, StateError> {
+        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?;
         let created = if let Some(root) = self.sink.local_root() {
-            let path = root.join(&rel);
+            let path = root.join(rel);
             let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
             let r = (|| -> std::io::Result<bool> {
                 use std::io::Write;
@@ -362,7 +436,7 @@ impl StateStore {
                 std::fs::remove_file(&tmp)?;
                 Ok(won)
             })();
-            r.map_err(|e| self.io(&rel, e))?
+            r.map_err(|e| self.io(rel, e))?
         } else {
             let opts = object_store::PutOptions {
                 mode: object_store::PutMode::Create,
@@ -371,23 +445,133 @@ impl StateStore {
             match self
                 .sink
                 .store()
-                .put_opts(&self.sink.path(&rel), PutPayload::from(bytes.clone()), opts)
+                .put_opts(&self.sink.path(rel), PutPayload::from(bytes.clone()), opts)
                 .await
             {
                 Ok(_) => true,
                 Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => false,
                 Err(object_store::Error::NotImplemented { .. }) => {
-                    self.write(&rel, bytes).await?;
+                    self.write(rel, bytes).await?;
                     true
                 }
-                Err(e) => return Err(self.io(&rel, e)),
+                Err(e) => return Err(self.io(rel, e)),
             }
         };
         if created {
-            return Ok(job.clone());
+            return Ok(doc.clone());
         }
-        self.load_job()
+        self.read_doc(rel)
             .await?
-            .ok_or_else(|| self.io(&rel, "job state vanished while starting"))
+            .ok_or_else(|| self.io(rel, "the document vanished while it was being created"))
+    }
+
+    fn mark_path(&self, export: usize, chain: Chain) -> String {
+        format!("{}/marks/e{export}-{chain}.json", self.dir)
+    }
+
+    /// The high-water mark of an incremental export on a chain.
+    pub async fn load_mark(&self, export: usize, chain: Chain) -> Result<Option<Mark>, StateError> {
+        self.read_doc(&self.mark_path(export, chain)).await
+    }
+
+    /// Every high-water mark of the job.
+    pub async fn load_marks(&self) -> Result<Vec<Mark>, StateError> {
+        let mut out = Vec::new();
+        for m in self.list(&format!("{}/marks", self.dir)).await? {
+            let rel = self.sink.rel_of(&m.location);
+            if rel.ends_with(".json")
+                && let Some(mark) = self.read_doc::<Mark>(&rel).await?
+            {
+                out.push(mark);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes a high-water mark atomically.
+    pub async fn save_mark(&self, mark: &Mark) -> Result<(), StateError> {
+        self.write_doc(&self.mark_path(mark.export, mark.chain), mark).await
+    }
+
+    /// Where a pending segment is stored: one per export and chain for
+    /// incremental exports (so that concurrent shards cut the same one),
+    /// one per period for aligned exports.
+    fn segment_path(&self, seg: &Segment) -> String {
+        match seg.chain {
+            Some(c) => format!("{}/segments/e{}-{c}.json", self.dir, seg.export),
+            None => format!("{}/segments/{}.json", self.dir, seg.id()),
+        }
+    }
+
+    /// Pending segments, oldest first.
+    pub async fn load_segments(&self) -> Result<Vec<Segment>, StateError> {
+        let mut out = Vec::new();
+        for m in self.list(&format!("{}/segments", self.dir)).await? {
+            let rel = self.sink.rel_of(&m.location);
+            if rel.ends_with(".json")
+                && let Some(doc) = self.read_doc::<SegmentDoc>(&rel).await?
+            {
+                out.push(doc);
+            }
+        }
+        out.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.segment.id().cmp(&b.segment.id())));
+        Ok(out.into_iter().map(|d| d.segment).collect())
+    }
+
+    /// Records a pending segment unless one is already pending in its place;
+    /// returns the one that is.
+    pub async fn create_segment(&self, seg: &Segment) -> Result<Segment, StateError> {
+        let doc = SegmentDoc {
+            version: STATE_VERSION,
+            segment: seg.clone(),
+            created_at: chrono::Utc::now().to_rfc3339(),
+        };
+        Ok(self.create_doc(&self.segment_path(seg), &doc).await?.segment)
+    }
+
+    /// Forgets a pending segment (complete, or replaced by a reorg repair).
+    pub async fn remove_segment(&self, seg: &Segment) -> Result<(), StateError> {
+        self.sink.delete(&self.segment_path(seg)).await?;
+        Ok(())
+    }
+
+    fn period_path(&self, seg: &Segment) -> String {
+        format!("{}/periods/{}.json", self.dir, seg.id())
+    }
+
+    /// Whether an aligned period was exported completely.
+    pub async fn period_done(&self, seg: &Segment) -> Result<bool, StateError> {
+        Ok(self.read(&self.period_path(seg)).await?.is_some())
+    }
+
+    /// Records an aligned period as complete.
+    pub async fn save_period_done(&self, seg: &Segment) -> Result<(), StateError> {
+        let doc = SegmentDoc {
+            version: STATE_VERSION,
+            segment: seg.clone(),
+            created_at: chrono::Utc::now().to_rfc3339(),
+        };
+        self.write_doc(&self.period_path(seg), &doc).await
+    }
+
+    /// Deletes unit checkpoints that a completed segment no longer needs.
+    pub async fn delete_units(&self, ids: &[String]) -> Result<(), StateError> {
+        for id in ids {
+            self.sink.delete(&format!("{}/units/{id}.json", self.dir)).await?;
+        }
+        Ok(())
+    }
+
+    /// This job's committed data files of units whose id starts with
+    /// `unit_prefix`: `(rel, unit)`.
+    pub async fn unit_files(&self, dataset: Dataset, unit_prefix: &str) -> Result<Vec<(String, String)>, StateError> {
+        let set = HashSet::from([dataset]);
+        Ok(self
+            .data_files(&set)
+            .await?
+            .into_iter()
+            .filter(|(_, unit, _)| unit.starts_with(unit_prefix))
+            .map(|(rel, unit, _)| (rel, unit))
+            .collect())
     }
 }
