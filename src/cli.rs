@@ -2,9 +2,9 @@
 //! schema DDL. Kept apart from `main.rs` so the binary stays thin.
 
 use crate::decode::{schema, type_name};
-use crate::plan::{Unit, describe_window};
+use crate::plan::{Segment, Unit, describe_window};
 use crate::run::{RunSummary, Tally, tally_key};
-use crate::spec::{Dataset, HashEncoding, Spec};
+use crate::spec::{Dataset, Export, HashEncoding, Spec};
 use crate::state::UnitState;
 use crate::window::Resolved;
 use arrow::datatypes::{DataType, Schema, TimeUnit};
@@ -24,7 +24,18 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// The few lines printed before a run: what will be exported where.
-pub fn intro(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit], done: &HashMap<String, UnitState>) -> String {
+pub fn intro(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment], units: &[Unit], done: &HashMap<String, UnitState>) -> String {
+    intro_lines(spec, windows, segments, units, done, false)
+}
+
+fn intro_lines(
+    spec: &Spec,
+    windows: &[Option<Resolved>],
+    segments: &[Segment],
+    units: &[Unit],
+    done: &HashMap<String, UnitState>,
+    dry: bool,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "job {} → {}", spec.name, spec.output.uri);
     for e in &spec.exports {
@@ -40,15 +51,45 @@ pub fn intro(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit], done: &H
             e.index,
             e.dataset,
             chains.join(", "),
-            describe_window(&windows.get(e.index).copied().flatten(), &e.window_text)
+            describe_export_window(e, windows, segments, dry)
         );
     }
     s
 }
 
+/// An export's range as this run sees it: the frozen window, the aligned
+/// period(s), or each chain's incremental segment.
+fn describe_export_window(e: &Export, windows: &[Option<Resolved>], segments: &[Segment], dry: bool) -> String {
+    if !e.per_run() {
+        return describe_window(&windows.get(e.index).copied().flatten(), &e.window_text);
+    }
+    let own: Vec<&Segment> = segments.iter().filter(|s| s.export == e.index).collect();
+    if e.align.is_some() {
+        if own.is_empty() {
+            return "period already exported".into();
+        }
+        let w: Vec<String> = own.iter().map(|s| s.window.to_string()).collect();
+        return format!("{} aligned → {}", e.window_text.as_deref().unwrap_or("-"), w.join(", "));
+    }
+    let parts: Vec<String> = e
+        .chains
+        .iter()
+        .map(|c| match own.iter().find(|s| s.chain == Some(*c)) {
+            Some(s) => format!("{c} {}", s.window),
+            None if dry => format!(
+                "{c} from its mark (first run: {}) to the head less {} confirmations",
+                e.incremental.as_ref().map_or(0, |i| i.start),
+                e.incremental.as_ref().map_or(0, |i| i.confirmations(*c))
+            ),
+            None => format!("{c} nothing new"),
+        })
+        .collect();
+    format!("incremental: {}", parts.join("; "))
+}
+
 /// The plan listing of `chainetl plan`.
-pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], units: &[Unit]) -> String {
-    let mut s = intro(spec, windows, units, &HashMap::new());
+pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment], units: &[Unit]) -> String {
+    let mut s = intro_lines(spec, windows, segments, units, &HashMap::new(), true);
     let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests≈");
     for u in units {
         let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, u.estimated_requests, u.range);

@@ -3,7 +3,8 @@
 //!
 //! Stages, each a module that knows only the ones before it:
 //! `spec` → `plan` → `fetch` (through `api`) → `decode` → `sink` → `state`.
-//! `sim` is the built-in simulator of the service.
+//! `sim` is the built-in simulator of the service; `run` drives a job and
+//! `incremental` its high-water marks, follow mode and reorg repair.
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unused_must_use)]
 
@@ -13,6 +14,7 @@ pub mod cli;
 pub mod decode;
 pub mod evm;
 pub mod failpoint;
+pub mod incremental;
 pub mod fetch;
 pub mod plan;
 pub mod progress;

@@ -54,6 +54,14 @@ enum Command {
         /// Seconds between progress lines (0: none).
         #[arg(long, default_value_t = 10)]
         progress_secs: u64,
+        /// Keep running: after catching up, poll the head and export newly
+        /// confirmed blocks of incremental exports until SIGINT/SIGTERM.
+        #[arg(long)]
+        follow: bool,
+        /// Run as if it were this instant (ISO 8601, e.g. 2025-05-31T00:00:00Z):
+        /// relative and aligned windows resolve against it (scheduled backfills).
+        #[arg(long, value_name = "TIMESTAMP")]
+        as_of: Option<String>,
     },
     /// Show the work units and a request estimate without fetching.
     Plan {
@@ -172,9 +180,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
             };
-            let windows = plan::freeze_windows(&s, plan::job_now(&s));
-            let units = plan::plan(&s, &windows, &[]);
-            print!("{}", cli::plan_listing(&s, &windows, &units));
+            let now = plan::job_now(&s);
+            let windows = plan::freeze_windows(&s, now);
+            let segments: Vec<plan::Segment> = s.exports.iter().filter_map(|e| plan::aligned_segment(e, now)).collect();
+            let units = plan::plan(&s, &windows, &segments);
+            print!("{}", cli::plan_listing(&s, &windows, &segments, &units));
             Ok(ExitCode::SUCCESS)
         }
         Command::Status { spec } => {
@@ -227,10 +237,19 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             fresh,
             shard,
             progress_secs,
+            follow,
+            as_of,
         } => {
             let s = match load(&spec) {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
+            };
+            let as_of = match as_of.as_deref().map(chainetl::window::parse_instant).transpose() {
+                Ok(v) => v,
+                Err(m) => {
+                    eprintln!("error: --as-of: {m}");
+                    return Ok(ExitCode::from(2));
+                }
             };
             let shard = match shard.as_deref().map(run::parse_shard).transpose() {
                 Ok(v) => v,
@@ -251,6 +270,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 shard,
                 display,
                 intro: !cli.quiet,
+                follow,
+                as_of,
             };
             match run::run(s.clone(), opts, rx).await {
                 Ok(summary) => {
@@ -274,7 +295,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(e @ (RunError::SpecChanged { .. } | RunError::MissingKey(_) | RunError::Shard(_))) => {
+                Err(e @ (RunError::SpecChanged { .. } | RunError::MissingKey(_) | RunError::Shard(_) | RunError::Follow | RunError::AsOf { .. })) => {
                     eprintln!("error: {e}");
                     Ok(ExitCode::from(2))
                 }

@@ -7,16 +7,16 @@ use crate::api::{ApiError, Client, ClientConfig, Secret, Stats};
 use crate::chain::Chain;
 use crate::decode::{self, Ctx, DecodeError};
 use crate::fetch::{Page, Pager};
-use crate::plan::{self, Unit};
+use crate::incremental::{self, Finished, Reorg};
+use crate::plan::{self, Segment, Unit};
 use crate::progress::ExportProgress;
 use crate::sim;
 use crate::sink::{Sink, SinkError, UnitWriter, schema_for};
-use crate::spec::{BaseUrl, Dataset, Spec};
+use crate::spec::{BaseUrl, Dataset, Export, Spec};
 use crate::state::{JobState, STATE_VERSION, StateError, StateStore, UnitState};
 use crate::window::Resolved;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
@@ -54,6 +54,20 @@ pub enum RunError {
     /// The simulator could not start.
     #[error("the built-in simulator failed to start: {0}")]
     Sim(String),
+    /// `--follow` without an incremental export.
+    #[error("--follow needs an export with incremental = true (and a start): it follows the chain's head")]
+    Follow,
+    /// `--as-of` for a job whose relative windows were frozen at another instant.
+    #[error(
+        "--as-of: job `{name}` froze its relative windows when it started ({created}); \
+         use align = \"day\" or \"hour\" for scheduled runs of a spec, or --fresh, or another job name"
+    )]
+    AsOf {
+        /// Job name.
+        name: String,
+        /// When the job started.
+        created: String,
+    },
     /// Bad shard argument.
     #[error("--shard {0}: expected K/N with 1 <= K <= N")]
     Shard(String),
@@ -74,6 +88,9 @@ pub enum UnitError {
     /// Checkpointing failed.
     #[error(transparent)]
     State(#[from] StateError),
+    /// The chain's head or hashes could not be read from the answers.
+    #[error("{0}")]
+    Chain(String),
 }
 
 /// How to run.
@@ -87,6 +104,10 @@ pub struct RunOptions {
     pub display: Option<crate::progress::Display>,
     /// Print the plan in a few lines before fetching.
     pub intro: bool,
+    /// Keep exporting newly confirmed blocks until a signal.
+    pub follow: bool,
+    /// Resolve relative windows against this instant (unix seconds) instead of now.
+    pub as_of: Option<i64>,
 }
 
 /// Figures of one export on one chain.
@@ -112,6 +133,8 @@ pub struct Tally {
     pub throttled: u64,
     /// 5xx answers.
     pub server_errors: u64,
+    /// Reorgs detected and repaired.
+    pub reorgs: u64,
     /// Seconds from the start of the run to this export's last commit.
     pub elapsed_secs: f64,
     /// Rows per second over that time.
@@ -168,6 +191,27 @@ pub struct RunSummary {
     pub report: Option<String>,
     /// The frozen windows, by export.
     pub windows: Vec<Option<Resolved>>,
+    /// Aligned periods still unfinished when the run ended.
+    pub periods: Vec<Resolved>,
+    /// High-water marks of incremental exports when the run ended.
+    pub marks: Vec<MarkSummary>,
+    /// Reorgs detected and repaired.
+    pub reorgs: Vec<Reorg>,
+    /// Passes made (more than one in follow mode or after a reorg repair).
+    pub passes: u64,
+}
+
+/// Where an incremental export stands on a chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkSummary {
+    /// Export index.
+    pub export: usize,
+    /// Chain.
+    pub chain: Chain,
+    /// First block (or day, as unix seconds) not exported yet.
+    pub next: u64,
+    /// Reorgs repaired so far.
+    pub reorgs: u64,
 }
 
 impl RunSummary {
@@ -183,7 +227,7 @@ pub fn tally_key(export: usize, dataset: Dataset, chain: Chain) -> String {
 }
 
 /// Opens the output and the job's state, and freezes (or reloads) the windows.
-pub async fn prepare(spec: &Spec, fresh: bool) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
+pub async fn prepare(spec: &Spec, fresh: bool, now: i64) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink.clone(), &spec.name);
     if fresh {
@@ -202,13 +246,12 @@ pub async fn prepare(spec: &Spec, fresh: bool) -> Result<(Arc<Sink>, StateStore,
         }
         Some(job) => job,
         None => {
-            let now = chrono::Utc::now();
             let job = JobState {
                 version: STATE_VERSION,
                 name: spec.name.clone(),
                 spec_hash: hash,
-                windows: plan::freeze_windows(spec, plan::job_now(spec)),
-                created_at: now.to_rfc3339(),
+                windows: plan::freeze_windows(spec, now),
+                created_at: chrono::Utc::now().to_rfc3339(),
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
             };
             state.create_job(&job).await?
@@ -238,68 +281,54 @@ struct Shared {
     cancel: watch::Receiver<bool>,
 }
 
-/// Runs the job to completion (or until `cancel` turns true).
+/// Runs the job to completion (or until `cancel` turns true). Aligned
+/// exports run the current period (and finish earlier unfinished ones);
+/// incremental exports run from their mark to the confirmed head. With
+/// `opts.follow` it then keeps polling and exporting newly confirmed blocks
+/// until cancelled.
 pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339();
-    let (sink, state, job) = prepare(&spec, opts.fresh).await?;
-    let mut units = plan::plan(&spec, &job.windows, &[]);
-    if let Some((k, n)) = opts.shard {
-        units = plan::shard(units, k, n);
+    if opts.follow && !spec.exports.iter().any(|e| e.incremental.is_some()) {
+        return Err(RunError::Follow);
     }
-    let states = state.load_units().await?;
-    if opts.intro {
-        eprint!("{}", crate::cli::intro(&spec, &job.windows, &units, &states));
-    }
-    let orphans_removed = state.remove_orphans(&units, &states).await?;
-    if orphans_removed > 0 {
-        tracing::info!(
-            files = orphans_removed,
-            "removed files of uncommitted work left by an interrupted run"
-        );
-    }
-    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut todo = Vec::new();
-    let mut already = 0;
-    for u in units {
-        let t = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
-        t.units += 1;
-        let st = states.get(&u.id).cloned();
-        if let Some(s) = &st {
-            t.rows_before += s.rows;
-        }
-        if st.as_ref().is_some_and(|s| s.done) {
-            t.units_done += 1;
-            already += 1;
-        } else {
-            todo.push((Arc::new(u), st));
+    let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
+    let (sink, state, job) = prepare(&spec, opts.fresh, now).await?;
+    if let Some(as_of) = opts.as_of {
+        let want = plan::freeze_windows(&spec, as_of);
+        if want != job.windows {
+            return Err(RunError::AsOf {
+                name: spec.name.clone(),
+                created: job.created_at.clone(),
+            });
         }
     }
 
     let mut sim_handle = None;
     let base_url = match &spec.source.base_url {
         BaseUrl::Http(u) => u.clone(),
-        BaseUrl::Sim(opts) if !todo.is_empty() => {
-            let h = sim::spawn(opts.clone()).await.map_err(RunError::Sim)?;
+        BaseUrl::Sim(o) => {
+            let h = sim::spawn(o.clone()).await.map_err(RunError::Sim)?;
             let url = h.base_url();
             sim_handle = Some(h);
             url
         }
-        BaseUrl::Sim(_) => "http://127.0.0.1:9".into(),
     };
     let client = Client::new(client_config(&spec, base_url)?)?;
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    for e in &spec.exports {
+        for c in &e.chains {
+            tallies.entry(tally_key(e.index, e.dataset, *c)).or_default();
+        }
+    }
     let stats: HashMap<String, Arc<Stats>> = tallies.keys().map(|k| (k.clone(), Arc::new(Stats::default()))).collect();
     let progress: Vec<Arc<ExportProgress>> = spec
         .exports
         .iter()
         .map(|e| {
             let chains: Vec<&str> = e.chains.iter().map(|c| c.name()).collect();
-            let own: Vec<(&Arc<Unit>, &Option<UnitState>)> =
-                todo.iter().filter(|(u, _)| u.export == e.index).map(|(u, s)| (u, s)).collect();
             Arc::new(ExportProgress {
                 label: format!("export[{}] {} ({})", e.index, e.dataset, chains.join(", ")),
-                units_total: AtomicU64::new(own.len() as u64),
-                work_total: AtomicU64::new(own.iter().map(|(u, _)| u.estimated_requests).sum()),
                 stats: e
                     .chains
                     .iter()
@@ -320,11 +349,290 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
         started,
         cancel: cancel.clone(),
     });
-    let ticker = opts.display.and_then(|d| crate::progress::spawn(d, progress));
+    let mut ticker = None;
 
+    let mut pending = state.load_segments().await?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut last_cut: HashMap<(usize, Chain), Instant> = HashMap::new();
+    let mut failed = Vec::new();
+    let mut reorgs: Vec<Reorg> = Vec::new();
+    let mut orphans_removed = 0;
+    let mut already = 0;
+    let mut pass = 0u64;
+    let mut cancel_rx = cancel.clone();
+    loop {
+        pass += 1;
+        let reorgs_before = reorgs.len();
+        if pass == 1 {
+            for e in &spec.exports {
+                let Some(seg) = plan::aligned_segment(e, now) else {
+                    continue;
+                };
+                if pending.contains(&seg) {
+                    continue;
+                }
+                if state.period_done(&seg).await? {
+                    tracing::info!(export = e.index, "export[{}]: period {} is already exported", e.index, seg.window);
+                } else {
+                    let s = state.create_segment(&seg).await?;
+                    if !pending.contains(&s) {
+                        pending.push(s);
+                    }
+                }
+            }
+        }
+        let clock = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
+        for e in spec.exports.iter().filter(|e| e.incremental.is_some()) {
+            for &chain in &e.chains {
+                let cut = last_cut.get(&(e.index, chain)).is_none_or(|t| t.elapsed() >= e.roll_interval);
+                let before = pending.len();
+                match step_incremental(&shared, e, chain, clock, cut, &mut pending, &mut reorgs).await {
+                    Ok(()) => {}
+                    Err(err) => {
+                        tracing::error!(export = e.index, %chain, "incremental export failed: {err}");
+                        failed.push(FailedUnit {
+                            unit: format!("e{}-{}-{} (mark)", e.index, e.dataset, chain),
+                            chain,
+                            dataset: e.dataset,
+                            range: "high-water mark".into(),
+                            error: err.to_string(),
+                        });
+                    }
+                }
+                if pending.len() > before {
+                    last_cut.insert((e.index, chain), Instant::now());
+                }
+            }
+        }
+
+        let mut units = plan::plan(&spec, &job.windows, &pending);
+        if let Some((k, n)) = opts.shard {
+            units = plan::shard(units, k, n);
+        }
+        let states = state.load_units().await?;
+        if pass == 1 && opts.intro {
+            eprint!("{}", crate::cli::intro(&spec, &job.windows, &pending, &units, &states));
+        }
+        let removed = state.remove_orphans(&units, &states).await?;
+        if removed > 0 {
+            tracing::info!(files = removed, "removed files of uncommitted work left by an interrupted run");
+        }
+        orphans_removed += removed;
+        let mut todo = Vec::new();
+        if let Ok(mut tallies) = shared.tallies.lock() {
+            for u in units {
+                let st = states.get(&u.id).cloned();
+                if seen.insert(u.id.clone()) {
+                    let t = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
+                    t.units += 1;
+                    if let Some(s) = &st {
+                        t.rows_before += s.rows;
+                    }
+                    if st.as_ref().is_some_and(|s| s.done) {
+                        t.units_done += 1;
+                        already += 1;
+                    }
+                }
+                if !st.as_ref().is_some_and(|s| s.done) {
+                    todo.push((Arc::new(u), st));
+                }
+            }
+        }
+        for (u, _) in &todo {
+            if let Some(p) = progress.get(u.export) {
+                p.units_total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                p.work_total.fetch_add(u.estimated_requests, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        if ticker.is_none() {
+            ticker = opts.display.and_then(|d| crate::progress::spawn(d, progress.clone()));
+        }
+        failed.extend(execute(&shared, todo, &cancel).await);
+
+        // Segments whose units are all done (across shards) are checked and closed.
+        let states = state.load_units().await?;
+        for seg in pending.clone() {
+            let Some(e) = spec.exports.get(seg.export) else {
+                continue;
+            };
+            let seg_units = plan::plan(&spec, &job.windows, std::slice::from_ref(&seg));
+            if !seg_units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
+                continue;
+            }
+            if e.incremental.is_some() {
+                let key = tally_key(e.index, e.dataset, seg.chain.unwrap_or(Chain::Ethereum));
+                let client = shared.stats.get(&key).map_or_else(|| client.clone(), |s| client.with_stats(s.clone()));
+                match incremental::finish_segment(&client, &state, e, &seg, &seg_units, &states, &mut pending).await {
+                    Ok(Finished::Advanced) => {}
+                    Ok(Finished::Reorg(r)) => {
+                        last_cut.remove(&(e.index, r.chain));
+                        reorgs.push(r);
+                    }
+                    Err(err) => failed.push(FailedUnit {
+                        unit: seg.id(),
+                        chain: seg.chain.unwrap_or(Chain::Ethereum),
+                        dataset: e.dataset,
+                        range: seg.window.to_string(),
+                        error: err.to_string(),
+                    }),
+                }
+            } else {
+                state.save_period_done(&seg).await?;
+                state.remove_segment(&seg).await?;
+                let ids: Vec<String> = seg_units.iter().map(|u| u.id.clone()).collect();
+                state.delete_units(&ids).await?;
+                pending.retain(|s| s != &seg);
+            }
+        }
+        if *cancel.borrow() || !failed.is_empty() {
+            break;
+        }
+        if reorgs.len() > reorgs_before && pass < 20 {
+            // Re-export what the repair removed in this same run.
+            continue;
+        }
+        if !opts.follow {
+            break;
+        }
+        let poll = spec
+            .exports
+            .iter()
+            .filter(|e| e.incremental.is_some())
+            .map(|e| e.poll_interval)
+            .min()
+            .unwrap_or(std::time::Duration::from_secs(15));
+        tokio::select! {
+            _ = tokio::time::sleep(poll) => {}
+            _ = cancel_rx.changed() => {}
+        }
+        if *cancel.borrow() {
+            break;
+        }
+    }
+    if let Some(t) = ticker {
+        t.finish();
+    }
+    if let Some(h) = sim_handle {
+        h.task.abort();
+    }
+    let mut tallies = shared.tallies.lock().map(|t| t.clone()).unwrap_or_default();
+    for r in &reorgs {
+        if let Some(t) = tallies.get_mut(&tally_key(r.export, r.dataset, r.chain)) {
+            t.reorgs += 1;
+        }
+    }
+    for (k, t) in tallies.iter_mut() {
+        if let Some(s) = shared.stats.get(k) {
+            t.requests = Stats::get(&s.requests);
+            t.retries = Stats::get(&s.retries);
+            t.throttled = Stats::get(&s.throttled);
+            t.server_errors = Stats::get(&s.server_errors);
+        }
+        t.rows_per_sec = if t.elapsed_secs > 0.0 {
+            t.rows as f64 / t.elapsed_secs
+        } else {
+            0.0
+        };
+    }
+    let marks = state.load_marks().await.unwrap_or_default();
+    let total = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
+    let mut summary = RunSummary {
+        job: spec.name.clone(),
+        spec_hash: job.spec_hash.clone(),
+        requests: total(|t| t.requests),
+        retries: total(|t| t.retries),
+        throttled: total(|t| t.throttled),
+        server_errors: total(|t| t.server_errors),
+        exports: tallies,
+        orphans_removed,
+        units_already_done: already,
+        failed,
+        interrupted: *cancel.borrow(),
+        elapsed_secs: started.elapsed().as_secs_f64(),
+        started_at,
+        finished_at: chrono::Utc::now().to_rfc3339(),
+        report: None,
+        windows: job.windows.clone(),
+        periods: pending.iter().filter(|s| s.chain.is_none()).map(|s| s.window).collect(),
+        marks: marks
+            .iter()
+            .map(|m| MarkSummary {
+                export: m.export,
+                chain: m.chain,
+                next: m.next,
+                reorgs: m.reorgs,
+            })
+            .collect(),
+        reorgs,
+        passes: pass,
+    };
+    let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
+    let mut doc = serde_json::to_value(&summary).unwrap_or_default();
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
+        obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
+        obj.insert("follow".into(), opts.follow.into());
+        obj.insert("as_of".into(), opts.as_of.map(crate::window::iso).into());
+    }
+    match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
+        Ok(rel) => summary.report = Some(rel),
+        Err(e) => tracing::warn!("could not write the run report: {e}"),
+    }
+    Ok(summary)
+}
+
+/// One pass of an incremental export on one chain: finish a repair left
+/// by a crash, check the exported tail for reorgs, and (when `cut`) record
+/// a segment up to the confirmed head unless one is still pending.
+async fn step_incremental(
+    shared: &Shared,
+    e: &Export,
+    chain: Chain,
+    now: i64,
+    cut: bool,
+    pending: &mut Vec<Segment>,
+    reorgs: &mut Vec<Reorg>,
+) -> Result<(), UnitError> {
+    let state = &shared.state;
+    let client = match shared.stats.get(&tally_key(e.index, e.dataset, chain)) {
+        Some(s) => shared.client.with_stats(s.clone()),
+        None => shared.client.clone(),
+    };
+    let mut mark = state
+        .load_mark(e.index, chain)
+        .await?
+        .unwrap_or_else(|| incremental::initial_mark(e, chain));
+    if let Some(from) = mark.repair_from {
+        reorgs.push(incremental::repair(state, e, &mut mark, from, pending).await?);
+    }
+    if e.dataset != Dataset::Portfolio
+        && let Some(r) = incremental::check_tail(&client, state, e, &mut mark, pending).await?
+    {
+        reorgs.push(r);
+    }
+    if !cut || pending.iter().any(|s| s.export == e.index && s.chain == Some(chain)) {
+        return Ok(());
+    }
+    if let Some(window) = incremental::next_window(&client, e, &mark, now).await? {
+        let seg = state
+            .create_segment(&Segment {
+                export: e.index,
+                chain: Some(chain),
+                window,
+            })
+            .await?;
+        if !pending.contains(&seg) {
+            pending.push(seg);
+        }
+    }
+    Ok(())
+}
+
+/// Pages `todo` units concurrently; returns the ones that failed.
+async fn execute(shared: &Arc<Shared>, todo: Vec<(Arc<Unit>, Option<UnitState>)>, cancel: &watch::Receiver<bool>) -> Vec<FailedUnit> {
     // Units in flight: enough to keep every request slot busy while some
     // units decode or write.
-    let in_flight = units_in_flight(&spec);
+    let in_flight = units_in_flight(&shared.spec);
     let sem = Arc::new(tokio::sync::Semaphore::new(in_flight));
     let mut set = tokio::task::JoinSet::new();
     for (unit, st) in todo {
@@ -364,56 +672,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             }),
         }
     }
-    if let Some(t) = ticker {
-        t.finish();
-    }
-    if let Some(h) = sim_handle {
-        h.task.abort();
-    }
-    let mut tallies = shared.tallies.lock().map(|t| t.clone()).unwrap_or_default();
-    for (k, t) in tallies.iter_mut() {
-        if let Some(s) = shared.stats.get(k) {
-            t.requests = Stats::get(&s.requests);
-            t.retries = Stats::get(&s.retries);
-            t.throttled = Stats::get(&s.throttled);
-            t.server_errors = Stats::get(&s.server_errors);
-        }
-        t.rows_per_sec = if t.elapsed_secs > 0.0 {
-            t.rows as f64 / t.elapsed_secs
-        } else {
-            0.0
-        };
-    }
-    let total = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
-    let mut summary = RunSummary {
-        job: spec.name.clone(),
-        spec_hash: job.spec_hash.clone(),
-        requests: total(|t| t.requests),
-        retries: total(|t| t.retries),
-        throttled: total(|t| t.throttled),
-        server_errors: total(|t| t.server_errors),
-        exports: tallies,
-        orphans_removed,
-        units_already_done: already,
-        failed,
-        interrupted: *cancel.borrow(),
-        elapsed_secs: started.elapsed().as_secs_f64(),
-        started_at,
-        finished_at: chrono::Utc::now().to_rfc3339(),
-        report: None,
-        windows: job.windows.clone(),
-    };
-    let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
-    let mut doc = serde_json::to_value(&summary).unwrap_or_default();
-    if let Some(obj) = doc.as_object_mut() {
-        obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
-        obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
-    }
-    match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
-        Ok(rel) => summary.report = Some(rel),
-        Err(e) => tracing::warn!("could not write the run report: {e}"),
-    }
-    Ok(summary)
+    failed
 }
 
 /// Units paged at once: half again the request slots, so that while some
@@ -489,7 +748,10 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
                 enc: out.hash_encoding,
             };
             let decoded = match &f.page {
-                Page::Blocks(b) => decode::blocks::decode(ctx, b)?,
+                Page::Blocks(b) => {
+                    note_block_edges(&mut st, &unit.range, b);
+                    decode::blocks::decode(ctx, b)?
+                }
                 Page::Events(e) => decode::events::decode(ctx, e)?,
                 Page::Portfolio(p) => decode::portfolio::decode(ctx, p)?,
                 Page::Tokens(t) => decode::tokens::decode(ctx, t)?,
@@ -527,6 +789,33 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
             // moved past them, so the next run fetches them again.
             writer.abort().await;
             Err(e)
+        }
+    }
+}
+
+/// Records, for reorg checks, the parent hash of a block unit's first block
+/// and the hash of its last block as exported. They reach the checkpoint
+/// with the next commit, together with the rows they describe.
+fn note_block_edges(st: &mut UnitState, range: &crate::plan::UnitRange, blocks: &[crate::api::types::Block]) {
+    let crate::plan::UnitRange::Blocks { start, end } = *range else {
+        return;
+    };
+    for b in blocks {
+        let Some(n) = b.number.map(|n| n.0 as u64).filter(|n| (start..end).contains(n)) else {
+            continue;
+        };
+        if n == start
+            && let Some(p) = &b.parent_hash
+        {
+            st.first_parent_hash = Some(p.to_ascii_lowercase());
+        }
+        if let Some(h) = &b.hash
+            && st.last_block.as_ref().is_none_or(|l| n > l.number)
+        {
+            st.last_block = Some(crate::state::TailBlock {
+                number: n,
+                hash: h.to_ascii_lowercase(),
+            });
         }
     }
 }

@@ -554,6 +554,11 @@ impl StateStore {
         self.write_doc(&self.period_path(seg), &doc).await
     }
 
+    /// Deletes one data file (reorg repair).
+    pub async fn delete_data(&self, rel: &str) -> Result<(), StateError> {
+        Ok(self.sink.delete(rel).await?)
+    }
+
     /// Deletes unit checkpoints that a completed segment no longer needs.
     pub async fn delete_units(&self, ids: &[String]) -> Result<(), StateError> {
         for id in ids {
