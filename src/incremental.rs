@@ -296,7 +296,11 @@ pub async fn finish_segment(
                     }
                 }
                 let skip = tail.len().saturating_sub(TAIL);
-                mark.tail = tail.into_iter().skip(skip).map(|(number, hash)| TailBlock { number, hash }).collect();
+                mark.tail = tail
+                    .into_iter()
+                    .skip(skip)
+                    .map(|(number, hash)| TailBlock { number, hash })
+                    .collect();
                 mark.next = last + 1;
             }
         }

@@ -295,7 +295,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(e @ (RunError::SpecChanged { .. } | RunError::MissingKey(_) | RunError::Shard(_) | RunError::Follow | RunError::AsOf { .. })) => {
+                Err(
+                    e @ (RunError::SpecChanged { .. }
+                    | RunError::MissingKey(_)
+                    | RunError::Shard(_)
+                    | RunError::Follow
+                    | RunError::AsOf { .. }),
+                ) => {
                     eprintln!("error: {e}");
                     Ok(ExitCode::from(2))
                 }

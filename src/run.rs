@@ -461,7 +461,10 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             }
             if e.incremental.is_some() {
                 let key = tally_key(e.index, e.dataset, seg.chain.unwrap_or(Chain::Ethereum));
-                let client = shared.stats.get(&key).map_or_else(|| client.clone(), |s| client.with_stats(s.clone()));
+                let client = shared
+                    .stats
+                    .get(&key)
+                    .map_or_else(|| client.clone(), |s| client.with_stats(s.clone()));
                 match incremental::finish_segment(&client, &state, e, &seg, &seg_units, &states, &mut pending).await {
                     Ok(Finished::Advanced) => {}
                     Ok(Finished::Reorg(r)) => {

@@ -143,7 +143,11 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
         Some('m') => 60,
         Some('h') => 3_600,
         Some('d') => 86_400,
-        _ => return Err(format!("`{s}` is not a duration: expected a number followed by s, m, h or d (`30s`, `5m`)")),
+        _ => {
+            return Err(format!(
+                "`{s}` is not a duration: expected a number followed by s, m, h or d (`30s`, `5m`)"
+            ));
+        }
     };
     s[..s.len() - 1]
         .parse::<i64>()

@@ -232,7 +232,14 @@ impl SimData {
     /// Injects a reorg: blocks of `chain` from `from` on get new hashes and
     /// new events. Returns the fork.
     pub fn reorg(&self, chain: Chain, from: u64) -> Fork {
-        let variant = self.forks().iter().filter(|f| f.chain == chain).map(|f| f.variant).max().unwrap_or(0) + 1;
+        let variant = self
+            .forks()
+            .iter()
+            .filter(|f| f.chain == chain)
+            .map(|f| f.variant)
+            .max()
+            .unwrap_or(0)
+            + 1;
         let f = Fork { chain, from, variant };
         self.add_fork(f);
         f

@@ -155,7 +155,12 @@ fn admin_params(q: &Option<String>) -> std::collections::HashMap<String, String>
 async fn admin_reorg(State(sim): State<Arc<Sim>>, RawQuery(q): RawQuery) -> Response {
     let p = admin_params(&q);
     let Some(depth) = p.get("depth").and_then(|d| d.parse::<u64>().ok()).filter(|d| *d >= 1) else {
-        return ApiError(StatusCode::BAD_REQUEST, "invalid_parameter", "depth: expected a number of blocks >= 1".into()).into_response();
+        return ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid_parameter",
+            "depth: expected a number of blocks >= 1".into(),
+        )
+        .into_response();
     };
     let chain = match p.get("chain").map(|c| c.parse::<Chain>()) {
         None => None,
@@ -168,14 +173,24 @@ async fn admin_reorg(State(sim): State<Arc<Sim>>, RawQuery(q): RawQuery) -> Resp
 async fn admin_advance(State(sim): State<Arc<Sim>>, RawQuery(q): RawQuery) -> Response {
     let p = admin_params(&q);
     let Some(secs) = p.get("secs").and_then(|d| d.parse::<i64>().ok()).filter(|d| *d >= 0) else {
-        return ApiError(StatusCode::BAD_REQUEST, "invalid_parameter", "secs: expected a number of seconds >= 0".into()).into_response();
+        return ApiError(
+            StatusCode::BAD_REQUEST,
+            "invalid_parameter",
+            "secs: expected a number of seconds >= 0".into(),
+        )
+        .into_response();
     };
     let r = sim
         .frozen_ms
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| (t != i64::MIN).then_some(t + secs * 1000));
     match r {
         Ok(t) => json_response(&serde_json::json!({ "now": iso((t + secs * 1000).div_euclid(1000)) })),
-        Err(_) => ApiError(StatusCode::CONFLICT, "not_frozen", "the clock runs; start with --freeze-head or --frozen-at".into()).into_response(),
+        Err(_) => ApiError(
+            StatusCode::CONFLICT,
+            "not_frozen",
+            "the clock runs; start with --freeze-head or --frozen-at".into(),
+        )
+        .into_response(),
     }
 }
 

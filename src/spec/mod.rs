@@ -255,7 +255,10 @@ pub struct Incremental {
 impl Incremental {
     /// Blocks of `chain` within this many of the head are not exported yet.
     pub fn confirmations(&self, chain: Chain) -> u64 {
-        self.confirmations.get(&chain).copied().unwrap_or_else(|| chain.default_confirmations())
+        self.confirmations
+            .get(&chain)
+            .copied()
+            .unwrap_or_else(|| chain.default_confirmations())
     }
 }
 
@@ -609,7 +612,9 @@ impl Validator<'_> {
         let r = match v.get_ref() {
             toml::Value::Integer(n) if (1..=10_000_000).contains(n) => Ok(*n),
             toml::Value::String(s) => parse_duration(s),
-            other => Err(format!("expected a duration such as \"30s\" or \"5m\", or a number of seconds, got {other}")),
+            other => Err(format!(
+                "expected a duration such as \"30s\" or \"5m\", or a number of seconds, got {other}"
+            )),
         };
         r.unwrap_or_else(|m| {
             self.err(v.span(), key, m);
@@ -633,7 +638,11 @@ impl Validator<'_> {
         } else {
             match text.parse::<u64>() {
                 Ok(n) => return n,
-                Err(_) => self.err(v.span(), key, format!("`{text}` is not a block number: incremental {dataset} start at a block")),
+                Err(_) => self.err(
+                    v.span(),
+                    key,
+                    format!("`{text}` is not a block number: incremental {dataset} start at a block"),
+                ),
             }
         }
         0
@@ -797,7 +806,11 @@ impl Validator<'_> {
                         self.err(
                             span_of(&e.window),
                             k("window"),
-                            format!("with align = \"{}\" the window must be whole {}s, got {secs} s", a.get_ref(), a.get_ref()),
+                            format!(
+                                "with align = \"{}\" the window must be whole {}s, got {secs} s",
+                                a.get_ref(),
+                                a.get_ref()
+                            ),
                         );
                         None
                     }

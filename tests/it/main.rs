@@ -6,5 +6,6 @@ mod export;
 mod operator;
 mod resume;
 mod s3;
+mod schedule;
 mod sim;
 mod truth;
