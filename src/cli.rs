@@ -197,8 +197,10 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
     let _ = writeln!(
         out,
         "{}",
-        if units.is_empty() {
+        if units.is_empty() && spec.exports.iter().all(|e| !e.per_run()) {
             "not started"
+        } else if units.is_empty() {
+            "no units pending in frozen windows (aligned and incremental exports below)"
         } else if done {
             "complete"
         } else {

@@ -194,6 +194,26 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let (_, units, states) = run::status(&s).await.context("reading the job's state")?;
             print!("{}", cli::status_table(&s, &units, &states));
+            for m in run::marks(&s).await.context("reading the job's marks")? {
+                let by_day = s.exports.get(m.export).is_some_and(|e| e.dataset == Dataset::Portfolio);
+                let below = if by_day {
+                    format!("days before {}", chainetl::window::iso(m.next as i64))
+                } else {
+                    format!("blocks below {}", m.next)
+                };
+                println!(
+                    "export[{}] {}: incremental, exported {below} ({} reorg{} repaired){}",
+                    m.export,
+                    m.chain,
+                    m.reorgs,
+                    if m.reorgs == 1 { "" } else { "s" },
+                    if m.repair_from.is_some() {
+                        "; a reorg repair is unfinished: run again"
+                    } else {
+                        ""
+                    }
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Init { path, force } => {

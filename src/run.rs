@@ -872,6 +872,12 @@ async fn commit(
     Ok(())
 }
 
+/// High-water marks of a job's incremental exports, for `status`.
+pub async fn marks(spec: &Spec) -> Result<Vec<crate::state::Mark>, RunError> {
+    let sink = Arc::new(Sink::open(&spec.output)?);
+    Ok(StateStore::new(sink, &spec.name).load_marks().await?)
+}
+
 /// Units of a job with their checkpoints, for `status`.
 pub async fn status(spec: &Spec) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);

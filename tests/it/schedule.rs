@@ -109,6 +109,12 @@ fn incremental_runs_add_only_the_new_range_and_repair_a_reorg() {
         })
         .sum();
     assert!(reorgs >= 1, "the run report counts the reorg");
+
+    // `status` shows the high-water mark and the repaired reorg.
+    let o = chainetl(&["status", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let want = format!("export[0] base: incremental, exported blocks below {} (1 reorg repaired)", head2 - 20 + 1);
+    assert!(text(&o).contains(&want), "want {want:?} in:\n{}", text(&o));
 }
 
 #[test]
