@@ -113,7 +113,10 @@ fn incremental_runs_add_only_the_new_range_and_repair_a_reorg() {
     // `status` shows the high-water mark and the repaired reorg.
     let o = chainetl(&["status", &spec]);
     assert!(o.status.success(), "{}", text(&o));
-    let want = format!("export[0] base: incremental, exported blocks below {} (1 reorg repaired)", head2 - 20 + 1);
+    let want = format!(
+        "export[0] base: incremental, exported blocks below {} (1 reorg repaired)",
+        head2 - 20 + 1
+    );
     assert!(text(&o).contains(&want), "want {want:?} in:\n{}", text(&o));
 }
 
