@@ -174,7 +174,7 @@ align = "day"
 }
 
 #[test]
-fn follow_exports_confirmed_blocks_until_sigterm() {
+fn follow_exports_confirmed_blocks_until_sigterm_across_a_reorg() {
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -192,9 +192,16 @@ fn follow_exports_confirmed_blocks_until_sigterm() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    for _ in 0..4 {
+    for i in 0..4 {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         post(&sim, "/_sim/advance?secs=30");
+        if i == 1 {
+            // A reorg deeper than the confirmations, while following: blocks
+            // already exported change, and the follower must repair them.
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let forks: Vec<chainetl::sim::data::Fork> = serde_json::from_str(&post(&sim, "/_sim/reorg?depth=60&chain=base")).unwrap();
+            forks.into_iter().for_each(|f| data.add_fork(f));
+        }
     }
     std::thread::sleep(std::time::Duration::from_millis(2500));
     std::process::Command::new("kill")
@@ -202,7 +209,9 @@ fn follow_exports_confirmed_blocks_until_sigterm() {
         .status()
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(143), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("reorg"), "the reorg is logged: {stderr}");
     let next = mark_next(&out, "inc", 0, "base");
     // Caught up, then followed at least two of the head's moves.
     assert!(next > head - 20 + 30, "mark {next} did not follow the head {head}");
