@@ -717,7 +717,14 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
         None => shared.client.clone(),
     };
     let progress = shared.progress.get(unit.export).cloned().unwrap_or_default();
-    let mut pager = Pager::start(client, unit.clone(), export, spec.source.page_size, st.cursor.clone());
+    let mut pager = Pager::start(
+        client,
+        unit.clone(),
+        export,
+        spec.source.page_size,
+        spec.output.hash_encoding,
+        st.cursor.clone(),
+    );
     let schema = schema_for(unit.dataset, &spec.output);
     let mut writer = UnitWriter::new(
         shared.sink.clone(),
@@ -750,22 +757,23 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
                 page: page_no,
                 enc: out.hash_encoding,
             };
-            let decoded = match &f.page {
+            let decoded = match f.page {
                 Page::Blocks(b) => {
-                    note_block_edges(&mut st, &unit.range, b);
-                    decode::blocks::decode(ctx, b)?
+                    note_block_edges(&mut st, &unit.range, &b);
+                    decode::blocks::decode(ctx, &b)?
                 }
-                Page::Events(e) => decode::events::decode(ctx, e)?,
-                Page::Portfolio(p) => decode::portfolio::decode(ctx, p)?,
-                Page::Tokens(t) => decode::tokens::decode(ctx, t)?,
+                Page::Events(decoded) => decoded?,
+                Page::Portfolio(p) => decode::portfolio::decode(ctx, &p)?,
+                Page::Tokens(t) => decode::tokens::decode(ctx, &t)?,
             };
             let rows = decoded.batch.num_rows() as u64;
             writer.write(decoded).await?;
             progress.page(rows);
             pending.rows += rows;
             pending.pages += 1;
-            pending.cursor = f.next.clone();
-            if f.next.is_none() {
+            let last = f.next.is_none();
+            pending.cursor = f.next;
+            if last {
                 return Ok(true);
             }
             if pending.pages >= out.commit_pages as u64

@@ -293,8 +293,10 @@ impl Client {
         Ok(r.block)
     }
 
-    /// `GET /v2/{chain}/events`.
-    pub async fn events(&self, chain: Chain, q: &EventsQuery) -> Result<EventsPage, ApiError> {
+    /// `GET /v2/{chain}/events`. The page borrows from the response body, so
+    /// it is handed to `read` (straight into Arrow builders, in the
+    /// exporter) rather than returned.
+    pub async fn events<T>(&self, chain: Chain, q: &EventsQuery, read: impl Fn(EventsPage<'_>) -> T + Sync) -> Result<T, ApiError> {
         let mut params = Vec::new();
         if let Some(c) = &q.contract_address {
             params.push(("contract_address", c.clone()));
@@ -303,7 +305,8 @@ impl Client {
             params.push(("signatures", q.signatures.join(",")));
         }
         push_common(&mut params, &q.window, q.sort, q.limit, &q.cursor);
-        self.get(&format!("/v2/{chain}/events"), &params).await
+        let parse = |body: &[u8]| serde_json::from_slice::<EventsPage<'_>>(body).map(&read);
+        self.get_with(&format!("/v2/{chain}/events"), &params, &parse).await
     }
 
     /// `GET /v2/{chain}/wallets/{wallet}/portfolio/daily`.
@@ -326,6 +329,17 @@ impl Client {
     }
 
     async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
+        self.get_with(path, params, &|body: &[u8]| serde_json::from_slice::<T>(body)).await
+    }
+
+    /// GET with retries; `parse` reads a 2xx body (a body it cannot read is
+    /// retried like a transient failure).
+    async fn get_with<T>(
+        &self,
+        path: &str,
+        params: &[(&str, String)],
+        parse: &(dyn Fn(&[u8]) -> Result<T, serde_json::Error> + Sync),
+    ) -> Result<T, ApiError> {
         let mut path_q = path.to_string();
         if !params.is_empty() {
             let mut s = form_urlencoded::Serializer::new(String::new());
@@ -346,7 +360,7 @@ impl Client {
         let mut only_transport = true;
         loop {
             attempts += 1;
-            let (why, after, transport) = match self.attempt::<T>(&url, &path_q).await {
+            let (why, after, transport) = match self.attempt(&url, &path_q, parse).await {
                 Attempt::Done(v) => return Ok(v),
                 Attempt::Fail(e) => return Err(e),
                 Attempt::Retry { why, after, transport } => (why, after, transport),
@@ -375,7 +389,7 @@ impl Client {
         }
     }
 
-    async fn attempt<T: DeserializeOwned>(&self, url: &str, path: &str) -> Attempt<T> {
+    async fn attempt<T>(&self, url: &str, path: &str, parse: &(dyn Fn(&[u8]) -> Result<T, serde_json::Error> + Sync)) -> Attempt<T> {
         let _permit = self.limiter.acquire().await;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let mut req = self.http.get(url).header("accept", "application/json");
@@ -420,7 +434,7 @@ impl Client {
         };
         self.stats.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
         match status {
-            200..=299 => match serde_json::from_slice::<T>(&body) {
+            200..=299 => match parse(&body) {
                 Ok(v) => {
                     self.limiter.accepted().await;
                     Attempt::Done(v)

@@ -5,10 +5,11 @@ use crate::api::types::Event;
 use crate::spec::Dataset;
 use arrow::array::{ArrayRef, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use arrow::record_batch::RecordBatch;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Decodes a page of events.
-pub fn decode(ctx: Ctx<'_>, events: &[Event]) -> Result<Decoded, DecodeError> {
+pub fn decode(ctx: Ctx<'_>, events: &[Event<'_>]) -> Result<Decoded, DecodeError> {
     let n = events.len();
     let enc = ctx.enc;
     let mut chain = StringBuilder::with_capacity(n, n * 8);
@@ -23,7 +24,7 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event]) -> Result<Decoded, DecodeError> {
     let mut tx_index = Int64Builder::with_capacity(n);
     let mut days = Vec::with_capacity(n);
     let mut dropped = 0;
-    let mut list: Vec<String> = Vec::with_capacity(4);
+    let mut list: Vec<Cow<'_, str>> = Vec::with_capacity(4);
     for (row, e) in events.iter().enumerate() {
         let num = ctx.required(row, "block_number", &e.block_number)?.0;
         let ts =
@@ -48,7 +49,7 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event]) -> Result<Decoded, DecodeError> {
         }
         topics.append(&list);
         for (k, col) in flat.iter_mut().enumerate() {
-            col.append(list.get(k).map(String::as_str)).map_err(|m| ctx.err(row, "topics", m))?;
+            col.append(list.get(k).map(|t| &**t)).map_err(|m| ctx.err(row, "topics", m))?;
         }
         tx_hash
             .append(Some(ctx.required(row, "transaction_hash", &e.transaction_hash)?))

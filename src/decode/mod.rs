@@ -17,6 +17,7 @@ use crate::spec::{Dataset, HashEncoding};
 use arrow::array::{ArrayRef, BinaryBuilder, ListBuilder, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use arrow::record_batch::RecordBatch;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A decoded page: rows and, for date-partitioned datasets, each row's day
@@ -209,12 +210,13 @@ impl HexCol {
             .strip_prefix("0x")
             .or_else(|| v.strip_prefix("0X"))
             .ok_or_else(|| format!("`{}` is not 0x-prefixed hex", clip(v)))?;
-        if !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+        let (valid, upper) = scan_hex(digits.as_bytes());
+        if !valid {
             return Err(format!("`{}` is not hex", clip(v)));
         }
         match self {
             HexCol::Str(b) => {
-                if digits.bytes().any(|c| c.is_ascii_uppercase()) {
+                if upper {
                     b.append_value(format!("0x{}", digits.to_ascii_lowercase()));
                 } else {
                     b.append_value(v);
@@ -242,6 +244,21 @@ impl HexCol {
     }
 }
 
+/// Whether `digits` are all hex digits, and whether any is upper-case, in
+/// one branch-free pass the compiler vectorises (hashes and `data` are most
+/// of a page's bytes).
+fn scan_hex(digits: &[u8]) -> (bool, bool) {
+    let (mut bad, mut upper) = (0u8, 0u8);
+    for &c in digits {
+        let digit = c.wrapping_sub(b'0') < 10;
+        let lower = c.wrapping_sub(b'a') < 6;
+        let up = c.wrapping_sub(b'A') < 6;
+        bad |= u8::from(!(digit | lower | up));
+        upper |= u8::from(up);
+    }
+    (bad == 0, upper != 0)
+}
+
 /// A list-of-hex column (event topics).
 pub(crate) enum HexListCol {
     Str(ListBuilder<StringBuilder>),
@@ -256,7 +273,7 @@ impl HexListCol {
         }
     }
 
-    pub(crate) fn append(&mut self, items: &[String]) {
+    pub(crate) fn append(&mut self, items: &[Cow<'_, str>]) {
         match self {
             HexListCol::Str(b) => {
                 for i in items {
@@ -291,16 +308,16 @@ fn clip(v: &str) -> String {
 
 /// A 32-byte topic as lower-case 0x-hex, from 0x-hex text or a decimal
 /// number of any size, exactly.
-pub fn topic_hex(text: &str) -> Result<String, String> {
-    if text.len() == 66 && text.starts_with("0x") && text[2..].bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)) {
-        return Ok(text.to_string());
+pub fn topic_hex(text: &str) -> Result<Cow<'_, str>, String> {
+    if text.len() == 66 && text.starts_with("0x") && scan_hex(&text.as_bytes()[2..]) == (true, false) {
+        return Ok(Cow::Borrowed(text));
     }
     let v = if text.starts_with("0x") || text.starts_with("0X") {
         U256::from_hex0x(text)
     } else {
         U256::from_dec(text)
     };
-    v.map(U256::to_hex32)
+    v.map(|v| Cow::Owned(v.to_hex32()))
         .ok_or_else(|| format!("`{}` is not a 32-byte topic (0x-hex or an integer below 2^256)", clip(text)))
 }
 
@@ -380,6 +397,16 @@ mod tests {
         assert_eq!(parse_ts_micros("2023-11-07T05:31:56Z").unwrap(), 1_699_335_116_000_000);
         assert_eq!(parse_ts_micros("2023-11-07T05:31:56.5+00:00").unwrap(), 1_699_335_116_500_000);
         assert!(parse_ts_micros("yesterday").is_err());
+    }
+
+    #[test]
+    fn hex_scan_finds_bad_and_upper_case_digits() {
+        assert_eq!(scan_hex(b"0123456789abcdef"), (true, false));
+        assert_eq!(scan_hex(b"ABCDEF"), (true, true));
+        assert_eq!(scan_hex(b""), (true, false));
+        for bad in [&b"g"[..], b"0x", b"/", b":", b"@", b"G", b"`", b" ", b"\xff"] {
+            assert!(!scan_hex(bad).0, "{bad:?}");
+        }
     }
 
     #[test]

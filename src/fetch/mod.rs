@@ -1,11 +1,14 @@
 //! Paging of one work unit: a sequential cursor chain (cursors are opaque
 //! and only valid in order), with the next page requested as soon as the
 //! current one's cursor is known, so fetching overlaps decoding and
-//! writing. The global concurrency and rate bounds live in the client
-//! ([`crate::api::Limiter`]); many units page at once under them.
+//! writing. Event pages (most of the volume) are decoded to Arrow right
+//! here, straight from the response body. The global concurrency and rate
+//! bounds live in the client ([`crate::api::Limiter`]); many units page at
+//! once under them.
 
-use crate::api::types::{Block, Event, PortfolioDay, Token};
+use crate::api::types::{Block, PortfolioDay, Token};
 use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
+use crate::decode::{Ctx, DecodeError, Decoded};
 use crate::plan::{Unit, UnitRange};
 use crate::spec::{Export, Selection};
 use crate::window::Resolved;
@@ -20,8 +23,8 @@ pub const TOKENS_PER_PAGE: usize = 10;
 pub enum Page {
     /// Blocks.
     Blocks(Vec<Block>),
-    /// Events.
-    Events(Vec<Event>),
+    /// Events, already decoded (or why they could not be).
+    Events(Result<Decoded, DecodeError>),
     /// Portfolio days.
     Portfolio(Vec<PortfolioDay>),
     /// Tokens with the address each was requested as (404s are left out).
@@ -46,6 +49,7 @@ struct Request {
     topics: Vec<String>,
     token_address: Option<String>,
     page_size: u32,
+    enc: crate::spec::HashEncoding,
 }
 
 /// Pages through one unit.
@@ -54,11 +58,20 @@ pub struct Pager {
     client: Client,
     req: Arc<Request>,
     inflight: Option<JoinHandle<Result<Fetched, ApiError>>>,
+    /// Pages requested so far this run (1-based number of the last one).
+    requested: u64,
 }
 
 impl Pager {
     /// Starts paging `unit` from `cursor` (None: from the beginning).
-    pub fn start(client: Client, unit: Arc<Unit>, export: &Export, page_size: u32, cursor: Option<String>) -> Pager {
+    pub fn start(
+        client: Client,
+        unit: Arc<Unit>,
+        export: &Export,
+        page_size: u32,
+        enc: crate::spec::HashEncoding,
+        cursor: Option<String>,
+    ) -> Pager {
         let window = match &unit.range {
             UnitRange::Blocks { start, end } => Some(
                 Resolved::Blocks {
@@ -86,11 +99,13 @@ impl Pager {
             topics,
             token_address,
             page_size,
+            enc,
         });
         let mut p = Pager {
             client,
             req,
             inflight: None,
+            requested: 0,
         };
         p.spawn(cursor);
         p
@@ -98,7 +113,9 @@ impl Pager {
 
     fn spawn(&mut self, cursor: Option<String>) {
         let (client, req) = (self.client.clone(), self.req.clone());
-        self.inflight = Some(tokio::spawn(async move { fetch(&client, &req, cursor).await }));
+        self.requested += 1;
+        let page = self.requested;
+        self.inflight = Some(tokio::spawn(async move { fetch(&client, &req, page, cursor).await }));
     }
 
     /// The next page, or `None` when the unit is exhausted.
@@ -131,7 +148,7 @@ impl Drop for Pager {
     }
 }
 
-async fn fetch(client: &Client, req: &Request, cursor: Option<String>) -> Result<Fetched, ApiError> {
+async fn fetch(client: &Client, req: &Request, page: u64, cursor: Option<String>) -> Result<Fetched, ApiError> {
     let unit = &req.unit;
     let limit = Some(req.page_size.min(1000));
     match &unit.range {
@@ -162,10 +179,13 @@ async fn fetch(client: &Client, req: &Request, cursor: Option<String>) -> Result
                 limit,
                 cursor,
             };
-            let p = client.events(unit.chain, &q).await?;
+            let ctx = Ctx { unit, page, enc: req.enc };
+            let (decoded, next) = client
+                .events(unit.chain, &q, |p| (crate::decode::events::decode(ctx, &p.events), p.next_cursor))
+                .await?;
             Ok(Fetched {
-                page: Page::Events(p.events),
-                next: p.next_cursor.filter(|c| !c.is_empty()),
+                page: Page::Events(decoded),
+                next: next.filter(|c| !c.is_empty()),
             })
         }
         UnitRange::Wallet { wallet, .. } => {

@@ -27,18 +27,28 @@ async fn drain(client: &Client) -> (Vec<(i64, i64, String)>, u64) {
         ..Default::default()
     };
     loop {
-        let p = client.events(Chain::Polygon, &q).await.unwrap();
+        let (rows, next) = client
+            .events(Chain::Polygon, &q, |p| {
+                let rows: Vec<_> = p
+                    .events
+                    .into_iter()
+                    .map(|e| {
+                        let topics: Vec<String> = e
+                            .topics
+                            .unwrap()
+                            .into_iter()
+                            .map(|t| chainetl::decode::topic_hex(&t.unwrap().0).unwrap().into_owned())
+                            .collect();
+                        (e.block_number.unwrap().0, e.log_index.unwrap().0, topics.join(","))
+                    })
+                    .collect();
+                (rows, p.next_cursor)
+            })
+            .await
+            .unwrap();
         pages += 1;
-        for e in p.events {
-            let topics: Vec<String> = e
-                .topics
-                .unwrap()
-                .into_iter()
-                .map(|t| chainetl::decode::topic_hex(&t.unwrap().0).unwrap())
-                .collect();
-            out.push((e.block_number.unwrap().0, e.log_index.unwrap().0, topics.join(",")));
-        }
-        match p.next_cursor {
+        out.extend(rows);
+        match next {
             Some(c) => q.cursor = Some(c),
             None => return (out, pages),
         }
@@ -118,7 +128,7 @@ fn client_errors_are_not_retried_and_carry_the_message_and_path() {
         window: Some("7x".into()),
         ..Default::default()
     };
-    let e = sim.rt.block_on(client.events(Chain::Base, &q)).unwrap_err();
+    let e = sim.rt.block_on(client.events(Chain::Base, &q, |_| ())).unwrap_err();
     assert!(matches!(e, ApiError::Rejected { status: 400, .. }), "{e:?}");
     let msg = e.to_string();
     assert!(
