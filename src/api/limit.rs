@@ -6,10 +6,14 @@
 //! while a client over-drives a quota, that rate *is* the quota (counting
 //! from a decrease leaves out the quota's initial burst) — and then
 //! creeps up 0.5% a second, so it settles just under the quota with rare
-//! 429s. One decrease per 250 ms: a burst of 429s from requests already in
-//! flight counts once. Requests are spaced by the pace, so throttled callers
-//! never stampede back together; a throttled request itself waits its
-//! `Retry-After` before retrying.
+//! 429s. The first measurement, shorter than a second, is spread over a
+//! whole second: a quota's burst is commonly a second's worth, and this
+//! keeps the first estimate near the quota rather than far above it. One
+//! decrease per 250 ms: a burst of 429s from requests already in flight
+//! counts once. Requests are spaced by the pace, and a request still
+//! waiting for a turn handed out before a decrease takes a new one, so
+//! throttled callers never stampede back together; a throttled request
+//! itself waits its `Retry-After` before retrying.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -33,6 +37,8 @@ struct Pace {
     since: Option<Instant>,
     /// Completion times of successful requests since `since`, at most a second back.
     accepted: VecDeque<Instant>,
+    /// Decreases so far: turns handed out before the latest one are stale.
+    decreases: u64,
 }
 
 /// Shared pacing state.
@@ -59,35 +65,46 @@ impl Limiter {
                 last_decrease: None,
                 since: None,
                 accepted: VecDeque::new(),
+                decreases: 0,
             }),
         }
     }
 
     /// Waits for this request's turn in the pace, then for a concurrency slot.
     pub async fn acquire(&self) -> OwnedSemaphorePermit {
-        let slot = {
-            let mut p = self.pace.lock().await;
-            let now = Instant::now();
-            p.since.get_or_insert(now);
-            if let Some(rate) = p.rate
-                && now.duration_since(p.last_change) >= WINDOW
-            {
-                // Additive-ish increase, capped by the user's bound.
-                let up = rate * 1.005;
-                p.rate = Some(p.cap.map_or(up, |c| up.min(c)));
-                p.last_change = now;
+        loop {
+            let (slot, generation) = self.turn().await;
+            tokio::time::sleep_until(slot).await;
+            // The semaphore is never closed, so acquiring cannot fail; fall
+            // back to a fresh permit rather than panicking if it ever were.
+            let permit = match self.permits.clone().acquire_owned().await {
+                Ok(p) => p,
+                Err(_) => Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap_or_else(|_| unreachable!()),
+            };
+            // A turn handed out at the pace before a 429 would over-drive
+            // the quota: queue again at the new pace.
+            if self.pace.lock().await.decreases == generation {
+                return permit;
             }
-            let slot = p.next.max(now);
-            p.next = slot + p.rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
-            slot
-        };
-        tokio::time::sleep_until(slot).await;
-        // The semaphore is never closed, so acquiring cannot fail; fall back
-        // to a fresh permit rather than panicking if it ever were.
-        match self.permits.clone().acquire_owned().await {
-            Ok(p) => p,
-            Err(_) => Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap_or_else(|_| unreachable!()),
         }
+    }
+
+    /// The next start time in the pace, and the pace's generation.
+    async fn turn(&self) -> (Instant, u64) {
+        let mut p = self.pace.lock().await;
+        let now = Instant::now();
+        p.since.get_or_insert(now);
+        if let Some(rate) = p.rate
+            && now.duration_since(p.last_change) >= WINDOW
+        {
+            // Additive-ish increase, capped by the user's bound.
+            let up = rate * 1.005;
+            p.rate = Some(p.cap.map_or(up, |c| up.min(c)));
+            p.last_change = now;
+        }
+        let slot = p.next.max(now);
+        p.next = slot + p.rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
+        (slot, p.decreases)
     }
 
     /// Records a request the service accepted.
@@ -111,7 +128,10 @@ impl Limiter {
             p.accepted.pop_front();
         }
         let window = p.since.map_or(Duration::ZERO, |f| now.duration_since(f)).min(WINDOW);
-        let new = if window >= Duration::from_millis(200) && !p.accepted.is_empty() {
+        let new = if p.last_decrease.is_none() {
+            // The first 429: what was accepted so far, over at least a second.
+            p.accepted.len() as f64 / WINDOW.as_secs_f64() * 0.97
+        } else if window >= Duration::from_millis(200) && !p.accepted.is_empty() {
             p.accepted.len() as f64 / window.as_secs_f64() * 0.97
         } else {
             // Too little to measure: halve whatever we were doing.
@@ -124,6 +144,7 @@ impl Limiter {
         p.rate = Some(p.cap.map_or(new, |c| new.min(c)));
         p.last_change = now;
         p.last_decrease = Some(now);
+        p.decreases += 1;
         let gap = Duration::from_secs_f64(1.0 / new);
         if p.next < now + gap {
             p.next = now + gap;
