@@ -678,11 +678,12 @@ async fn execute(shared: &Arc<Shared>, todo: Vec<(Arc<Unit>, Option<UnitState>)>
     failed
 }
 
-/// Units paged at once: half again the request slots, so that while some
-/// units decode, write or commit, others have a request ready for every
-/// slot; each unit in flight holds pages and open files, so not more.
+/// Units paged at once: a quarter again the request slots, so that while
+/// some units commit or start, others have a request ready for every slot
+/// (decoding happens as pages arrive, off the unit's loop); each unit in
+/// flight holds pages and open files, so not more.
 fn units_in_flight(spec: &Spec) -> usize {
-    spec.source.max_concurrency + spec.source.max_concurrency.div_ceil(2)
+    spec.source.max_concurrency + spec.source.max_concurrency.div_ceil(4)
 }
 
 /// Client settings from the spec; the key is read from the environment here

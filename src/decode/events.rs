@@ -16,9 +16,11 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event<'_>]) -> Result<Decoded, DecodeError
     let mut block_number = Int64Builder::with_capacity(n);
     let mut block_ts = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
     let mut contract = HexCol::new(enc, n);
-    let mut data = HexCol::new(enc, n);
+    let data_bytes = events.iter().map(|e| e.data.as_ref().map_or(0, |d| d.len())).sum();
+    let topic_count = events.iter().map(|e| e.topics.as_ref().map_or(0, Vec::len)).sum();
+    let mut data = HexCol::with_text_bytes(enc, n, data_bytes);
     let mut log_index = Int64Builder::with_capacity(n);
-    let mut topics = HexListCol::new(enc);
+    let mut topics = HexListCol::with_capacity(enc, n, topic_count);
     let mut flat: Vec<HexCol> = (0..4).map(|_| HexCol::new(enc, n)).collect();
     let mut tx_hash = HexCol::new(enc, n);
     let mut tx_index = Int64Builder::with_capacity(n);

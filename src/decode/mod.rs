@@ -191,9 +191,15 @@ pub(crate) enum HexCol {
 
 impl HexCol {
     pub(crate) fn new(enc: HashEncoding, cap: usize) -> HexCol {
+        HexCol::with_text_bytes(enc, cap, cap * 66)
+    }
+
+    /// Sized for `cap` values of `text_bytes` 0x-hex characters in all, so
+    /// that the buffers never grow (growing reallocates, and churns memory).
+    pub(crate) fn with_text_bytes(enc: HashEncoding, cap: usize, text_bytes: usize) -> HexCol {
         match enc {
-            HashEncoding::Hex => HexCol::Str(StringBuilder::with_capacity(cap, cap * 66)),
-            HashEncoding::Binary => HexCol::Bin(BinaryBuilder::with_capacity(cap, cap * 32)),
+            HashEncoding::Hex => HexCol::Str(StringBuilder::with_capacity(cap, text_bytes)),
+            HashEncoding::Binary => HexCol::Bin(BinaryBuilder::with_capacity(cap, text_bytes / 2 + cap)),
         }
     }
 
@@ -266,10 +272,11 @@ pub(crate) enum HexListCol {
 }
 
 impl HexListCol {
-    pub(crate) fn new(enc: HashEncoding) -> HexListCol {
+    /// Sized for `lists` lists of `items` 32-byte items in all.
+    pub(crate) fn with_capacity(enc: HashEncoding, lists: usize, items: usize) -> HexListCol {
         match enc {
-            HashEncoding::Hex => HexListCol::Str(ListBuilder::new(StringBuilder::new())),
-            HashEncoding::Binary => HexListCol::Bin(ListBuilder::new(BinaryBuilder::new())),
+            HashEncoding::Hex => HexListCol::Str(ListBuilder::with_capacity(StringBuilder::with_capacity(items, items * 66), lists)),
+            HashEncoding::Binary => HexListCol::Bin(ListBuilder::with_capacity(BinaryBuilder::with_capacity(items, items * 32), lists)),
         }
     }
 
