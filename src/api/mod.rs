@@ -390,7 +390,7 @@ impl Client {
     }
 
     async fn attempt<T>(&self, url: &str, path: &str, parse: &(dyn Fn(&[u8]) -> Result<T, serde_json::Error> + Sync)) -> Attempt<T> {
-        let _permit = self.limiter.acquire().await;
+        let permit = self.limiter.acquire().await;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let mut req = self.http.get(url).header("accept", "application/json");
         if let Some(k) = &self.cfg.api_key {
@@ -432,6 +432,9 @@ impl Client {
                 };
             }
         };
+        // The slot is for the exchange; parsing (and, for events, decoding)
+        // must not hold it.
+        drop(permit);
         self.stats.bytes.fetch_add(body.len() as u64, Ordering::Relaxed);
         match status {
             200..=299 => match parse(&body) {

@@ -1,10 +1,13 @@
 //! Paging of one work unit: a sequential cursor chain (cursors are opaque
-//! and only valid in order), with the next page requested as soon as the
-//! current one's cursor is known, so fetching overlaps decoding and
-//! writing. Event pages (most of the volume) are decoded to Arrow right
-//! here, straight from the response body. The global concurrency and rate
-//! bounds live in the client ([`crate::api::Limiter`]); many units page at
-//! once under them.
+//! and only valid in order). A task per unit requests each page as soon as
+//! the previous one's cursor is known, and hands pages over through a
+//! one-page channel: while the unit's loop writes or commits (an fsync),
+//! the next page waits ready and the one after is already in flight, so
+//! the unit never leaves a request slot idle; memory stays at most three
+//! pages per unit. Event pages (most of the volume) are decoded to Arrow
+//! right here, straight from the response body. The global concurrency and
+//! rate bounds live in the client ([`crate::api::Limiter`]); many units
+//! page at once under them.
 
 use crate::api::types::{Block, PortfolioDay, Token};
 use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
@@ -55,11 +58,11 @@ struct Request {
 /// Pages through one unit.
 #[derive(Debug)]
 pub struct Pager {
-    client: Client,
-    req: Arc<Request>,
-    inflight: Option<JoinHandle<Result<Fetched, ApiError>>>,
-    /// Pages requested so far this run (1-based number of the last one).
-    requested: u64,
+    pages: tokio::sync::mpsc::Receiver<Result<Fetched, ApiError>>,
+    task: JoinHandle<()>,
+    /// The last page (no next cursor) or an error was handed over.
+    ended: bool,
+    unit_id: String,
 }
 
 impl Pager {
@@ -92,7 +95,8 @@ impl Pager {
             Selection::Portfolio { token_address, .. } => (None, Vec::new(), token_address.clone()),
             _ => (None, Vec::new(), None),
         };
-        let req = Arc::new(Request {
+        let unit_id = unit.id.clone();
+        let req = Request {
             unit,
             window,
             contract_address,
@@ -100,51 +104,52 @@ impl Pager {
             token_address,
             page_size,
             enc,
-        });
-        let mut p = Pager {
-            client,
-            req,
-            inflight: None,
-            requested: 0,
         };
-        p.spawn(cursor);
-        p
-    }
-
-    fn spawn(&mut self, cursor: Option<String>) {
-        let (client, req) = (self.client.clone(), self.req.clone());
-        self.requested += 1;
-        let page = self.requested;
-        self.inflight = Some(tokio::spawn(async move { fetch(&client, &req, page, cursor).await }));
+        let (tx, pages) = tokio::sync::mpsc::channel(1);
+        let task = tokio::spawn(async move {
+            let mut cursor = cursor;
+            for page in 1u64.. {
+                let fetched = fetch(&client, &req, page, cursor.take()).await;
+                let next = fetched.as_ref().ok().and_then(|f| f.next.clone());
+                if tx.send(fetched).await.is_err() {
+                    return;
+                }
+                match next {
+                    Some(c) => cursor = Some(c),
+                    None => return,
+                }
+            }
+        });
+        Pager {
+            pages,
+            task,
+            ended: false,
+            unit_id,
+        }
     }
 
     /// The next page, or `None` when the unit is exhausted.
     pub async fn next(&mut self) -> Result<Option<Fetched>, ApiError> {
-        let Some(handle) = self.inflight.take() else {
-            return Ok(None);
-        };
-        let fetched = match handle.await {
-            Ok(r) => r?,
-            Err(e) => {
-                return Err(ApiError::Exhausted {
-                    path: self.req.unit.id.clone(),
-                    attempts: 0,
-                    last: format!("fetch task failed: {e}"),
-                });
+        match self.pages.recv().await {
+            Some(r) => {
+                self.ended = r.as_ref().map_or(true, |f| f.next.is_none());
+                r.map(Some)
             }
-        };
-        if let Some(c) = &fetched.next {
-            self.spawn(Some(c.clone()));
+            None if self.ended => Ok(None),
+            // The task stopped without handing over the last page: never
+            // mistake that for the end of the unit.
+            None => Err(ApiError::Exhausted {
+                path: self.unit_id.clone(),
+                attempts: 0,
+                last: "the fetch task stopped unexpectedly".into(),
+            }),
         }
-        Ok(Some(fetched))
     }
 }
 
 impl Drop for Pager {
     fn drop(&mut self) {
-        if let Some(h) = self.inflight.take() {
-            h.abort();
-        }
+        self.task.abort();
     }
 }
 
