@@ -45,6 +45,8 @@ struct Pace {
 #[derive(Debug)]
 pub struct Limiter {
     permits: Arc<Semaphore>,
+    /// Requests in flight at most.
+    slots: usize,
     pace: Mutex<Pace>,
 }
 
@@ -57,6 +59,7 @@ impl Limiter {
         let now = Instant::now();
         Limiter {
             permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
+            slots: max_concurrency.max(1),
             pace: Mutex::new(Pace {
                 rate: cap,
                 cap,
@@ -128,15 +131,17 @@ impl Limiter {
             p.accepted.pop_front();
         }
         let window = p.since.map_or(Duration::ZERO, |f| now.duration_since(f)).min(WINDOW);
-        let new = if p.last_decrease.is_none() {
+        let new = if p.last_decrease.is_none() && !p.accepted.is_empty() {
             // The first 429: what was accepted so far, over at least a second.
             p.accepted.len() as f64 / WINDOW.as_secs_f64() * 0.97
         } else if window >= Duration::from_millis(200) && !p.accepted.is_empty() {
             p.accepted.len() as f64 / window.as_secs_f64() * 0.97
         } else {
-            // Too little to measure: halve whatever we were doing.
+            // Too little to measure: halve whatever we were doing (unpaced
+            // with nothing accepted yet: start from a request per slot per
+            // second, rather than from nothing).
             let measured = p.accepted.len() as f64 / window.as_secs_f64().max(0.05);
-            p.rate.unwrap_or(measured) * 0.5
+            p.rate.unwrap_or(measured.max(2.0 * self.slots as f64)) * 0.5
         };
         p.since = Some(now);
         p.accepted.clear();
@@ -186,6 +191,41 @@ mod tests {
         tokio::time::advance(Duration::from_secs(2)).await;
         drop(l.acquire().await);
         assert!(l.rate().await.unwrap() > r);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn turns_handed_out_before_a_429_are_taken_again_at_the_new_pace() {
+        let l = Arc::new(Limiter::new(64, Some(100.0)));
+        // 40 requests queue at 100/s: turns up to 390 ms ahead.
+        let t = Instant::now();
+        let waiters: Vec<_> = (0..40)
+            .map(|_| {
+                let l = l.clone();
+                tokio::spawn(async move {
+                    drop(l.acquire().await);
+                    Instant::now()
+                })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        // A 429 at once, with nothing measured: the pace halves to 50/s, and
+        // the queued turns follow it instead of firing at 100/s.
+        l.throttled().await;
+        assert_eq!(l.rate().await, Some(50.0));
+        let mut done = Vec::new();
+        for w in waiters {
+            done.push(w.await.unwrap());
+        }
+        done.sort();
+        let spent = done[39].duration_since(t).as_secs_f64();
+        assert!(spent >= 39.0 / 50.0, "the last request started after {spent} s");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_429_before_anything_was_accepted_does_not_stall_the_job() {
+        let l = Limiter::new(8, None);
+        l.throttled().await;
+        assert_eq!(l.rate().await, Some(8.0));
     }
 
     #[tokio::test(start_paused = true)]

@@ -360,8 +360,12 @@ impl UnitWriter {
             source: Box::new(e),
         })?;
         f.rows += batch.num_rows() as u64;
-        if f.writer.in_progress_size() >= self.flush_bytes {
-            // Memory stays bounded whatever the job's size: end the row group early.
+        // Memory stays bounded whatever the job's size: when the unit's open
+        // files (one per day it spans) together buffer its share, end the
+        // largest row group early.
+        if self.open.values().map(|f| f.writer.in_progress_size()).sum::<usize>() >= self.flush_bytes
+            && let Some(f) = self.open.values_mut().max_by_key(|f| f.writer.in_progress_size())
+        {
             f.writer.flush().await.map_err(|e| SinkError::Write {
                 path: f.rel.clone(),
                 source: Box::new(e),
