@@ -158,7 +158,9 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
 }
 
 /// `chainetl status` table.
-pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>) -> String {
+/// `marks`: how many incremental marks and finished aligned periods the job
+/// has (listed after the table).
+pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>, marks: usize) -> String {
     let mut tallies: BTreeMap<String, (Tally, String)> = BTreeMap::new();
     for u in units {
         let (t, last) = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
@@ -197,7 +199,7 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
     let _ = writeln!(
         out,
         "{}",
-        if units.is_empty() && spec.exports.iter().all(|e| !e.per_run()) {
+        if units.is_empty() && (marks == 0 || spec.exports.iter().all(|e| !e.per_run())) {
             "not started"
         } else if units.is_empty() {
             "no units pending in frozen windows (aligned and incremental exports below)"

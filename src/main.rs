@@ -199,8 +199,12 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(code) => return Ok(code),
             };
             let (_, units, states) = run::status(&s).await.context("reading the job's state")?;
-            print!("{}", cli::status_table(&s, &units, &states));
-            for m in run::marks(&s).await.context("reading the job's marks")? {
+            let (marks, periods) = run::marks(&s).await.context("reading the job's marks")?;
+            print!("{}", cli::status_table(&s, &units, &states, marks.len() + periods.len()));
+            for p in periods {
+                println!("export[{}]: aligned period {} exported", p.export, p.window);
+            }
+            for m in marks {
                 let by_day = s.exports.get(m.export).is_some_and(|e| e.dataset == Dataset::Portfolio);
                 let below = if by_day {
                     format!("days before {}", chainetl::window::iso(m.next as i64))

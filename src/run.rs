@@ -881,10 +881,12 @@ async fn commit(
     Ok(())
 }
 
-/// High-water marks of a job's incremental exports, for `status`.
-pub async fn marks(spec: &Spec) -> Result<Vec<crate::state::Mark>, RunError> {
+/// High-water marks of a job's incremental exports and its completed
+/// aligned periods, for `status`.
+pub async fn marks(spec: &Spec) -> Result<(Vec<crate::state::Mark>, Vec<Segment>), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
-    Ok(StateStore::new(sink, &spec.name).load_marks().await?)
+    let state = StateStore::new(sink, &spec.name);
+    Ok((state.load_marks().await?, state.load_periods().await?))
 }
 
 /// Units of a job with their checkpoints, for `status`.

@@ -476,13 +476,18 @@ impl StateStore {
 
     /// Every high-water mark of the job.
     pub async fn load_marks(&self) -> Result<Vec<Mark>, StateError> {
+        self.load_dir("marks").await
+    }
+
+    /// Every JSON document under `<job>/<sub>/`.
+    async fn load_dir<T: DeserializeOwned + Versioned>(&self, sub: &str) -> Result<Vec<T>, StateError> {
         let mut out = Vec::new();
-        for m in self.list(&format!("{}/marks", self.dir)).await? {
+        for m in self.list(&format!("{}/{sub}", self.dir)).await? {
             let rel = self.sink.rel_of(&m.location);
             if rel.ends_with(".json")
-                && let Some(mark) = self.read_doc::<Mark>(&rel).await?
+                && let Some(doc) = self.read_doc::<T>(&rel).await?
             {
-                out.push(mark);
+                out.push(doc);
             }
         }
         Ok(out)
@@ -505,15 +510,7 @@ impl StateStore {
 
     /// Pending segments, oldest first.
     pub async fn load_segments(&self) -> Result<Vec<Segment>, StateError> {
-        let mut out = Vec::new();
-        for m in self.list(&format!("{}/segments", self.dir)).await? {
-            let rel = self.sink.rel_of(&m.location);
-            if rel.ends_with(".json")
-                && let Some(doc) = self.read_doc::<SegmentDoc>(&rel).await?
-            {
-                out.push(doc);
-            }
-        }
+        let mut out: Vec<SegmentDoc> = self.load_dir("segments").await?;
         out.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.segment.id().cmp(&b.segment.id())));
         Ok(out.into_iter().map(|d| d.segment).collect())
     }
@@ -542,6 +539,18 @@ impl StateStore {
     /// Whether an aligned period was exported completely.
     pub async fn period_done(&self, seg: &Segment) -> Result<bool, StateError> {
         Ok(self.read(&self.period_path(seg)).await?.is_some())
+    }
+
+    /// The aligned periods exported completely, oldest first.
+    pub async fn load_periods(&self) -> Result<Vec<Segment>, StateError> {
+        let mut out: Vec<Segment> = self
+            .load_dir::<SegmentDoc>("periods")
+            .await?
+            .into_iter()
+            .map(|d| d.segment)
+            .collect();
+        out.sort_by_key(|s| (s.export, s.id()));
+        Ok(out)
     }
 
     /// Records an aligned period as complete.

@@ -171,6 +171,15 @@ align = "day"
         read_rows(&out.join("blocks"), truth::BLOCK_COLS),
         truth::blocks(&data, Chain::Base, c..b)
     );
+    let o = chainetl(&["status", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    for period in [
+        "2025-05-30T00:00:00Z..2025-05-31T00:00:00Z",
+        "2025-05-31T00:00:00Z..2025-06-01T00:00:00Z",
+    ] {
+        let want = format!("export[0]: aligned period {period} exported");
+        assert!(text(&o).contains(&want), "want {want:?} in:\n{}", text(&o));
+    }
 }
 
 #[test]
