@@ -51,7 +51,7 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event<'_>]) -> Result<Decoded, DecodeError
         }
         topics.append(&list);
         for (k, col) in flat.iter_mut().enumerate() {
-            col.append(list.get(k).map(|t| &**t)).map_err(|m| ctx.err(row, "topics", m))?;
+            col.append_topic(list.get(k).map(|t| &**t));
         }
         tx_hash
             .append(Some(ctx.required(row, "transaction_hash", &e.transaction_hash)?))

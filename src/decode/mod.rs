@@ -242,6 +242,17 @@ impl HexCol {
         Ok(())
     }
 
+    /// Appends a value `topic_hex` has already checked and normalised,
+    /// without scanning it again.
+    pub(crate) fn append_topic(&mut self, v: Option<&str>) {
+        match (self, v) {
+            (HexCol::Str(b), Some(v)) => b.append_value(v),
+            (HexCol::Bin(b), Some(v)) => b.append_value(hex::decode(&v[2..]).unwrap_or_default()),
+            (HexCol::Str(b), None) => b.append_null(),
+            (HexCol::Bin(b), None) => b.append_null(),
+        }
+    }
+
     pub(crate) fn finish(&mut self) -> ArrayRef {
         match self {
             HexCol::Str(b) => Arc::new(b.finish()),
