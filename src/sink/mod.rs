@@ -337,23 +337,24 @@ impl OpenFile {
         self.drain().await
     }
 
-    /// Writes the footer and completes the upload.
+    /// Writes the footer and completes the upload. A failed completion
+    /// leaves nothing visible (the single PUT, or the multipart
+    /// completion, did not happen); before it, a failure aborts the upload.
     async fn close(mut self) -> Result<String, SinkError> {
-        let r = async {
+        let encoded = async {
             self.writer.finish().map_err(|e| self.error(e))?;
             self.writer.sync().map_err(|e| self.error(e))?;
-            self.drain().await?;
-            use tokio::io::AsyncWriteExt;
-            self.out.shutdown().await.map_err(|e| self.error(e))
+            self.drain().await
         }
         .await;
-        match r {
-            Ok(()) => Ok(self.rel),
-            Err(e) => {
-                let _ = self.out.abort().await;
-                Err(e)
-            }
+        if let Err(e) = encoded {
+            let _ = self.out.abort().await;
+            return Err(e);
         }
+        use tokio::io::AsyncWriteExt;
+        // Not aborted on failure: a `BufWriter` cannot be once shut down.
+        self.out.shutdown().await.map_err(|e| self.error(e))?;
+        Ok(self.rel)
     }
 
     async fn abort(mut self) {

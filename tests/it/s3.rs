@@ -275,8 +275,10 @@ fn s3_export_then_kill_9_resume_then_endpoint_outage() {
     let o = child.wait_with_output().unwrap();
     assert!(matches!(o.status.code(), Some(0) | Some(1)), "{}", text(&o));
     assert!(!text(&o).contains(SECRET));
+    eprintln!("OUTAGE RUN: {:?} {}", o.status, text(&o));
     for _ in 0..3 {
         let o = s3.cmd(&["run", &spec, "-q"]).output().unwrap();
+        eprintln!("RERUN: {:?} {}", o.status, text(&o));
         if o.status.success() {
             break;
         }
