@@ -2,7 +2,8 @@
 //! (like kill -9: no destructors, no flushing) the N-th time `name` is hit.
 //! Names: `during-file-write`, `after-file-write` (file durable, checkpoint
 //! not yet written), `during-checkpoint` (temporary checkpoint written, not
-//! yet renamed into place).
+//! yet renamed into place), `during-fresh` (after each data file `--fresh`
+//! deletes).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};

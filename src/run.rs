@@ -230,7 +230,11 @@ pub fn tally_key(export: usize, dataset: Dataset, chain: Chain) -> String {
 pub async fn prepare(spec: &Spec, fresh: bool, now: i64) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink.clone(), &spec.name);
-    if fresh {
+    let interrupted = state.clear_interrupted().await?;
+    if interrupted && !fresh {
+        tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
+    }
+    if fresh || interrupted {
         let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
         let n = state.clear(&datasets).await?;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
@@ -893,7 +897,12 @@ pub async fn marks(spec: &Spec) -> Result<(Vec<crate::state::Mark>, Vec<Segment>
 pub async fn status(spec: &Spec) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
-    let Some(job) = state.load_job().await? else {
+    // After an interrupted --fresh the next run starts over: not started.
+    let job = match state.clear_interrupted().await? {
+        true => None,
+        false => state.load_job().await?,
+    };
+    let Some(job) = job else {
         return Ok((
             JobState {
                 version: STATE_VERSION,

@@ -37,6 +37,15 @@ pub enum SinkError {
         /// What is wrong.
         message: String,
     },
+    /// Deleting a file failed.
+    #[error("deleting {path}: {source}")]
+    Delete {
+        /// Object path.
+        path: String,
+        /// Cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Writing a file failed.
     #[error("writing {path}: {source}")]
     Write {
@@ -227,7 +236,7 @@ impl Sink {
     pub async fn delete(&self, rel: &str) -> Result<(), SinkError> {
         match self.store.delete(&self.path(rel)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(SinkError::Write {
+            Err(e) => Err(SinkError::Delete {
                 path: rel.into(),
                 source: Box::new(e),
             }),

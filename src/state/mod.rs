@@ -388,17 +388,44 @@ impl StateStore {
         removed
     }
 
-    /// `--fresh`: deletes the job's data files and its state.
+    /// Marker of a `--fresh` in progress: while it exists the job's state
+    /// and files cannot be trusted, so every run finishes the clearing first.
+    fn clearing_marker(&self) -> String {
+        format!("{}/clearing.json", self.dir)
+    }
+
+    /// Whether a `--fresh` was interrupted before it finished.
+    pub async fn clear_interrupted(&self) -> Result<bool, StateError> {
+        let rel = self.clearing_marker();
+        match self.sink.store().head(&self.sink.path(&rel)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(self.io(&rel, e)),
+        }
+    }
+
+    /// `--fresh`: deletes the job's data files and its state. Crash-safe: the
+    /// marker goes first and state before data, because checkpoints that
+    /// outlived their files would make a later run skip units whose rows are
+    /// gone; a run that finds the marker finishes the clearing.
     pub async fn clear(&self, datasets: &HashSet<Dataset>) -> Result<usize, StateError> {
+        let marker = self.clearing_marker();
+        self.write_doc(&marker, &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339() }))
+            .await?;
+        for m in self.list(&self.dir).await? {
+            let rel = self.sink.rel_of(&m.location);
+            if rel != marker {
+                self.sink.delete(&rel).await?;
+            }
+        }
         let mut removed = 0;
         for (rel, _, _) in self.data_files(datasets).await? {
             self.sink.delete(&rel).await?;
+            crate::failpoint::hit("during-fresh");
             removed += 1;
         }
         removed += self.remove_local_staging(datasets);
-        for m in self.list(&self.dir).await? {
-            self.sink.delete(&self.sink.rel_of(&m.location)).await?;
-        }
+        self.sink.delete(&marker).await?;
         Ok(removed)
     }
 }

@@ -222,3 +222,31 @@ fn a_changed_spec_is_refused_unless_fresh() {
     assert!(got.iter().all(|r| r[0] != "polygon"), "--fresh removes the earlier output");
     assert!(got.iter().any(|r| r[0] == "base"));
 }
+
+#[test]
+fn an_interrupted_fresh_is_finished_by_the_next_run() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let spec = job_spec(dir.path(), &sim.url(), 2);
+    assert!(chainetl(&["run", &spec, "-q"]).status.success());
+    // `--fresh` dies after deleting two data files: had the checkpoints
+    // outlived them, the next run would find every unit done and leave the
+    // rows of those files missing.
+    let o = bin()
+        .args(["run", &spec, "--fresh", "-q"])
+        .env("CHAINETL_FAILPOINT", "during-fresh:2")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("failpoint during-fresh"),
+        "{}",
+        text(&o)
+    );
+    let status = chainetl(&["status", &spec]);
+    assert!(String::from_utf8_lossy(&status.stdout).contains("not started"), "{}", text(&status));
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("earlier --fresh did not finish"), "{}", text(&o));
+    assert_exact(dir.path());
+    assert!(!dir.path().join("out/_chainetl/crashy/clearing.json").exists());
+}
