@@ -890,6 +890,9 @@ async fn commit(
 pub async fn marks(spec: &Spec) -> Result<(Vec<crate::state::Mark>, Vec<Segment>), RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
+    if state.clear_interrupted().await? {
+        return Ok((Vec::new(), Vec::new()));
+    }
     Ok((state.load_marks().await?, state.load_periods().await?))
 }
 

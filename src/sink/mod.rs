@@ -361,7 +361,7 @@ impl OpenFile {
             return Err(e);
         }
         use tokio::io::AsyncWriteExt;
-        // Not aborted on failure: a `BufWriter` cannot be once shut down.
+        // Not aborted on failure: a `BufWriter` cannot be aborted once shut down.
         self.out.shutdown().await.map_err(|e| self.error(e))?;
         Ok(self.rel)
     }
