@@ -10,30 +10,6 @@ use anyhow::Context;
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Exporting, every thread allocates from one jemalloc arena: buffers cross
-/// threads (fetch tasks, encoders, the blocking pool writing file parts),
-/// and with an arena per few threads each kept its own freed extents, so
-/// peak memory grew with the job's length (+8–15% from 1 M to 4 M rows,
-/// against +3–5% with one arena, for ~3% more CPU). The simulator keeps
-/// jemalloc's default arenas: it is faster with them.
-fn use_one_arena() {
-    let mut arena: std::ffi::c_uint = 0;
-    // SAFETY: "thread.arena" is a NUL-terminated jemalloc control name whose
-    // new value is an `unsigned`, passed by pointer with its size; arena 0
-    // always exists; no old value is read.
-    let rc = unsafe {
-        tikv_jemalloc_sys::mallctl(
-            c"thread.arena".as_ptr(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            (&raw mut arena).cast(),
-            std::mem::size_of::<std::ffi::c_uint>(),
-        )
-    };
-    if rc != 0 {
-        tracing::debug!(rc, "could not select jemalloc arena 0");
-    }
-}
 use chainetl::run::{RunError, RunOptions};
 use chainetl::spec::{Dataset, Spec};
 use chainetl::{cli, plan, run, sim};
@@ -140,6 +116,31 @@ enum Command {
 }
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// Exporting, every thread allocates from one jemalloc arena: buffers cross
+/// threads (fetch tasks, encoders, the blocking pool writing file parts),
+/// and with an arena per few threads each kept its own freed extents, so
+/// peak memory grew with the job's length (+8–15% from 1 M to 4 M rows,
+/// against +3–9% with one arena, for ~3% more CPU). The simulator keeps
+/// jemalloc's default arenas: it is faster with them.
+fn use_one_arena() {
+    let mut arena: std::ffi::c_uint = 0;
+    // SAFETY: "thread.arena" is a NUL-terminated jemalloc control name whose
+    // new value is an `unsigned`, passed by pointer with its size; arena 0
+    // always exists; no old value is read.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"thread.arena".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&raw mut arena).cast(),
+            std::mem::size_of::<std::ffi::c_uint>(),
+        )
+    };
+    if rc != 0 {
+        tracing::debug!(rc, "could not select jemalloc arena 0");
+    }
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
