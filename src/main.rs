@@ -229,8 +229,12 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Ok(s) => s,
                 Err(code) => return Ok(code),
             };
-            let (_, units, states) = run::status(&s).await.context("reading the job's state")?;
-            let (marks, periods) = run::marks(&s).await.context("reading the job's marks")?;
+            let run::JobStatus {
+                units,
+                states,
+                marks,
+                periods,
+            } = run::status(&s).await.context("reading the job's state")?;
             print!("{}", cli::status_table(&s, &units, &states, marks.len() + periods.len()));
             for p in periods {
                 println!("export[{}]: aligned period {} exported", p.export, p.window);

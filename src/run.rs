@@ -885,41 +885,35 @@ async fn commit(
     Ok(())
 }
 
-/// High-water marks of a job's incremental exports and its completed
-/// aligned periods, for `status`.
-pub async fn marks(spec: &Spec) -> Result<(Vec<crate::state::Mark>, Vec<Segment>), RunError> {
-    let sink = Arc::new(Sink::open(&spec.output)?);
-    let state = StateStore::new(sink, &spec.name);
-    if state.clear_interrupted().await? {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    Ok((state.load_marks().await?, state.load_periods().await?))
+/// What `status` shows of a job.
+#[derive(Debug, Default)]
+pub struct JobStatus {
+    /// Units of the frozen windows (none before the first run).
+    pub units: Vec<Unit>,
+    /// Their checkpoints, by unit id.
+    pub states: HashMap<String, UnitState>,
+    /// High-water marks of incremental exports.
+    pub marks: Vec<crate::state::Mark>,
+    /// Aligned periods exported completely.
+    pub periods: Vec<Segment>,
 }
 
-/// Units of a job with their checkpoints, for `status`.
-pub async fn status(spec: &Spec) -> Result<(JobState, Vec<Unit>, HashMap<String, UnitState>), RunError> {
+/// A job's units, checkpoints, marks and exported periods, for `status`.
+pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
     // After an interrupted --fresh the next run starts over: not started.
-    let job = match state.clear_interrupted().await? {
-        true => None,
-        false => state.load_job().await?,
+    if state.clear_interrupted().await? {
+        return Ok(JobStatus::default());
+    }
+    let (units, states) = match state.load_job().await? {
+        Some(job) => (plan::plan(spec, &job.windows, &[]), state.load_units().await?),
+        None => (Vec::new(), HashMap::new()),
     };
-    let Some(job) = job else {
-        return Ok((
-            JobState {
-                version: STATE_VERSION,
-                name: spec.name.clone(),
-                spec_hash: spec.content_hash(),
-                windows: plan::freeze_windows(spec, plan::job_now(spec)),
-                created_at: String::new(),
-                chainetl_version: String::new(),
-            },
-            Vec::new(),
-            HashMap::new(),
-        ));
-    };
-    let units = plan::plan(spec, &job.windows, &[]);
-    let states = state.load_units().await?;
-    Ok((job, units, states))
+    Ok(JobStatus {
+        units,
+        states,
+        marks: state.load_marks().await?,
+        periods: state.load_periods().await?,
+    })
 }

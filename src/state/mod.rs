@@ -396,12 +396,7 @@ impl StateStore {
 
     /// Whether a `--fresh` was interrupted before it finished.
     pub async fn clear_interrupted(&self) -> Result<bool, StateError> {
-        let rel = self.clearing_marker();
-        match self.sink.store().head(&self.sink.path(&rel)).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(self.io(&rel, e)),
-        }
+        Ok(self.read(&self.clearing_marker()).await?.is_some())
     }
 
     /// `--fresh`: deletes the job's data files and its state. Crash-safe: the
