@@ -442,6 +442,10 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
                 }
             }
         }
+        // Largest first (what is left of them, by the estimate): the job
+        // ends on its shortest units, so the request slots stay busy until
+        // close to the end.
+        todo.sort_by_key(|(u, st)| std::cmp::Reverse(u.estimated_requests.saturating_sub(st.as_ref().map_or(0, |s| s.pages))));
         for (u, _) in &todo {
             if let Some(p) = progress.get(u.export) {
                 p.units_total.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -233,10 +233,21 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
             ..
         } => {
             let resolved = frozen.unwrap_or_else(|| window.resolve(0));
-            let per_block = if e.dataset == Dataset::Events { 40 } else { 1 };
+            // Estimated rows a block: a filter keeps a fraction of the events.
+            let per_block = match &e.selection {
+                Selection::Events {
+                    contract_address, topics, ..
+                } if contract_address.is_some() || !topics.is_empty() => 4,
+                Selection::Events { .. } => 40,
+                _ => 1,
+            };
             match resolved {
                 Resolved::Blocks { first, last } => {
-                    for (s, end) in chunks(first as i64, last as i64 + 1, *chunk_blocks as i64) {
+                    let cuts = match chunk_blocks {
+                        Some(c) => chunks(first as i64, last as i64 + 1, *c as i64),
+                        None => auto_cuts(first as i64, last as i64 + 1, per_block as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
+                    };
+                    for (s, end) in cuts {
                         let blocks = (end - s) as u64;
                         push(
                             format!("{prefix}-b{s}-{end}"),
@@ -249,7 +260,14 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
                     }
                 }
                 Resolved::Time { start, end } => {
-                    for (s, t) in chunks(start, end, *chunk_secs) {
+                    let cuts = match chunk_secs {
+                        Some(c) => chunks(start, end, *c),
+                        None => {
+                            let rows_per_sec = per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
+                            auto_cuts(start, end, rows_per_sec, MAX_AUTO_SECS, &NICE_SECS)
+                        }
+                    };
+                    for (s, t) in cuts {
                         let blocks = ((t - s) * 1000 / chain.block_ms()) as u64;
                         push(
                             format!("{prefix}-t{s}-{t}"),
@@ -299,6 +317,54 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
             }
         }
     }
+}
+
+/// A window without `chunk_blocks`/`chunk_duration` is cut into at least
+/// this many units where it is big enough: pages of one unit are fetched one
+/// after another (cursors are sequential), so units are what lets
+/// `max_concurrency` requests be in flight at once.
+const AUTO_UNITS: i64 = 64;
+/// Largest automatic unit, in blocks and in seconds.
+const MAX_AUTO_BLOCKS: i64 = 10_000;
+const MAX_AUTO_SECS: i64 = 3_600;
+/// Smallest automatic unit, in estimated rows: every unit costs a file and a
+/// checkpoint, so units of a page or two are not worth it.
+const MIN_UNIT_ROWS: f64 = 1_000.0;
+/// The end of a window (this share of its units) is cut finer, down to
+/// `MIN_TAIL_ROWS`: units run largest first, so the job ends on short
+/// units and the request slots stay busy until close to the end, instead
+/// of idling while the last big units page through alone.
+const TAIL_SHARE: usize = 8;
+const MIN_TAIL_ROWS: f64 = 250.0;
+/// Automatic unit sizes are round numbers, so unit ids read well and the
+/// cuts fall on the same blocks whatever the window.
+const NICE_BLOCKS: [i64; 13] = [10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000];
+const NICE_SECS: [i64; 7] = [60, 300, 600, 900, 1_200, 1_800, 3_600];
+
+/// The largest nice size of at most `want`, but no smaller than the
+/// smallest nice size of at least `min` and no larger than `max`.
+fn nice_size(want: i64, min: i64, max: i64, nice: &[i64]) -> i64 {
+    let floor = nice.iter().copied().find(|&n| n >= min).unwrap_or(max).min(max);
+    let at_most = nice.iter().copied().rev().find(|&n| n <= want).unwrap_or(0);
+    at_most.clamp(floor, max)
+}
+
+/// `[lo, hi)` cut automatically (`rows` estimated rows per block or
+/// second): into `AUTO_UNITS` units or more, of at least `MIN_UNIT_ROWS`;
+/// the last `1/TAIL_SHARE` of them a quarter as long, where that stays
+/// above `MIN_TAIL_ROWS`.
+fn auto_cuts(lo: i64, hi: i64, rows: f64, max: i64, nice: &[i64]) -> Vec<(i64, i64)> {
+    let min_size = |r: f64| (r / rows.max(1e-9)).ceil() as i64;
+    let size = nice_size((hi - lo) / AUTO_UNITS, min_size(MIN_UNIT_ROWS), max, nice);
+    let mut cuts = chunks(lo, hi, size);
+    let fine = nice_size(size / 4, min_size(MIN_TAIL_ROWS), max, nice);
+    if fine < size && cuts.len() >= TAIL_SHARE {
+        let keep = cuts.len() - cuts.len().div_ceil(TAIL_SHARE);
+        let from = cuts[keep].0;
+        cuts.truncate(keep);
+        cuts.extend(chunks(from, hi, fine));
+    }
+    cuts
 }
 
 /// `[lo, hi)` cut at multiples of `size`.
@@ -365,6 +431,36 @@ mod tests {
             vec![(18_000_005, 18_010_000), (18_010_000, 18_020_000), (18_020_000, 18_020_001)]
         );
         assert_eq!(chunks(5, 5, 10), vec![]);
+    }
+
+    #[test]
+    fn unset_chunks_give_enough_units_for_the_requests_in_flight() {
+        let sizes = |cuts: &[(i64, i64)]| cuts.iter().map(|(a, b)| b - a).collect::<Vec<_>>();
+        // Events (40 rows a block: at least 25 blocks, 10 at the end):
+        // 2,000 blocks → 70 units of 25, then 25 of 10.
+        let c = auto_cuts(20_000_000, 20_002_000, 40.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        assert_eq!(c.first(), Some(&(20_000_000, 20_000_025)));
+        assert_eq!(c.last(), Some(&(20_001_990, 20_002_000)));
+        assert_eq!(sizes(&c).iter().filter(|&&s| s == 25).count(), 70);
+        assert_eq!(sizes(&c).iter().filter(|&&s| s == 10).count(), 25);
+        // The cuts cover the window exactly, in order.
+        assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
+        // Big windows keep 10,000-block units (the tail 2,500).
+        let c = auto_cuts(0, 5_000_000, 40.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        assert_eq!(sizes(&c)[0], 10_000);
+        assert_eq!(*sizes(&c).last().unwrap(), 2_500);
+        // Small windows stop at the floor; blocks (a row a block) never go
+        // below 1,000 blocks, nor 250 at the end.
+        assert_eq!(sizes(&auto_cuts(0, 100, 40.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS)), vec![25; 4]);
+        let c = auto_cuts(0, 20_000, 1.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        assert_eq!(sizes(&c)[..17], [1_000; 17]);
+        assert_eq!(sizes(&c)[17..], [250; 12]);
+        // Time: a day of Ethereum events (3.3 rows a second) → 20-minute
+        // units, the last 9 of them 5 minutes; blocks stay at an hour.
+        let c = auto_cuts(0, 86_400, 40.0 / 12.0, MAX_AUTO_SECS, &NICE_SECS);
+        assert_eq!(sizes(&c)[0], 1_200);
+        assert_eq!(*sizes(&c).last().unwrap(), 300);
+        assert_eq!(sizes(&auto_cuts(0, 7_200, 1.0 / 12.0, MAX_AUTO_SECS, &NICE_SECS)), vec![3_600; 2]);
     }
 
     #[test]

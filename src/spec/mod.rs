@@ -203,10 +203,10 @@ pub enum Selection {
         /// The window as written.
         #[serde(skip)]
         window: Window,
-        /// Blocks per unit.
-        chunk_blocks: u64,
-        /// Seconds per unit.
-        chunk_secs: i64,
+        /// Blocks per unit (None: chosen from the window, see `plan`).
+        chunk_blocks: Option<u64>,
+        /// Seconds per unit (None: chosen from the window, see `plan`).
+        chunk_secs: Option<i64>,
     },
     /// Explicit blocks (sorted, unique).
     BlockNumbers(Vec<u64>),
@@ -219,10 +219,10 @@ pub enum Selection {
         contract_address: Option<String>,
         /// topic0 hashes, lower-case 0x-hex.
         topics: Vec<String>,
-        /// Blocks per unit.
-        chunk_blocks: u64,
-        /// Seconds per unit.
-        chunk_secs: i64,
+        /// Blocks per unit (None: chosen from the window, see `plan`).
+        chunk_blocks: Option<u64>,
+        /// Seconds per unit (None: chosen from the window, see `plan`).
+        chunk_secs: Option<i64>,
     },
     /// Wallet portfolios.
     Portfolio {
@@ -772,18 +772,21 @@ impl Validator<'_> {
                 );
             }
         }
-        let chunk_blocks = self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64;
+        let chunk_blocks = e
+            .chunk_blocks
+            .as_ref()
+            .map(|_| self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64);
         let chunk_secs = match &e.chunk_duration {
-            None => 3_600,
+            None => None,
             Some(d) => match Window::parse(d.get_ref()) {
-                Ok(Window::Relative { secs }) => secs,
+                Ok(Window::Relative { secs }) => Some(secs),
                 _ => {
                     self.err(
                         d.span(),
                         k("chunk_duration"),
                         format!("`{}`: expected a duration such as `1h` or `1d`", d.get_ref()),
                     );
-                    3_600
+                    None
                 }
             },
         };

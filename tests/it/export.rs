@@ -46,6 +46,45 @@ signatures = ["Transfer(address,address,uint256)", "0x1c411e9a96e071241c2f21f772
     assert_eq!(got, want);
 }
 
+#[test]
+fn a_window_without_chunk_blocks_is_cut_for_the_request_slots_and_stays_exact() {
+    // One 10,000-block unit (the old default) would page 2,000 blocks one
+    // request at a time whatever max_concurrency says.
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = write_spec(
+        dir.path(),
+        "auto.toml",
+        &spec_for(
+            &sim.url(),
+            &out,
+            "page_size = 200\nmax_concurrency = 16",
+            "[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20001999\"\n",
+        ),
+    );
+    let o = chainetl(&["plan", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).to_string();
+    // 70 units of 25 blocks, then the last eighth in 25 units of 10.
+    assert!(plan.contains("95 units"), "{plan}");
+    assert!(plan.contains("e0-events-ethereum-b20000000-20000025 "), "{plan}");
+    assert!(plan.contains("e0-events-ethereum-b20001990-20002000 "), "{plan}");
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = read_rows(&out.join("events"), truth::EVENT_COLS);
+    let want = truth::events(&SimData::new(42, 30), Chain::Ethereum, 20_000_000, 20_001_999, &[], None);
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got, want);
+    // The cut is the same on the next run: every unit is found done.
+    let o = chainetl(&["run", &spec]);
+    assert!(
+        o.status.success() && String::from_utf8_lossy(&o.stdout).contains(" 0 requests"),
+        "{}",
+        text(&o)
+    );
+}
+
 fn spec_for(url: &str, out: &std::path::Path, source_extra: &str, exports: &str) -> String {
     format!(
         "name = \"job\"\n[source]\nbase_url = \"{url}\"\n{source_extra}\n[output]\nuri = \"{}\"\n{exports}",
