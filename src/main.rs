@@ -220,7 +220,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let now = plan::job_now(&s);
             let windows = plan::freeze_windows(&s, now);
             let segments: Vec<plan::Segment> = s.exports.iter().filter_map(|e| plan::aligned_segment(e, now)).collect();
-            let units = plan::plan(&s, &windows, &segments);
+            let units = plan::plan(&s, &windows, s.source.page_size, &segments);
             print!("{}", cli::plan_listing(&s, &windows, &segments, &units));
             Ok(ExitCode::SUCCESS)
         }

@@ -255,6 +255,7 @@ pub async fn prepare(spec: &Spec, fresh: bool, now: i64) -> Result<(Arc<Sink>, S
                 name: spec.name.clone(),
                 spec_hash: hash,
                 windows: plan::freeze_windows(spec, now),
+                page_size: Some(spec.source.page_size),
                 created_at: chrono::Utc::now().to_rfc3339(),
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
             };
@@ -409,7 +410,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             }
         }
 
-        let mut units = plan::plan(&spec, &job.windows, &pending);
+        let mut units = plan::plan(&spec, &job.windows, job.cut_page_size(&spec), &pending);
         if let Some((k, n)) = opts.shard {
             units = plan::shard(units, k, n);
         }
@@ -463,7 +464,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             let Some(e) = spec.exports.get(seg.export) else {
                 continue;
             };
-            let seg_units = plan::plan(&spec, &job.windows, std::slice::from_ref(&seg));
+            let seg_units = plan::plan(&spec, &job.windows, job.cut_page_size(&spec), std::slice::from_ref(&seg));
             if !seg_units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
                 continue;
             }
@@ -911,7 +912,10 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         return Ok(JobStatus::default());
     }
     let (units, states) = match state.load_job().await? {
-        Some(job) => (plan::plan(spec, &job.windows, &[]), state.load_units().await?),
+        Some(job) => (
+            plan::plan(spec, &job.windows, job.cut_page_size(spec), &[]),
+            state.load_units().await?,
+        ),
         None => (Vec::new(), HashMap::new()),
     };
     Ok(JobStatus {

@@ -186,8 +186,10 @@ pub fn aligned_segment(e: &Export, now: i64) -> Option<Segment> {
 
 /// Every unit of the job, in a deterministic order: exports with frozen
 /// windows from `windows`, aligned and incremental ones from `segments`.
-pub fn plan(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment]) -> Vec<Unit> {
-    let page = spec.source.page_size.max(1) as u64;
+/// `page_size` is the one the job's units were cut for (frozen with the
+/// windows: the cut must not move when a resumed run changes the page size).
+pub fn plan(spec: &Spec, windows: &[Option<Resolved>], page_size: u32, segments: &[Segment]) -> Vec<Unit> {
+    let page = page_size.max(1) as u64;
     let mut units = Vec::new();
     for e in &spec.exports {
         if e.per_run() {
@@ -245,7 +247,14 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
                 Resolved::Blocks { first, last } => {
                     let cuts = match chunk_blocks {
                         Some(c) => chunks(first as i64, last as i64 + 1, *c as i64),
-                        None => auto_cuts(first as i64, last as i64 + 1, per_block as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
+                        None => auto_cuts(
+                            first as i64,
+                            last as i64 + 1,
+                            per_block as f64,
+                            page as f64,
+                            MAX_AUTO_BLOCKS,
+                            &NICE_BLOCKS,
+                        ),
                     };
                     for (s, end) in cuts {
                         let blocks = (end - s) as u64;
@@ -264,7 +273,7 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
                         Some(c) => chunks(start, end, *c),
                         None => {
                             let rows_per_sec = per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
-                            auto_cuts(start, end, rows_per_sec, MAX_AUTO_SECS, &NICE_SECS)
+                            auto_cuts(start, end, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
                         }
                     };
                     for (s, t) in cuts {
@@ -327,15 +336,16 @@ const AUTO_UNITS: i64 = 64;
 /// Largest automatic unit, in blocks and in seconds.
 const MAX_AUTO_BLOCKS: i64 = 10_000;
 const MAX_AUTO_SECS: i64 = 3_600;
-/// Smallest automatic unit, in estimated rows: every unit costs a file and a
-/// checkpoint, so units of a page or two are not worth it.
-const MIN_UNIT_ROWS: f64 = 1_000.0;
+/// Smallest automatic unit, in estimated pages: every unit costs a file, a
+/// checkpoint and a last page that is rarely full, so units of a page or
+/// two would cost requests (and a quota) as well as small files.
+const MIN_UNIT_PAGES: f64 = 8.0;
 /// The end of a window (this share of its units) is cut finer, down to
-/// `MIN_TAIL_ROWS`: units run largest first, so the job ends on short
+/// `MIN_TAIL_PAGES`: units run largest first, so the job ends on short
 /// units and the request slots stay busy until close to the end, instead
 /// of idling while the last big units page through alone.
 const TAIL_SHARE: usize = 8;
-const MIN_TAIL_ROWS: f64 = 250.0;
+const MIN_TAIL_PAGES: f64 = 2.0;
 /// Automatic unit sizes are round numbers, so unit ids read well and the
 /// cuts fall on the same blocks whatever the window.
 const NICE_BLOCKS: [i64; 13] = [10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000];
@@ -350,14 +360,14 @@ fn nice_size(want: i64, min: i64, max: i64, nice: &[i64]) -> i64 {
 }
 
 /// `[lo, hi)` cut automatically (`rows` estimated rows per block or
-/// second): into `AUTO_UNITS` units or more, of at least `MIN_UNIT_ROWS`;
-/// the last `1/TAIL_SHARE` of them a quarter as long, where that stays
-/// above `MIN_TAIL_ROWS`.
-fn auto_cuts(lo: i64, hi: i64, rows: f64, max: i64, nice: &[i64]) -> Vec<(i64, i64)> {
-    let min_size = |r: f64| (r / rows.max(1e-9)).ceil() as i64;
-    let size = nice_size((hi - lo) / AUTO_UNITS, min_size(MIN_UNIT_ROWS), max, nice);
+/// second, `page` rows a page): into `AUTO_UNITS` units or more, of at
+/// least `MIN_UNIT_PAGES`; the last `1/TAIL_SHARE` of them a quarter as
+/// long, where that stays above `MIN_TAIL_PAGES`.
+fn auto_cuts(lo: i64, hi: i64, rows: f64, page: f64, max: i64, nice: &[i64]) -> Vec<(i64, i64)> {
+    let min_size = |pages: f64| (pages * page / rows.max(1e-9)).ceil() as i64;
+    let size = nice_size((hi - lo) / AUTO_UNITS, min_size(MIN_UNIT_PAGES), max, nice);
     let mut cuts = chunks(lo, hi, size);
-    let fine = nice_size(size / 4, min_size(MIN_TAIL_ROWS), max, nice);
+    let fine = nice_size(size / 4, min_size(MIN_TAIL_PAGES), max, nice);
     if fine < size && cuts.len() >= TAIL_SHARE {
         let keep = cuts.len() - cuts.len().div_ceil(TAIL_SHARE);
         let from = cuts[keep].0;
@@ -436,31 +446,49 @@ mod tests {
     #[test]
     fn unset_chunks_give_enough_units_for_the_requests_in_flight() {
         let sizes = |cuts: &[(i64, i64)]| cuts.iter().map(|(a, b)| b - a).collect::<Vec<_>>();
-        // Events (40 rows a block: at least 25 blocks, 10 at the end):
-        // 2,000 blocks → 70 units of 25, then 25 of 10.
-        let c = auto_cuts(20_000_000, 20_002_000, 40.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        // Events (40 rows a block) at 100-row pages: at least 8 pages (20
+        // blocks, so 25), 2 at the end (5, so 10): 2,000 blocks → 70 units
+        // of 25, then 25 of 10.
+        let c = auto_cuts(20_000_000, 20_002_000, 40.0, 100.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
         assert_eq!(c.first(), Some(&(20_000_000, 20_000_025)));
         assert_eq!(c.last(), Some(&(20_001_990, 20_002_000)));
         assert_eq!(sizes(&c).iter().filter(|&&s| s == 25).count(), 70);
         assert_eq!(sizes(&c).iter().filter(|&&s| s == 10).count(), 25);
         // The cuts cover the window exactly, in order.
         assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
+        // At 1000-row pages the same window gets 200-block units: fewer
+        // requests wasted on part-full last pages.
+        let c = auto_cuts(20_000_000, 20_002_000, 40.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        assert_eq!(sizes(&c)[..8], [200; 8]);
+        assert_eq!(sizes(&c)[8..], [50; 8]);
         // Big windows keep 10,000-block units (the tail 2,500).
-        let c = auto_cuts(0, 5_000_000, 40.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        let c = auto_cuts(0, 5_000_000, 40.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
         assert_eq!(sizes(&c)[0], 10_000);
         assert_eq!(*sizes(&c).last().unwrap(), 2_500);
-        // Small windows stop at the floor; blocks (a row a block) never go
-        // below 1,000 blocks, nor 250 at the end.
-        assert_eq!(sizes(&auto_cuts(0, 100, 40.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS)), vec![25; 4]);
-        let c = auto_cuts(0, 20_000, 1.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
+        // Small windows stop at the floor, with no finer tail.
+        assert_eq!(sizes(&auto_cuts(0, 100, 40.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS)), vec![100]);
+        // Blocks (a row a block): 10,000 at 1000-row pages; 1,000 and a
+        // tail of 250 at 100-row pages.
+        assert_eq!(
+            sizes(&auto_cuts(0, 20_000, 1.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS)),
+            vec![10_000; 2]
+        );
+        let c = auto_cuts(0, 20_000, 1.0, 100.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
         assert_eq!(sizes(&c)[..17], [1_000; 17]);
         assert_eq!(sizes(&c)[17..], [250; 12]);
-        // Time: a day of Ethereum events (3.3 rows a second) → 20-minute
-        // units, the last 9 of them 5 minutes; blocks stay at an hour.
-        let c = auto_cuts(0, 86_400, 40.0 / 12.0, MAX_AUTO_SECS, &NICE_SECS);
+        // Time: a day of Ethereum events (3.3 rows a second) → hours, the
+        // last three in 15 minutes (1000-row pages), or 20-minute units
+        // ending in 5 minutes (100-row pages); blocks stay at an hour.
+        let c = auto_cuts(0, 86_400, 40.0 / 12.0, 1_000.0, MAX_AUTO_SECS, &NICE_SECS);
+        assert_eq!(sizes(&c)[..21], [3_600; 21]);
+        assert_eq!(sizes(&c)[21..], [900; 12]);
+        let c = auto_cuts(0, 86_400, 40.0 / 12.0, 100.0, MAX_AUTO_SECS, &NICE_SECS);
         assert_eq!(sizes(&c)[0], 1_200);
         assert_eq!(*sizes(&c).last().unwrap(), 300);
-        assert_eq!(sizes(&auto_cuts(0, 7_200, 1.0 / 12.0, MAX_AUTO_SECS, &NICE_SECS)), vec![3_600; 2]);
+        assert_eq!(
+            sizes(&auto_cuts(0, 7_200, 1.0 / 12.0, 1_000.0, MAX_AUTO_SECS, &NICE_SECS)),
+            vec![3_600; 2]
+        );
     }
 
     #[test]

@@ -65,6 +65,15 @@ impl Versioned for JobState {
     }
 }
 
+impl JobState {
+    /// The page size to cut units for: the one frozen when the job started,
+    /// so a resumed run (or another shard) finds the same units even with a
+    /// different `page_size` in the spec.
+    pub fn cut_page_size(&self, spec: &crate::spec::Spec) -> u32 {
+        self.page_size.unwrap_or(spec.source.page_size)
+    }
+}
+
 impl Versioned for UnitState {
     fn version(&self) -> u32 {
         self.version
@@ -142,6 +151,10 @@ pub struct JobState {
     pub spec_hash: String,
     /// Frozen windows, one per export.
     pub windows: Vec<Option<Resolved>>,
+    /// The page size the windows were cut into units for (frozen with them;
+    /// absent in jobs started before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
     /// When the job was first started (RFC 3339).
     pub created_at: String,
     /// chainetl version that started it.

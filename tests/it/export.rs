@@ -66,9 +66,10 @@ fn a_window_without_chunk_blocks_is_cut_for_the_request_slots_and_stays_exact() 
     let o = chainetl(&["plan", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     let plan = String::from_utf8_lossy(&o.stdout).to_string();
-    // 70 units of 25 blocks, then the last eighth in 25 units of 10.
-    assert!(plan.contains("95 units"), "{plan}");
-    assert!(plan.contains("e0-events-ethereum-b20000000-20000025 "), "{plan}");
+    // Units of at least 8 estimated pages (40 events a block, 200 a page):
+    // 35 units of 50 blocks, then the last eighth in 25 units of 10.
+    assert!(plan.contains("60 units"), "{plan}");
+    assert!(plan.contains("e0-events-ethereum-b20000000-20000050 "), "{plan}");
     assert!(plan.contains("e0-events-ethereum-b20001990-20002000 "), "{plan}");
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
@@ -76,7 +77,10 @@ fn a_window_without_chunk_blocks_is_cut_for_the_request_slots_and_stays_exact() 
     let want = truth::events(&SimData::new(42, 30), Chain::Ethereum, 20_000_000, 20_001_999, &[], None);
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want);
-    // The cut is the same on the next run: every unit is found done.
+    // The cut is frozen with the job: a run with another page size finds
+    // the same units, all done.
+    let body = std::fs::read_to_string(&spec).unwrap().replace("page_size = 200", "page_size = 50");
+    std::fs::write(&spec, body).unwrap();
     let o = chainetl(&["run", &spec]);
     assert!(
         o.status.success() && String::from_utf8_lossy(&o.stdout).contains(" 0 requests"),
