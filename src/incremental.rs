@@ -261,16 +261,16 @@ pub async fn finish_segment(
                 numbers.extend((last + 1).saturating_sub(TAIL as u64).max(first)..=last);
                 let mut edges: Vec<(u64, &UnitState)> = Vec::new();
                 for u in units {
-                    if let crate::plan::UnitRange::Blocks { start, .. } = u.range {
-                        if let Some(s) = states.get(&u.id) {
-                            if let Some(lb) = &s.last_block {
-                                numbers.push(lb.number);
-                            }
-                            if s.first_parent_hash.is_some() && start > 0 {
-                                numbers.push(start - 1);
-                            }
-                            edges.push((start, s));
+                    if let crate::plan::UnitRange::Blocks { start, .. } = u.range
+                        && let Some(s) = states.get(&u.id)
+                    {
+                        if let Some(lb) = &s.last_block {
+                            numbers.push(lb.number);
                         }
+                        if s.first_parent_hash.is_some() && start > 0 {
+                            numbers.push(start - 1);
+                        }
+                        edges.push((start, s));
                     }
                 }
                 let now = block_hashes(client, chain, &numbers).await?;

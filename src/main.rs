@@ -80,6 +80,15 @@ enum Command {
         #[command(flatten)]
         spec: SpecArgs,
     },
+    /// Check every committed file against its checkpoint (exists, size,
+    /// rows); exit 1 listing what is missing or changed.
+    Verify {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Export again exactly the units whose files are missing or changed.
+        #[arg(long)]
+        repair: bool,
+    },
     /// Show a job's progress from its checkpoints.
     Status {
         #[command(flatten)]
@@ -261,6 +270,46 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Verify { spec, repair } => {
+            let s = match load(&spec) {
+                Ok(s) => s,
+                Err(code) => return Ok(code),
+            };
+            let problems = match run::verify(&s).await {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            if problems.is_empty() {
+                println!("{}: every committed file is in place", s.name);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let units: std::collections::BTreeSet<String> = problems.iter().map(|p| p.unit.clone()).collect();
+            println!(
+                "{}: {} committed file{} missing or changed, in {} unit{}:",
+                s.name,
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" },
+                units.len(),
+                if units.len() == 1 { "" } else { "s" }
+            );
+            for p in &problems {
+                println!("  {}: {} (unit {})", p.path, p.what, p.unit);
+            }
+            if !repair {
+                println!("run `chainetl verify {} --repair` to export those units again", spec.spec);
+                return Ok(ExitCode::from(1));
+            }
+            let opts = RunOptions {
+                display: None,
+                intro: false,
+                repair: units.into_iter().collect(),
+                ..RunOptions::default()
+            };
+            run_and_report(s, opts, cli.quiet).await
+        }
         Command::Init { path, force } => {
             if std::path::Path::new(&path).exists() && !force {
                 eprintln!("error: {path} exists; use --force to overwrite it");
@@ -323,8 +372,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     return Ok(ExitCode::from(2));
                 }
             };
-            let (tx, rx) = tokio::sync::watch::channel(false);
-            tokio::spawn(watch_signals(tx));
             let display = if cli.quiet || progress_secs == 0 {
                 None
             } else {
@@ -337,44 +384,54 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 intro: !cli.quiet,
                 follow,
                 as_of,
+                repair: Vec::new(),
             };
-            match run::run(s.clone(), opts, rx).await {
-                Ok(summary) => {
-                    if !cli.quiet {
-                        print!("{}", cli::summary_table(&summary, &s.output.uri));
-                    }
-                    if summary.interrupted {
-                        let sig = SIGNAL.load(Ordering::SeqCst);
-                        eprintln!("interrupted: committed work is kept; run the same command again to resume");
-                        return Ok(ExitCode::from(if sig == 15 { 143 } else { 130 }));
-                    }
-                    if !summary.failed.is_empty() {
-                        eprintln!(
-                            "{} unit(s) failed (committed work is kept; re-run to retry them):",
-                            summary.failed.len()
-                        );
-                        for f in &summary.failed {
-                            eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, f.error);
-                        }
-                        return Ok(ExitCode::from(1));
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(
-                    e @ (RunError::SpecChanged { .. }
-                    | RunError::MissingKey(_)
-                    | RunError::Shard(_)
-                    | RunError::Follow
-                    | RunError::AsOf { .. }),
-                ) => {
-                    eprintln!("error: {e}");
-                    Ok(ExitCode::from(2))
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    Ok(ExitCode::from(1))
-                }
+            run_and_report(s, opts, cli.quiet).await
+        }
+    }
+}
+
+/// Runs a job with signal handling, prints its summary, and maps the
+/// outcome to an exit code.
+async fn run_and_report(s: Spec, opts: RunOptions, quiet: bool) -> anyhow::Result<ExitCode> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(watch_signals(tx));
+    match run::run(s.clone(), opts, rx).await {
+        Ok(summary) => {
+            if !quiet {
+                print!("{}", cli::summary_table(&summary, &s.output.uri));
             }
+            if summary.interrupted {
+                let sig = SIGNAL.load(Ordering::SeqCst);
+                eprintln!("interrupted: committed work is kept; run the same command again to resume");
+                return Ok(ExitCode::from(if sig == 15 { 143 } else { 130 }));
+            }
+            if !summary.failed.is_empty() {
+                eprintln!(
+                    "{} unit(s) failed (committed work is kept; re-run to retry them):",
+                    summary.failed.len()
+                );
+                for f in &summary.failed {
+                    eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, f.error);
+                }
+                return Ok(ExitCode::from(1));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(
+            e @ (RunError::SpecChanged { .. }
+            | RunError::JobChanged { .. }
+            | RunError::MissingKey(_)
+            | RunError::Shard(_)
+            | RunError::Follow
+            | RunError::AsOf { .. }),
+        ) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(1))
         }
     }
 }

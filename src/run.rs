@@ -12,7 +12,7 @@ use crate::plan::{self, Segment, Unit};
 use crate::progress::ExportProgress;
 use crate::sim;
 use crate::sink::{Sink, SinkError, UnitWriter, schema_for};
-use crate::spec::{BaseUrl, Dataset, Export, Spec};
+use crate::spec::{BaseUrl, Dataset, Export, ExportIdentity, JobIdentity, Spec};
 use crate::state::{JobState, STATE_VERSION, StateError, StateStore, UnitState};
 use crate::window::Resolved;
 use serde::Serialize;
@@ -39,6 +39,25 @@ pub enum RunError {
         /// Current hash.
         new: String,
     },
+    /// What the job exports changed under the same job name.
+    #[error(
+        "job `{name}` was started with a different spec: its output and checkpoints would not match:\n{}\n\
+         Settings of how to fetch (base_url, api_key_env, concurrency, rate, page size, timeouts, retries, \
+         memory, compression) may change between runs, exports may be appended and chains added. \
+         To start over, re-run with --fresh: it deletes the job's {deletes}. Or give the job another name.",
+        changes.iter().map(|c| format!("  {c}")).collect::<Vec<_>>().join("\n")
+    )]
+    JobChanged {
+        /// Job name.
+        name: String,
+        /// One line per changed key.
+        changes: Vec<String>,
+        /// What `--fresh` would delete.
+        deletes: String,
+    },
+    /// Another run holds the job's lease.
+    #[error(transparent)]
+    Lease(#[from] crate::state::lease::LeaseError),
     /// The API key variable is named but not set.
     #[error("source.api_key_env names ${0}, but that variable is not set")]
     MissingKey(String),
@@ -88,6 +107,9 @@ pub enum UnitError {
     /// Checkpointing failed.
     #[error(transparent)]
     State(#[from] StateError),
+    /// The server looped or repeated rows.
+    #[error(transparent)]
+    Paging(#[from] crate::fetch::guard::PagingError),
     /// The chain's head or hashes could not be read from the answers.
     #[error("{0}")]
     Chain(String),
@@ -108,6 +130,10 @@ pub struct RunOptions {
     pub follow: bool,
     /// Resolve relative windows against this instant (unix seconds) instead of now.
     pub as_of: Option<i64>,
+    /// Units to export again from the start (`verify --repair`): their
+    /// checkpoints are deleted first, so their files count as uncommitted
+    /// and are removed before they are fetched again.
+    pub repair: Vec<String>,
 }
 
 /// Figures of one export on one chain.
@@ -226,9 +252,12 @@ pub fn tally_key(export: usize, dataset: Dataset, chain: Chain) -> String {
     format!("e{export} {dataset} {chain}")
 }
 
-/// Opens the output and the job's state, and freezes (or reloads) the windows.
-pub async fn prepare(spec: &Spec, fresh: bool, now: i64) -> Result<(Arc<Sink>, StateStore, JobState), RunError> {
-    let sink = Arc::new(Sink::open(&spec.output)?);
+/// Opens the job's state in `sink`, finishes or does a `--fresh`, and
+/// freezes (or reloads) the windows. A job whose spec changed is refused
+/// before anything is deleted, unless `fresh`; a grown job (exports
+/// appended, chains added) continues, the appended exports' windows frozen
+/// now.
+pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<(StateStore, JobState), RunError> {
     let state = StateStore::new(sink.clone(), &spec.name);
     let interrupted = state.clear_interrupted().await?;
     if interrupted && !fresh {
@@ -239,30 +268,77 @@ pub async fn prepare(spec: &Spec, fresh: bool, now: i64) -> Result<(Arc<Sink>, S
         let n = state.clear(&datasets).await?;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
     }
-    let hash = spec.content_hash();
+    let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {
-        Some(job) if job.spec_hash != hash => {
+        Some(job) => adopt(spec, &state, job, now).await?,
+        None => {
+            let job = JobState {
+                version: STATE_VERSION,
+                name: spec.name.clone(),
+                spec_hash: identity.hash(),
+                windows: plan::freeze_windows(spec, now),
+                page_size: Some(spec.source.page_size),
+                created_at: chrono::Utc::now().to_rfc3339(),
+                chainetl_version: env!("CARGO_PKG_VERSION").into(),
+                identity: Some(identity),
+            };
+            // Another shard may have created it first, from another spec.
+            let job = state.create_job(&job).await?;
+            adopt(spec, &state, job, now).await?
+        }
+    };
+    Ok((state, job))
+}
+
+/// A job found in state, checked against `spec`: the same job, or grown
+/// (exports appended: their windows frozen now, or adopted from the shard
+/// that froze them first). Returns the job with a window for every export.
+async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, now: i64) -> Result<JobState, RunError> {
+    let identity = JobIdentity::of(spec);
+    let Some(stored) = job.identity.clone() else {
+        // Started before identities were recorded: the whole spec hash.
+        let hash = spec.content_hash();
+        if job.spec_hash != hash {
             return Err(RunError::SpecChanged {
                 name: spec.name.clone(),
                 old: job.spec_hash,
                 new: hash,
             });
         }
-        Some(job) => job,
-        None => {
-            let job = JobState {
-                version: STATE_VERSION,
-                name: spec.name.clone(),
-                spec_hash: hash,
-                windows: plan::freeze_windows(spec, now),
-                page_size: Some(spec.source.page_size),
-                created_at: chrono::Utc::now().to_rfc3339(),
-                chainetl_version: env!("CARGO_PKG_VERSION").into(),
-            };
-            state.create_job(&job).await?
-        }
+        return Ok(job);
     };
-    Ok((sink, state, job))
+    let mut changes = stored.changes(&identity);
+    if changes.is_empty() && spec.exports.len() > stored.exports.len() {
+        let frozen = plan::freeze_windows(spec, now);
+        for e in &spec.exports[stored.exports.len()..] {
+            let want = crate::state::AddedExport {
+                version: STATE_VERSION,
+                export: e.index,
+                identity: ExportIdentity::of(e),
+                window: frozen.get(e.index).copied().flatten(),
+                created_at: chrono::Utc::now().to_rfc3339(),
+            };
+            let got = state.create_added_export(&want).await?;
+            changes.extend(got.identity.changes(&want.identity, e.index));
+            job.windows.truncate(e.index);
+            job.windows.push(got.window);
+        }
+    }
+    if changes.is_empty() {
+        return Ok(job);
+    }
+    let units = state.load_units().await.unwrap_or_default();
+    let (files, rows) = units.values().fold((0, 0), |(f, r), u| (f + u.files, r + u.rows));
+    Err(RunError::JobChanged {
+        name: spec.name.clone(),
+        changes,
+        deletes: format!(
+            "{files} committed file{} ({rows} rows) and its state under {}/_chainetl/{}/",
+            if files == 1 { "" } else { "s" },
+            state.output_uri().trim_end_matches('/'),
+            spec.name
+        ),
+    })
 }
 
 /// Parses `K/N`.
@@ -297,11 +373,42 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     if opts.follow && !spec.exports.iter().any(|e| e.incremental.is_some()) {
         return Err(RunError::Follow);
     }
+    // Everything a run needs is checked before anything is written or
+    // deleted (a --fresh that then fails would have lost the output): the
+    // API key variable here, the output's access by taking the lease.
+    let cfg = client_config(&spec, String::new())?;
+    let sink = Arc::new(Sink::open(&spec.output)?);
+    // A --fresh clears every shard's work: it needs the whole job.
+    let scope = crate::state::lease::scope(if opts.fresh { None } else { opts.shard });
+    let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &scope).await?;
+    let result = run_leased(spec, opts, cancel, cfg, sink, started, started_at).await;
+    lease.release().await;
+    result
+}
+
+/// [`run`], holding the job's lease.
+async fn run_leased(
+    spec: Spec,
+    opts: RunOptions,
+    cancel: watch::Receiver<bool>,
+    mut cfg: ClientConfig,
+    sink: Arc<Sink>,
+    started: Instant,
+    started_at: String,
+) -> Result<RunSummary, RunError> {
     let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
-    let (sink, state, job) = prepare(&spec, opts.fresh, now).await?;
+    let (state, job) = prepare(&spec, sink.clone(), opts.fresh, now).await?;
+    if !opts.repair.is_empty() {
+        tracing::info!(
+            units = opts.repair.len(),
+            "repair: exporting units again whose files are missing or changed"
+        );
+        state.delete_units(&opts.repair).await?;
+    }
     if let Some(as_of) = opts.as_of {
         let want = plan::freeze_windows(&spec, as_of);
-        if want != job.windows {
+        let stored = job.identity.as_ref().map_or(job.windows.len(), |i| i.exports.len());
+        if want.iter().take(stored).ne(job.windows.iter().take(stored)) {
             return Err(RunError::AsOf {
                 name: spec.name.clone(),
                 created: job.created_at.clone(),
@@ -319,7 +426,8 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             url
         }
     };
-    let client = Client::new(client_config(&spec, base_url)?)?;
+    cfg.base_url = base_url;
+    let client = Client::new(cfg)?;
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     for e in &spec.exports {
         for c in &e.chains {
@@ -464,7 +572,12 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
             let Some(e) = spec.exports.get(seg.export) else {
                 continue;
             };
-            let seg_units = plan::plan(&spec, &job.windows, job.cut_page_size(&spec), std::slice::from_ref(&seg));
+            // Only the segment's own units: the plan also holds the fixed
+            // exports' units, whose checkpoints must outlive the segment.
+            let seg_units: Vec<Unit> = plan::plan(&spec, &job.windows, job.cut_page_size(&spec), std::slice::from_ref(&seg))
+                .into_iter()
+                .filter(|u| seg.owns(u))
+                .collect();
             if !seg_units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
                 continue;
             }
@@ -753,6 +866,7 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
     };
     let mut last_commit = Instant::now();
     let mut page_no = 0u64;
+    let mut guard = crate::fetch::guard::PageGuard::new(unit.chain, unit.dataset, &unit.id, st.cursor.as_deref());
     let result: Result<bool, UnitError> = async {
         loop {
             if *shared.cancel.borrow() {
@@ -776,6 +890,7 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
                 Page::Portfolio(p) => decode::portfolio::decode(ctx, &p)?,
                 Page::Tokens(t) => decode::tokens::decode(ctx, &t)?,
             };
+            guard.check(page_no, &decoded.batch, f.next.as_deref())?;
             let rows = decoded.batch.num_rows() as u64;
             writer.write(decoded).await?;
             progress.page(rows);
@@ -867,6 +982,11 @@ async fn commit(
     st.rows += pending.rows;
     st.pages += pending.pages;
     st.files += files.len() as u64;
+    st.committed.extend(files.iter().map(|f| crate::state::CommittedFile {
+        path: f.rel.clone(),
+        rows: f.rows,
+        bytes: f.bytes,
+    }));
     let bytes: u64 = files.iter().map(|f| f.bytes).sum();
     st.bytes += bytes;
     st.done = done;
@@ -924,4 +1044,17 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         marks: state.load_marks().await?,
         periods: state.load_periods().await?,
     })
+}
+
+/// Every committed file of the job that is missing or not as its checkpoint
+/// recorded it (`chainetl verify`).
+pub async fn verify(spec: &Spec) -> Result<Vec<crate::state::FileProblem>, RunError> {
+    let sink = Arc::new(Sink::open(&spec.output)?);
+    let state = StateStore::new(sink, &spec.name);
+    if state.clear_interrupted().await? || state.load_job().await?.is_none() {
+        return Ok(Vec::new());
+    }
+    let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
+    let states = state.load_units().await?;
+    Ok(state.verify(&datasets, &states).await?)
 }

@@ -9,6 +9,8 @@
 //! rate bounds live in the client ([`crate::api::Limiter`]); many units
 //! page at once under them.
 
+pub mod guard;
+
 use crate::api::types::{Block, PortfolioDay, Token};
 use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
 use crate::decode::{Ctx, DecodeError, Decoded};

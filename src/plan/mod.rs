@@ -134,6 +134,52 @@ pub fn block_range_of(unit_id: &str) -> Option<(u64, u64)> {
     Some((s.parse().ok()?, e.parse().ok()?))
 }
 
+/// Whether `id` is a unit id as [`plan`] writes them, read strictly:
+/// `e<export>-<dataset>-<chain>-<range>` with `<range>` one of `b<first>-<end>`,
+/// `t<start>-<end>`, `n<5 digits>`, `w<40 hex>-d<day>-<day>`, `a<5 digits>`.
+/// File names are `<job>-<unit>-<seq>.parquet`, and job names may contain
+/// `-`: only a strict reading tells job `x`'s files from job `x-y`'s, so a
+/// job never deletes or counts files of another job sharing its output.
+pub fn is_unit_id(id: &str) -> bool {
+    fn digits(s: &str) -> bool {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+    }
+    fn signed(s: &str) -> bool {
+        digits(s.strip_prefix('-').unwrap_or(s))
+    }
+    /// `<a>-<b>`; each may be negative when `neg` (times before 1970).
+    fn pair(s: &str, neg: bool) -> bool {
+        let body = if neg { s.strip_prefix('-').unwrap_or(s) } else { s };
+        match body.split_once('-') {
+            Some((a, b)) => digits(a) && if neg { signed(b) } else { digits(b) },
+            None => false,
+        }
+    }
+    let Some(rest) = id.strip_prefix('e') else {
+        return false;
+    };
+    let mut parts = rest.splitn(4, '-');
+    let (Some(idx), Some(dataset), Some(chain), Some(range)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    if !digits(idx) || Dataset::parse(dataset).is_none() || chain.parse::<Chain>().is_err() {
+        return false;
+    }
+    let (kind, body) = range.split_at(range.len().min(1));
+    match kind {
+        "b" => pair(body, false),
+        "t" => pair(body, true),
+        "n" | "a" => body.len() == 5 && digits(body),
+        "w" => {
+            let Some((wallet, days)) = body.split_once("-d") else {
+                return false;
+            };
+            wallet.len() == 40 && wallet.bytes().all(|b| b.is_ascii_hexdigit()) && pair(days, true)
+        }
+        _ => false,
+    }
+}
+
 /// Blocks per `numbers` request, the service's bound.
 pub const NUMBERS_PER_REQUEST: usize = 1000;
 /// Token lookups per unit.
@@ -489,6 +535,43 @@ mod tests {
             sizes(&auto_cuts(0, 7_200, 1.0 / 12.0, 1_000.0, MAX_AUTO_SECS, &NICE_SECS)),
             vec![3_600; 2]
         );
+    }
+
+    #[test]
+    fn unit_ids_are_read_strictly() {
+        for id in [
+            "e0-events-ethereum-b22000000-22000100",
+            "e12-blocks-base-t1748476800-1748502000",
+            "e0-blocks-base-t-100-200",
+            "e1-blocks-bsc-n00003",
+            "e2-tokens-polygon-a00000",
+            "e3-portfolio-ethereum-wa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48-d20000-20030",
+        ] {
+            assert!(is_unit_id(id), "{id}");
+        }
+        for id in [
+            "y-e0-events-ethereum-b1-2",
+            "e0-events-ethereum-b1-2-e0-blocks-base-b5-6",
+            "e0-events-ethereum-b1",
+            "e0-events-ethereum-n0003",
+            "e0-logs-ethereum-b1-2",
+            "e0-events-solana-b1-2",
+            "ex-events-ethereum-b1-2",
+            "e0-events-ethereum-b-1-2",
+            "",
+        ] {
+            assert!(!is_unit_id(id), "{id}");
+        }
+        // Every id the planner writes reads back.
+        let spec = crate::spec::Spec::parse(
+            "t.toml",
+            "name = \"t\"\n[source]\nbase_url = \"sim\"\n[[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"22000000..22009999\"\n",
+        )
+        .unwrap();
+        let windows = freeze_windows(&spec, 0);
+        for u in plan(&spec, &windows, 1000, &[]) {
+            assert!(is_unit_id(&u.id), "{}", u.id);
+        }
     }
 
     #[test]

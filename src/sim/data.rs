@@ -383,7 +383,7 @@ impl SimData {
         let sel = (r >> 8) % 1_000_003;
         if pick < 75 {
             let j = if pick < 35 { sel % 4 } else { 4 + sel % (TOKENS_PER_CHAIN - 4) };
-            let kind = if (r >> 40) % 5 == 0 {
+            let kind = if (r >> 40).is_multiple_of(5) {
                 EventKind::Approval
             } else {
                 EventKind::Transfer
@@ -421,9 +421,9 @@ impl SimData {
                 topics.push(account(z1));
                 topics.push(account(z2));
                 let nft = token_index.is_some() && self.token_standard_index(token_index) != 0;
-                let amount = if kind == EventKind::Approval && z3 % 4 == 0 {
+                let amount = if kind == EventKind::Approval && z3.is_multiple_of(4) {
                     U256([u64::MAX; 4])
-                } else if z3 % 7 == 0 {
+                } else if z3.is_multiple_of(7) {
                     U256([z3, z2 % 1_000_000, 0, 0])
                 } else {
                     U256([z3 % 10_000_000_000_000, 0, 0, 0])
@@ -491,7 +491,7 @@ impl SimData {
             address[0], address[1], address[2], address[3], address[4], address[5], address[6], address[7],
         ]);
         let r = self.h(T_TOKEN, chain, key, 99);
-        if j.is_none() && r % 5 == 0 {
+        if j.is_none() && r.is_multiple_of(5) {
             return None;
         }
         if chain == Chain::Ethereum && j.is_some_and(|j| j < 3) {
@@ -518,7 +518,7 @@ impl SimData {
         Some(Token {
             address: *address,
             decimals,
-            name: ((r >> 24) % 7 != 0).then(|| format!("Sim Token {label}")),
+            name: (!(r >> 24).is_multiple_of(7)).then(|| format!("Sim Token {label}")),
             standard: ["ERC-20", "ERC-721", "ERC-1155"][std_idx as usize],
             symbol: format!("S{label}"),
         })
@@ -557,7 +557,7 @@ impl SimData {
                 continue;
             };
             let r = self.h(T_BALANCE, chain, key ^ j, day as u64);
-            let raw = if meta.decimals == 24 || (w ^ k) % 11 == 0 {
+            let raw = if meta.decimals == 24 || (w ^ k).is_multiple_of(11) {
                 // Beyond 2^128: 40+ digits.
                 format!(
                     "{}{:019}{:019}",
@@ -565,7 +565,7 @@ impl SimData {
                     splitmix(r) % 10_000_000_000_000_000_000,
                     splitmix(r ^ 7) % 10_000_000_000_000_000_000
                 )
-            } else if r % 13 == 0 {
+            } else if r.is_multiple_of(13) {
                 "0".to_string()
             } else {
                 (r % 10u64.pow(12 + (meta.decimals as u32).min(7))).to_string()

@@ -249,11 +249,14 @@ pub fn file_name(unit_id: &str, seq: u64) -> String {
     format!("{unit_id}-{seq:06}.parquet")
 }
 
-/// The unit id and sequence of one of our file names.
+/// The unit id and sequence of a file name written by [`file_name`] for a
+/// file stem without the job's name (`<unit>-<seq>.parquet`), read strictly:
+/// anything else is not one of that job's files.
 pub fn parse_file_name(name: &str) -> Option<(&str, u64)> {
     let stem = name.strip_suffix(".parquet")?;
     let (unit, seq) = stem.rsplit_once('-')?;
-    (seq.len() == 6).then_some(())?;
+    (seq.len() >= 6 && seq.bytes().all(|b| b.is_ascii_digit())).then_some(())?;
+    crate::plan::is_unit_id(unit).then_some(())?;
     Some((unit, seq.parse().ok()?))
 }
 

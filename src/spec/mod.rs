@@ -3,8 +3,11 @@
 //! every error, each with `file:line:col`, the key path and what was
 //! expected, so a user fixes a spec in one pass.
 
+mod identity;
 mod raw;
 mod text;
+
+pub use identity::{ExportIdentity, JobIdentity};
 
 use crate::chain::Chain;
 use crate::evm::{is_abi_signature, is_address, is_hash32, signature_topic};

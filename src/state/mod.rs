@@ -14,6 +14,8 @@
 //! its cursor. Checkpoints are written tmp → fsync → rename locally and as
 //! a single PUT on object stores, so they are never seen half-written.
 
+pub mod lease;
+
 use crate::chain::Chain;
 use crate::plan::{Segment, Unit};
 use crate::sink::{Sink, SinkError, parse_file_name};
@@ -42,7 +44,7 @@ pub enum StateError {
         message: String,
     },
     /// The file is not ours or is from another version.
-    #[error("state {path} is unreadable: {message}")]
+    #[error("state file {path} is unreadable: {message}")]
     Corrupt {
         /// Object path.
         path: String,
@@ -57,6 +59,8 @@ pub enum StateError {
 /// A state document carrying its format version.
 trait Versioned {
     fn version(&self) -> u32;
+    /// What to do when the document cannot be read: the safe fix.
+    const FIX: &'static str = "re-run with --fresh to start the job over (this deletes its output)";
 }
 
 impl Versioned for JobState {
@@ -78,12 +82,19 @@ impl Versioned for UnitState {
     fn version(&self) -> u32 {
         self.version
     }
+    // Safe because a unit without a checkpoint owns no committed file: the
+    // next run removes every file of the unit before fetching it again.
+    const FIX: &'static str = "delete this file and re-run: the unit is exported again from the start, \
+         its earlier files removed first (the rest of the job is kept)";
 }
 
 impl Versioned for Mark {
     fn version(&self) -> u32 {
         self.version
     }
+    const FIX: &'static str = "restore it from a backup, or re-run with --fresh to start the job over \
+         (this deletes its output); do not delete it alone: the export would start again from `start` \
+         beside the files it already wrote";
 }
 
 impl Versioned for SegmentDoc {
@@ -159,6 +170,32 @@ pub struct JobState {
     pub created_at: String,
     /// chainetl version that started it.
     pub chainetl_version: String,
+    /// What the job exports and how its files are laid out (absent in jobs
+    /// started before it was recorded: those compare `spec_hash`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<crate::spec::JobIdentity>,
+}
+
+/// An export appended to a job after it started (`exports/e<idx>.json`):
+/// its identity and its window, frozen when it was added.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AddedExport {
+    /// Format version.
+    pub version: u32,
+    /// Export index.
+    pub export: usize,
+    /// What it exports.
+    pub identity: crate::spec::ExportIdentity,
+    /// Its frozen window.
+    pub window: Option<Resolved>,
+    /// When it was added (RFC 3339).
+    pub created_at: String,
+}
+
+impl Versioned for AddedExport {
+    fn version(&self) -> u32 {
+        self.version
+    }
 }
 
 /// One unit's checkpoint.
@@ -190,6 +227,43 @@ pub struct UnitState {
     /// Blocks units: number and hash of the last block exported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_block: Option<TailBlock>,
+    /// Every file committed, for `verify` (absent in checkpoints written
+    /// before it was recorded: those are checked by sequence number only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub committed: Vec<CommittedFile>,
+}
+
+/// A committed data file, as its checkpoint records it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CommittedFile {
+    /// Path relative to the output root.
+    pub path: String,
+    /// Rows in it.
+    pub rows: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// A committed file that is not as its checkpoint says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    /// The unit that committed it.
+    pub unit: String,
+    /// Path relative to the output root.
+    pub path: String,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// A temporary name beside `path`, unique to this process and call, so two
+/// writers of one document (two runs of a job, however they came to run at
+/// once) can never interleave their bytes in one file.
+fn unique_tmp(path: &std::path::Path) -> std::path::PathBuf {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".{}.{n}.tmp", std::process::id()));
+    path.with_file_name(name)
 }
 
 /// Reads and writes one job's state.
@@ -210,9 +284,19 @@ impl StateStore {
         }
     }
 
+    /// The output's URI as configured.
+    pub fn output_uri(&self) -> &str {
+        self.sink.uri()
+    }
+
     /// File stem prefix of this job's data files.
     pub fn file_prefix(&self, unit: &str) -> String {
         format!("{}-{unit}", self.job)
+    }
+
+    /// Where `rel` is, as a user finds it: the output's URI joined with it.
+    fn location(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.sink.uri().trim_end_matches('/'))
     }
 
     fn io(&self, rel: &str, e: impl std::fmt::Display) -> StateError {
@@ -240,7 +324,7 @@ impl StateStore {
                 if let Some(parent) = path.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
-                let tmp = path.with_extension("json.tmp");
+                let tmp = unique_tmp(&path);
                 let mut f = std::fs::File::create(&tmp)?;
                 f.write_all(&bytes)?;
                 f.sync_all()?;
@@ -275,15 +359,13 @@ impl StateStore {
         let Some(bytes) = self.read(rel).await? else {
             return Ok(None);
         };
-        let doc: T = serde_json::from_slice(&bytes).map_err(|e| StateError::Corrupt {
-            path: rel.into(),
-            message: e.to_string(),
-        })?;
+        let corrupt = |what: String| StateError::Corrupt {
+            path: self.location(rel),
+            message: format!("{what}; {}", T::FIX),
+        };
+        let doc: T = serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a chainetl state document ({e})")))?;
         if doc.version() != STATE_VERSION {
-            return Err(StateError::Corrupt {
-                path: rel.into(),
-                message: format!("state format version {} is not {STATE_VERSION}; re-run with --fresh", doc.version()),
-            });
+            return Err(corrupt(format!("state format version {} is not {STATE_VERSION}", doc.version())));
         }
         Ok(Some(doc))
     }
@@ -334,6 +416,18 @@ impl StateStore {
 
     /// This job's data files under the given datasets: `(rel, unit, seq)`.
     async fn data_files(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64)>, StateError> {
+        Ok(self
+            .data_files_sized(datasets)
+            .await?
+            .into_iter()
+            .map(|(rel, unit, seq, _)| (rel, unit, seq))
+            .collect())
+    }
+
+    /// This job's data files, and their sizes: `(rel, unit, seq, bytes)`.
+    /// Only names this job wrote (its exact name, a unit id, a sequence)
+    /// count: never a file of another job sharing the output.
+    async fn data_files_sized(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64, u64)>, StateError> {
         let mut out = Vec::new();
         let prefix = format!("{}-", self.job);
         for d in datasets {
@@ -345,11 +439,81 @@ impl StateStore {
                     continue;
                 };
                 if let Some((unit, seq)) = parse_file_name(rest) {
-                    out.push((self.sink.rel_of(&m.location), unit.to_string(), seq));
+                    out.push((self.sink.rel_of(&m.location), unit.to_string(), seq, m.size));
                 }
             }
         }
         Ok(out)
+    }
+
+    /// Checks every file the checkpoints of `datasets` say was committed:
+    /// it exists, has the recorded size, and its Parquet footer holds the
+    /// recorded rows. Checkpoints written before files were recorded are
+    /// checked by sequence number (every sequence below `next_seq` exists).
+    pub async fn verify(&self, datasets: &HashSet<Dataset>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
+        let files = self.data_files_sized(datasets).await?;
+        let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
+        let mut problems = Vec::new();
+        let mut ids: Vec<&String> = states.keys().collect();
+        ids.sort();
+        for id in ids {
+            let st = &states[id];
+            let problem = |path: &str, what: String| FileProblem {
+                unit: id.clone(),
+                path: path.into(),
+                what,
+            };
+            if st.committed.is_empty() {
+                let seqs: HashSet<u64> = files.iter().filter(|f| &f.1 == id).map(|f| f.2).collect();
+                for seq in (0..st.next_seq).filter(|s| !seqs.contains(s)) {
+                    let name = crate::sink::file_name(&self.file_prefix(id), seq);
+                    problems.push(problem(&name, "missing".into()));
+                }
+                continue;
+            }
+            for f in &st.committed {
+                match sizes.get(f.path.as_str()) {
+                    None => problems.push(problem(&f.path, format!("missing ({} rows)", f.rows))),
+                    Some(&b) if b != f.bytes => problems.push(problem(&f.path, format!("changed: {b} bytes, {} when committed", f.bytes))),
+                    Some(&b) => match self.parquet_rows(&f.path, b).await {
+                        Ok(rows) if rows == f.rows => {}
+                        Ok(rows) => problems.push(problem(&f.path, format!("changed: {rows} rows, {} when committed", f.rows))),
+                        Err(e) => problems.push(problem(&f.path, format!("changed: not a readable Parquet file ({e})"))),
+                    },
+                }
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Rows in a Parquet file of `size` bytes, from its footer (two range
+    /// reads; the metadata length is checked against the size first, so a
+    /// damaged file cannot make us read or allocate past it).
+    async fn parquet_rows(&self, rel: &str, size: u64) -> Result<u64, String> {
+        use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
+        let path = self.sink.path(rel);
+        if size < 12 {
+            return Err(format!("{size} bytes is too short"));
+        }
+        let tail = self
+            .sink
+            .store()
+            .get_range(&path, size - 8..size)
+            .await
+            .map_err(|e| e.to_string())?;
+        let tail: [u8; 8] = tail.as_ref().try_into().map_err(|_| "short read".to_string())?;
+        let len = FooterTail::try_new(&tail).map_err(|e| e.to_string())?.metadata_length() as u64;
+        if len + 12 > size {
+            return Err(format!("footer length {len} exceeds the file"));
+        }
+        let meta = self
+            .sink
+            .store()
+            .get_range(&path, size - 8 - len..size - 8)
+            .await
+            .map_err(|e| e.to_string())?;
+        let meta = ParquetMetaDataReader::decode_metadata(&meta).map_err(|e| e.to_string())?;
+        Ok(meta.file_metadata().num_rows().max(0) as u64)
     }
 
     /// Deletes files of `units` that no checkpoint covers (written after the
@@ -390,8 +554,8 @@ impl StateStore {
                 if p.is_dir() {
                     stack.push(p);
                 } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
-                    && name.starts_with(&prefix)
-                    && name.contains(".parquet#")
+                    && let Some((file, _)) = name.split_once('#')
+                    && file.strip_prefix(&prefix).and_then(parse_file_name).is_some()
                     && std::fs::remove_file(&p).is_ok()
                 {
                     removed += 1;
@@ -420,9 +584,11 @@ impl StateStore {
         let marker = self.clearing_marker();
         self.write_doc(&marker, &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339() }))
             .await?;
+        let leases = format!("{}/leases/", self.dir);
         for m in self.list(&self.dir).await? {
             let rel = self.sink.rel_of(&m.location);
-            if rel != marker {
+            // The lease is the clearing run's own: it outlives the clearing.
+            if rel != marker && !rel.starts_with(&leases) {
                 self.sink.delete(&rel).await?;
             }
         }
@@ -453,7 +619,7 @@ impl StateStore {
         let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?;
         let created = if let Some(root) = self.sink.local_root() {
             let path = root.join(rel);
-            let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
+            let tmp = unique_tmp(&path);
             let r = (|| -> std::io::Result<bool> {
                 use std::io::Write;
                 if let Some(p) = path.parent() {
@@ -498,6 +664,13 @@ impl StateStore {
         self.read_doc(rel)
             .await?
             .ok_or_else(|| self.io(rel, "the document vanished while it was being created"))
+    }
+
+    /// Records an export appended to the job unless a run (another shard)
+    /// did first; returns whichever record won, so every shard freezes the
+    /// same window for it.
+    pub async fn create_added_export(&self, doc: &AddedExport) -> Result<AddedExport, StateError> {
+        self.create_doc(&format!("{}/exports/e{}.json", self.dir, doc.export), doc).await
     }
 
     fn mark_path(&self, export: usize, chain: Chain) -> String {

@@ -40,8 +40,13 @@ pub fn frozen() -> SimOptions {
     }
 }
 
+/// The CLI under test; `CHAINETL_TEST_BIN` points the tests at another
+/// build (to show that a new test fails on an older binary).
 pub fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_chainetl"))
+    match std::env::var_os("CHAINETL_TEST_BIN") {
+        Some(p) => Command::new(p),
+        None => Command::new(env!("CARGO_BIN_EXE_chainetl")),
+    }
 }
 
 /// Runs the CLI with args; returns its output.

@@ -7,5 +7,6 @@ mod operator;
 mod resume;
 mod s3;
 mod schedule;
+mod seams;
 mod sim;
 mod truth;

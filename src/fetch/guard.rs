@@ -1,0 +1,253 @@
+//! Bounds on one unit's cursor chain, whatever the server answers.
+//!
+//! A unit pages until the service stops sending a cursor, so a server that
+//! never stops — the same cursor again, a cycle of cursors, empty pages
+//! with fresh cursors forever, the same rows under new cursors — would page
+//! forever and commit its rows again and again. The guard ends such a unit
+//! with an error (exit 1, the unit is retried by the next run) before any
+//! repeated row is written:
+//!
+//! - a cursor the unit already sent is never followed again (cycles of any
+//!   length; cursors are remembered as 64-bit hashes, so memory is 8 bytes
+//!   a page, however long the server's cursors);
+//! - rows are asked for oldest first (`sort_by=earliest`), so every page of
+//!   events or blocks must start after the previous page's last row; a page
+//!   that repeats or goes back is refused;
+//! - portfolio pages must not repeat a (date, token) of the unit;
+//! - at most [`MAX_PAGES_WITHOUT_ROWS`] pages in a row may bring no row of
+//!   the unit's range.
+
+use crate::chain::Chain;
+use crate::spec::Dataset;
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{Date32Type, Int64Type};
+use arrow::record_batch::RecordBatch;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+/// Pages in a row with no row of the unit's range before the unit fails.
+pub const MAX_PAGES_WITHOUT_ROWS: u32 = 100;
+
+/// Why a unit's paging was stopped.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{chain} {dataset} unit {unit}, page {page}: {what}; the server is looping or repeating rows, so the unit stops here (nothing from these pages is committed)"
+)]
+pub struct PagingError {
+    /// Chain.
+    pub chain: Chain,
+    /// Dataset.
+    pub dataset: Dataset,
+    /// Unit id.
+    pub unit: String,
+    /// Page number within the unit (1-based, this run).
+    pub page: u64,
+    /// What the server did.
+    pub what: String,
+}
+
+/// The state of one unit's checks.
+#[derive(Debug)]
+pub struct PageGuard {
+    chain: Chain,
+    dataset: Dataset,
+    unit: String,
+    sent: HashSet<u64>,
+    last_key: Option<(i64, i64)>,
+    portfolio_keys: HashSet<u64>,
+    without_rows: u32,
+}
+
+fn hash_of(v: impl Hash) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+impl PageGuard {
+    /// A guard for a unit starting (or resuming) at `cursor`.
+    pub fn new(chain: Chain, dataset: Dataset, unit: &str, cursor: Option<&str>) -> PageGuard {
+        let mut sent = HashSet::new();
+        if let Some(c) = cursor {
+            sent.insert(hash_of(c));
+        }
+        PageGuard {
+            chain,
+            dataset,
+            unit: unit.into(),
+            sent,
+            last_key: None,
+            portfolio_keys: HashSet::new(),
+            without_rows: 0,
+        }
+    }
+
+    fn err(&self, page: u64, what: String) -> PagingError {
+        PagingError {
+            chain: self.chain,
+            dataset: self.dataset,
+            unit: self.unit.clone(),
+            page,
+            what,
+        }
+    }
+
+    /// Checks page `page` (its decoded rows of the unit's range, and the
+    /// cursor it gave for the next page) before it is written.
+    pub fn check(&mut self, page: u64, batch: &RecordBatch, next: Option<&str>) -> Result<(), PagingError> {
+        if let Some(c) = next
+            && !self.sent.insert(hash_of(c))
+        {
+            let shown: String = c.chars().take(40).collect();
+            return Err(self.err(page, format!("the next cursor `{shown}` was already followed in this unit")));
+        }
+        match self.dataset {
+            Dataset::Events => self.ordered(page, batch, "block_number", Some("log_index"))?,
+            Dataset::Blocks => self.ordered(page, batch, "number", None)?,
+            Dataset::Portfolio => self.portfolio(page, batch)?,
+            Dataset::Tokens => {}
+        }
+        if batch.num_rows() == 0 && next.is_some() {
+            self.without_rows += 1;
+            if self.without_rows >= MAX_PAGES_WITHOUT_ROWS {
+                return Err(self.err(
+                    page,
+                    format!(
+                        "{} pages in a row brought no row of the unit's range, each with a new cursor",
+                        self.without_rows
+                    ),
+                ));
+            }
+        } else {
+            self.without_rows = 0;
+        }
+        Ok(())
+    }
+
+    /// Rows keyed by (`major`, `minor`) must all come after the previous
+    /// page's last one.
+    fn ordered(&mut self, page: u64, batch: &RecordBatch, major: &str, minor: Option<&str>) -> Result<(), PagingError> {
+        let col = |name: &str| batch.column_by_name(name).and_then(|c| c.as_primitive_opt::<Int64Type>());
+        let Some(a) = col(major) else {
+            return Ok(());
+        };
+        let b = minor.and_then(col);
+        let mut lo: Option<(i64, i64)> = None;
+        let mut hi: Option<(i64, i64)> = None;
+        for i in 0..a.len() {
+            if a.is_null(i) {
+                continue;
+            }
+            let k = (a.value(i), b.filter(|b| !b.is_null(i)).map_or(0, |b| b.value(i)));
+            lo = Some(lo.map_or(k, |l| l.min(k)));
+            hi = Some(hi.map_or(k, |h| h.max(k)));
+        }
+        if let (Some(lo), Some(prev)) = (lo, self.last_key)
+            && lo <= prev
+        {
+            let show = |(x, y): (i64, i64)| match minor {
+                Some(m) => format!("{major} {x}, {m} {y}"),
+                None => format!("{major} {x}"),
+            };
+            return Err(self.err(
+                page,
+                format!(
+                    "the page repeats or goes back to rows already received ({} after {}; rows were asked for oldest first)",
+                    show(lo),
+                    show(prev)
+                ),
+            ));
+        }
+        if hi.is_some() {
+            self.last_key = hi;
+        }
+        Ok(())
+    }
+
+    fn portfolio(&mut self, page: u64, batch: &RecordBatch) -> Result<(), PagingError> {
+        let dates = batch.column_by_name("date").and_then(|c| c.as_primitive_opt::<Date32Type>());
+        let tokens = batch.column_by_name("token_address");
+        let (Some(dates), Some(tokens)) = (dates, tokens) else {
+            return Ok(());
+        };
+        let fmt = arrow::util::display::ArrayFormatter::try_new(tokens.as_ref(), &Default::default()).ok();
+        let mut this_page = HashSet::new();
+        for i in 0..dates.len() {
+            let token = fmt.as_ref().map(|f| f.value(i).to_string()).unwrap_or_default();
+            let key = hash_of((dates.value(i), token));
+            if self.portfolio_keys.contains(&key) {
+                let day = crate::window::date_string(dates.value(i));
+                return Err(self.err(page, format!("the page repeats the holdings of {day} already received")));
+            }
+            this_page.insert(key);
+        }
+        self.portfolio_keys.extend(this_page);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Int64Array;
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    fn events(keys: &[(i64, i64)]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("block_number", DataType::Int64, false),
+            Field::new("log_index", DataType::Int64, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from_iter_values(keys.iter().map(|k| k.0))),
+                Arc::new(Int64Array::from_iter_values(keys.iter().map(|k| k.1))),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn guard() -> PageGuard {
+        PageGuard::new(Chain::Ethereum, Dataset::Events, "u", None)
+    }
+
+    #[test]
+    fn a_repeated_cursor_ends_the_unit() {
+        let mut g = guard();
+        g.check(1, &events(&[(1, 0)]), Some("a")).unwrap();
+        g.check(2, &events(&[(2, 0)]), Some("b")).unwrap();
+        let e = g.check(3, &events(&[(3, 0)]), Some("a")).unwrap_err();
+        assert!(e.to_string().contains("already followed"), "{e}");
+        // The cursor a resumed unit starts from counts as followed.
+        let mut g = PageGuard::new(Chain::Ethereum, Dataset::Events, "u", Some("same"));
+        assert!(g.check(1, &events(&[(1, 0)]), Some("same")).is_err());
+    }
+
+    #[test]
+    fn repeated_or_backward_rows_end_the_unit() {
+        let mut g = guard();
+        g.check(1, &events(&[(5, 0), (5, 1)]), Some("a")).unwrap();
+        assert!(g.check(2, &events(&[(5, 1)]), Some("b")).is_err());
+        let mut g = guard();
+        g.check(1, &events(&[(5, 0), (5, 1)]), Some("a")).unwrap();
+        g.check(2, &events(&[(5, 2), (6, 0)]), Some("b")).unwrap();
+        assert!(g.check(3, &events(&[(4, 9)]), Some("c")).is_err());
+    }
+
+    #[test]
+    fn empty_pages_are_bounded() {
+        let mut g = guard();
+        for p in 1..MAX_PAGES_WITHOUT_ROWS as u64 {
+            g.check(p, &events(&[]), Some(&format!("c{p}"))).unwrap();
+        }
+        assert!(g.check(999, &events(&[]), Some("last")).is_err());
+        // Rows reset the count; an empty last page is fine.
+        let mut g = guard();
+        for p in 1..1000u64 {
+            let rows = if p % 50 == 0 { vec![(p as i64, 0)] } else { vec![] };
+            g.check(p, &events(&rows), Some(&format!("c{p}"))).unwrap();
+        }
+        g.check(1000, &events(&[]), None).unwrap();
+    }
+}

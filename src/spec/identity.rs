@@ -1,0 +1,180 @@
+//! A job's identity: what it exports and how its files are laid out, as
+//! opposed to how it gets there. Two specs with the same identity describe
+//! the same job, so a resumed run may change any operational setting
+//! (service URL, key variable, concurrency, rate, page size, timeouts,
+//! retries, memory, commit cadence, compression, progress) without
+//! `--fresh`. The output location is not part of it: state lives in the
+//! output, so finding the state there already says it is the same place
+//! (`out`, `./out/`, its absolute path and `file://` form alike).
+//!
+//! Each export's identity is a map from its spec keys to canonical values
+//! (windows as resolved forms, signatures as topic0 hashes), so a change can
+//! be reported key by key with its old and new value. Stored in `job.json`.
+
+use super::{Export, Output, Selection, Spec};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// One export's identity: spec key → canonical value. `chains` is kept
+/// apart: adding a chain grows the job instead of changing it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportIdentity {
+    /// The chains, in spec order.
+    pub chains: Vec<String>,
+    /// Every other key that decides rows or units.
+    pub keys: BTreeMap<String, Value>,
+}
+
+/// The job's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobIdentity {
+    /// `[output]` keys that decide the files' layout and content.
+    pub output: BTreeMap<String, Value>,
+    /// Per export, in spec order.
+    pub exports: Vec<ExportIdentity>,
+}
+
+fn window_value(w: &crate::window::Window) -> Value {
+    use crate::window::{Window, iso};
+    match *w {
+        Window::Relative { secs } => json!(format!("last {secs}s")),
+        Window::Interval { start, end } => json!(format!("{}..{}", iso(start), iso(end))),
+        Window::Blocks { first, last } => json!(format!("{first}..{last}")),
+    }
+}
+
+impl ExportIdentity {
+    /// The identity of `e`.
+    pub fn of(e: &Export) -> ExportIdentity {
+        let mut k = BTreeMap::new();
+        k.insert("dataset".into(), json!(e.dataset.name()));
+        match &e.selection {
+            Selection::BlockWindow {
+                window,
+                chunk_blocks,
+                chunk_secs,
+            } => {
+                k.insert("window".into(), window_value(window));
+                k.insert("chunk_blocks".into(), json!(chunk_blocks));
+                k.insert("chunk_duration".into(), json!(chunk_secs));
+            }
+            Selection::BlockNumbers(numbers) => {
+                k.insert("numbers".into(), json!(numbers));
+            }
+            Selection::Events {
+                window,
+                contract_address,
+                topics,
+                chunk_blocks,
+                chunk_secs,
+            } => {
+                k.insert("window".into(), window_value(window));
+                k.insert("contract_address".into(), json!(contract_address));
+                k.insert("signatures".into(), json!(topics));
+                k.insert("chunk_blocks".into(), json!(chunk_blocks));
+                k.insert("chunk_duration".into(), json!(chunk_secs));
+            }
+            Selection::Portfolio {
+                wallets,
+                token_address,
+                window,
+            } => {
+                k.insert("window".into(), window_value(window));
+                k.insert("wallets".into(), json!(wallets));
+                k.insert("token_address".into(), json!(token_address));
+            }
+            Selection::Tokens { addresses } => {
+                k.insert("addresses".into(), json!(addresses));
+            }
+        }
+        k.insert("align".into(), json!(e.align));
+        k.insert("incremental".into(), json!(e.incremental.as_ref().map(|i| i.start)));
+        ExportIdentity {
+            chains: e.chains.iter().map(|c| c.name().to_string()).collect(),
+            keys: k,
+        }
+    }
+
+    /// How `now` differs from `self`, one line per key (`None`: the same
+    /// export, possibly with chains added).
+    pub fn changes(&self, now: &ExportIdentity, index: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let keys: std::collections::BTreeSet<&String> = self.keys.keys().chain(now.keys.keys()).collect();
+        for key in keys {
+            let (a, b) = (self.keys.get(key), now.keys.get(key));
+            if a != b {
+                out.push(format!(
+                    "export[{index}].{key}: was {}, now {}",
+                    show(a.unwrap_or(&Value::Null)),
+                    show(b.unwrap_or(&Value::Null))
+                ));
+            }
+        }
+        let removed: Vec<&str> = self.chains.iter().filter(|c| !now.chains.contains(c)).map(String::as_str).collect();
+        if !removed.is_empty() {
+            out.push(format!(
+                "export[{index}].chains: {} removed (was {}, now {}; chains may be added, not removed)",
+                removed.join(", "),
+                show(&json!(self.chains)),
+                show(&json!(now.chains))
+            ));
+        }
+        out
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::Null => "unset".into(),
+        other => other.to_string(),
+    }
+}
+
+fn output_identity(o: &Output) -> BTreeMap<String, Value> {
+    let mut k = BTreeMap::new();
+    k.insert("partition_by".into(), json!(o.partition_by));
+    k.insert("hash_encoding".into(), json!(o.hash_encoding));
+    k
+}
+
+impl JobIdentity {
+    /// The identity of `spec`.
+    pub fn of(spec: &Spec) -> JobIdentity {
+        JobIdentity {
+            output: output_identity(&spec.output),
+            exports: spec.exports.iter().map(ExportIdentity::of).collect(),
+        }
+    }
+
+    /// A short stable hash.
+    pub fn hash(&self) -> String {
+        let v = serde_json::to_vec(self).unwrap_or_default();
+        let digest = crate::evm::keccak(&v);
+        hex::encode(&digest[..16])
+    }
+
+    /// What changed from `self` (a job's stored identity) to `now`, key by
+    /// key; empty when `now` is the same job or grows it (exports appended,
+    /// chains added).
+    pub fn changes(&self, now: &JobIdentity) -> Vec<String> {
+        let mut out = Vec::new();
+        for (key, was) in &self.output {
+            let is = now.output.get(key).unwrap_or(&Value::Null);
+            if was != is {
+                out.push(format!("output.{key}: was {}, now {}", show(was), show(is)));
+            }
+        }
+        for (i, was) in self.exports.iter().enumerate() {
+            match now.exports.get(i) {
+                Some(is) => out.extend(was.changes(is, i)),
+                None => out.push(format!(
+                    "export[{i}] ({} on {}) was removed (exports may be appended, not removed)",
+                    show(was.keys.get("dataset").unwrap_or(&Value::Null)),
+                    was.chains.join(", ")
+                )),
+            }
+        }
+        out
+    }
+}
