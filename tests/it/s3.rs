@@ -339,3 +339,68 @@ fn three_shards_at_once_write_exactly_one_runs_rows() {
     let o = s3.cmd(&["run", &spec, "--shard", "2/3"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
 }
+
+#[test]
+fn s3_jobs_sharing_a_prefix_and_two_runs_of_one_job_stay_apart() {
+    let s3 = S3::start("bkt-seams");
+    let dir = tempfile::tempdir().unwrap();
+    let base = spec(dir.path(), &s3.bucket, &s3.sim.url());
+    let named = |name: &str| {
+        let p = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&p, std::fs::read_to_string(&base).unwrap().replace("name = \"s3job\"", &format!("name = \"{name}\""))).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let (x, xy) = (named("x"), named("x-y"));
+    for s in [&x, &xy] {
+        let o = s3.cmd(&["run", s, "-q"]).output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let objects = |job: &str| {
+        let local = tempfile::tempdir().unwrap();
+        let mut keys: Vec<String> = s3
+            .download("exports/v1/events", local.path())
+            .into_iter()
+            .filter(|k| k.rsplit('/').next().unwrap().starts_with(&format!("{job}-e0-")))
+            .collect();
+        keys.sort();
+        keys
+    };
+    let before = objects("x-y");
+    assert!(!before.is_empty());
+    let o = s3.cmd(&["run", &x, "--fresh", "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(objects("x-y"), before, "--fresh of job x deleted objects of job x-y");
+    let o = s3.cmd(&["run", &xy]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
+
+    // Two runs of one job at once: one holds the lease, the other says who does.
+    let children: Vec<Child> = (0..2)
+        .map(|_| {
+            s3.cmd(&["run", &x, "--fresh", "-q"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    assert!(outs.iter().any(|o| o.status.success()), "{}", text(&outs[0]));
+    for o in &outs {
+        assert!(
+            o.status.success() || (o.status.code() == Some(1) && text(o).contains("already running")),
+            "{}",
+            text(o)
+        );
+    }
+    // A run killed while holding the lease: the next run on this host sees
+    // its holder is gone and takes the lease over at once.
+    let mut child = s3.cmd(&["run", &x, "--fresh", "-q"]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    let o = s3.cmd(&["run", &x, "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(t.elapsed() < Duration::from_secs(30), "waited for the dead holder's lease to expire");
+    assert_eq!(objects("x-y"), before);
+}
