@@ -1,9 +1,20 @@
 //! Checkpoints and resume. State lives with the output, under
 //! `<output>/_chainetl/<job>/`, so a job resumes from any machine:
 //!
-//! - `job.json`: format version, job name, spec hash, the frozen windows;
+//! - `job.json`: format version, job name, identity (what the job exports
+//!   and its files' layout) and its hash, the frozen windows, the page size
+//!   units were cut for; written once, create-if-absent;
+//! - `exports/e<i>.json`: an export appended after the job started: its
+//!   identity and frozen window (create-if-absent, so shards agree);
 //! - `units/<unit>.json`: per unit, the cursor after the last committed
-//!   page, the next file sequence number, rows/files committed, `done`.
+//!   page, the next file sequence number, rows/files/bytes committed, each
+//!   committed file (path, rows, bytes), `done`;
+//! - `marks/e<i>-<chain>.json`: an incremental export's high-water mark and
+//!   the hashes of its last exported blocks;
+//! - `segments/<id>.json`: a slice of an aligned or incremental export fixed
+//!   by a run before its units start; `periods/<id>.json`: a finished period;
+//! - `leases/<scope>.{lock,json}`: the run holding the job ([`lease`]);
+//! - `runs/<run-id>.json`: run reports; `clearing.json`: a `--fresh` in progress.
 //!
 //! Crash invariant (the exactly-once rule): a unit's data files are made
 //! durable *before* its checkpoint is written, and file names are
@@ -11,8 +22,17 @@
 //! file with `seq < next_seq` is committed and every file with
 //! `seq >= next_seq` is an orphan of uncommitted work, which
 //! [`StateStore::remove_orphans`] deletes before the unit fetches again from
-//! its cursor. Checkpoints are written tmp → fsync → rename locally and as
-//! a single PUT on object stores, so they are never seen half-written.
+//! its cursor. A unit without a checkpoint therefore owns no committed
+//! file: deleting a checkpoint makes the unit start over, its files removed
+//! first (the safe fix for a damaged one, and how `verify --repair` works).
+//! Checkpoints are written tmp → fsync → rename locally (temporary names
+//! unique per process and call) and as a single PUT on object stores, so
+//! they are never seen half-written.
+//!
+//! Ownership: a job's files are only those whose names parse strictly as its
+//! own (`<job>-` then a unit id, see [`crate::plan::is_unit_id`], then a
+//! sequence), never a name prefix: jobs sharing an output never touch each
+//! other's files. One run writes a job (or a shard) at a time: [`lease`].
 
 pub mod lease;
 
