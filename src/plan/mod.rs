@@ -565,7 +565,7 @@ mod tests {
         // Every id the planner writes reads back.
         let spec = crate::spec::Spec::parse(
             "t.toml",
-            "name = \"t\"\n[source]\nbase_url = \"sim\"\n[[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"22000000..22009999\"\n",
+            "name = \"t\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"22000000..22009999\"\n",
         )
         .unwrap();
         let windows = freeze_windows(&spec, 0);

@@ -557,6 +557,32 @@ impl StateStore {
         Ok(removed)
     }
 
+    /// Temporary state files left by writers that died mid-write (their
+    /// names are unique per process, so nothing else replaces them). Only
+    /// called while holding the job's lease: no live writer has one open.
+    /// Object stores write state in single PUTs and leave none.
+    pub fn remove_stale_tmp(&self) -> usize {
+        let Some(root) = self.sink.local_root() else {
+            return 0;
+        };
+        let mut removed = 0;
+        let mut stack = vec![root.join(&self.dir)];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "tmp") && std::fs::remove_file(&p).is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
     /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
     fn remove_local_staging(&self, datasets: &HashSet<Dataset>) -> usize {
         let Some(root) = self.sink.local_root() else {

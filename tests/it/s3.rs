@@ -347,7 +347,13 @@ fn s3_jobs_sharing_a_prefix_and_two_runs_of_one_job_stay_apart() {
     let base = spec(dir.path(), &s3.bucket, &s3.sim.url());
     let named = |name: &str| {
         let p = dir.path().join(format!("{name}.toml"));
-        std::fs::write(&p, std::fs::read_to_string(&base).unwrap().replace("name = \"s3job\"", &format!("name = \"{name}\""))).unwrap();
+        std::fs::write(
+            &p,
+            std::fs::read_to_string(&base)
+                .unwrap()
+                .replace("name = \"s3job\"", &format!("name = \"{name}\"")),
+        )
+        .unwrap();
         p.to_string_lossy().into_owned()
     };
     let (x, xy) = (named("x"), named("x-y"));
@@ -401,6 +407,9 @@ fn s3_jobs_sharing_a_prefix_and_two_runs_of_one_job_stay_apart() {
     let t = Instant::now();
     let o = s3.cmd(&["run", &x, "-q"]).output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert!(t.elapsed() < Duration::from_secs(30), "waited for the dead holder's lease to expire");
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "waited for the dead holder's lease to expire"
+    );
     assert_eq!(objects("x-y"), before);
 }
