@@ -18,6 +18,7 @@ pub mod fetch;
 pub mod incremental;
 pub mod plan;
 pub mod progress;
+pub mod redact;
 pub mod run;
 pub mod sim;
 pub mod sink;

@@ -10,6 +10,7 @@ use anyhow::Context;
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+use chainetl::redact::redact;
 use chainetl::run::{RunError, RunOptions};
 use chainetl::spec::{Dataset, Spec};
 use chainetl::{cli, plan, run, sim};
@@ -153,6 +154,7 @@ fn use_one_arena() {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    chainetl::redact::register_env();
     init_logs(&cli);
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if !matches!(cli.command, Command::Sim { .. }) {
@@ -169,7 +171,7 @@ fn main() -> ExitCode {
     match rt.block_on(dispatch(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", redact(&format!("{e:#}")));
             ExitCode::from(1)
         }
     }
@@ -189,7 +191,7 @@ fn init_logs(cli: &Cli) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("warn,chainetl={level}")));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(chainetl::redact::Stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     if cli.log_format == "json" {
@@ -406,14 +408,19 @@ async fn run_and_report(s: Spec, opts: RunOptions, quiet: bool) -> anyhow::Resul
                 eprintln!("interrupted: committed work is kept; run the same command again to resume");
                 return Ok(ExitCode::from(if sig == 15 { 143 } else { 130 }));
             }
+            if let Some(e) = &summary.error {
+                eprintln!("error: {}; the job stopped (committed work is kept; re-run to resume)", redact(e));
+            }
             if !summary.failed.is_empty() {
                 eprintln!(
                     "{} unit(s) failed (committed work is kept; re-run to retry them):",
                     summary.failed.len()
                 );
                 for f in &summary.failed {
-                    eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, f.error);
+                    eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, redact(&f.error));
                 }
+            }
+            if summary.error.is_some() || !summary.failed.is_empty() {
                 return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
@@ -426,11 +433,11 @@ async fn run_and_report(s: Spec, opts: RunOptions, quiet: bool) -> anyhow::Resul
             | RunError::Follow
             | RunError::AsOf { .. }),
         ) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", redact(&e.to_string()));
             Ok(ExitCode::from(2))
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", redact(&e.to_string()));
             Ok(ExitCode::from(1))
         }
     }

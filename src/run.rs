@@ -207,6 +207,8 @@ pub struct RunSummary {
     pub failed: Vec<FailedUnit>,
     /// Whether a signal stopped the run.
     pub interrupted: bool,
+    /// What stopped the whole job, said once (the service could not be reached).
+    pub error: Option<String>,
     /// Seconds elapsed.
     pub elapsed_secs: f64,
     /// Start (RFC 3339).
@@ -377,6 +379,9 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     // Everything a run needs is checked before anything is written or
     // deleted (a --fresh that then fails would have lost the output): the
     // API key variable here, the output's access by taking the lease.
+    if let BaseUrl::Http(u) = &spec.source.base_url {
+        crate::redact::register_url(u);
+    }
     let cfg = client_config(&spec, String::new())?;
     let sink = Arc::new(Sink::open(&spec.output)?);
     // A --fresh clears every shard's work: it needs the whole job.
@@ -428,7 +433,7 @@ async fn run_leased(
         }
     };
     cfg.base_url = base_url;
-    let client = Client::new(cfg)?;
+    let client = Client::new(cfg)?.with_cancel(cancel.clone());
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     for e in &spec.exports {
         for c in &e.chains {
@@ -502,6 +507,8 @@ async fn run_leased(
                 let before = pending.len();
                 match step_incremental(&shared, e, chain, clock, cut, &mut pending, &mut reorgs).await {
                     Ok(()) => {}
+                    // Said once for the job (interrupted, or the service down).
+                    Err(UnitError::Api(ApiError::Cancelled | ApiError::ServiceDown { .. })) => {}
                     Err(err) => {
                         tracing::error!(export = e.index, %chain, "incremental export failed: {err}");
                         failed.push(FailedUnit {
@@ -594,6 +601,7 @@ async fn run_leased(
                         last_cut.remove(&(e.index, r.chain));
                         reorgs.push(r);
                     }
+                    Err(UnitError::Api(ApiError::Cancelled | ApiError::ServiceDown { .. })) => {}
                     Err(err) => failed.push(FailedUnit {
                         unit: seg.id(),
                         chain: seg.chain.unwrap_or(Chain::Ethereum),
@@ -610,7 +618,7 @@ async fn run_leased(
                 pending.retain(|s| s != &seg);
             }
         }
-        if *cancel.borrow() || !failed.is_empty() {
+        if *cancel.borrow() || !failed.is_empty() || client.service_down().is_some() {
             break;
         }
         if reorgs.len() > reorgs_before && pass < 20 {
@@ -674,6 +682,7 @@ async fn run_leased(
         units_already_done: already,
         failed,
         interrupted: *cancel.borrow(),
+        error: client.service_down().map(|e| e.to_string()),
         elapsed_secs: started.elapsed().as_secs_f64(),
         started_at,
         finished_at: chrono::Utc::now().to_rfc3339(),
@@ -694,6 +703,7 @@ async fn run_leased(
     };
     let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
     let mut doc = serde_json::to_value(&summary).unwrap_or_default();
+    crate::redact::redact_json(&mut doc);
     if let Some(obj) = doc.as_object_mut() {
         obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
         obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
@@ -765,7 +775,7 @@ async fn execute(shared: &Arc<Shared>, todo: Vec<(Arc<Unit>, Option<UnitState>)>
         let Ok(permit) = sem.clone().acquire_owned().await else {
             break;
         };
-        if *cancel.borrow() {
+        if *cancel.borrow() || shared.client.service_down().is_some() {
             break;
         }
         let shared = shared.clone();
@@ -779,6 +789,8 @@ async fn execute(shared: &Arc<Shared>, todo: Vec<(Arc<Unit>, Option<UnitState>)>
     while let Some(joined) = set.join_next().await {
         match joined {
             Ok((_, Ok(()))) => {}
+            // The job says this once, not each unit in turn.
+            Ok((_, Err(UnitError::Api(ApiError::ServiceDown { .. })))) => {}
             Ok((unit, Err(e))) => {
                 tracing::error!(unit = %unit.id, chain = %unit.chain, dataset = %unit.dataset, range = %unit.range, "unit failed: {e}");
                 failed.push(FailedUnit {
@@ -815,6 +827,7 @@ pub fn client_config(spec: &Spec, base_url: String) -> Result<ClientConfig, RunE
     let mut cfg = ClientConfig::new(base_url);
     if let Some(var) = &spec.source.api_key_env {
         let key = std::env::var(var).map_err(|_| RunError::MissingKey(var.clone()))?;
+        crate::redact::register(&key);
         cfg.api_key = Some(Secret::new(key));
         cfg.api_key_env = Some(var.clone());
     }
@@ -822,6 +835,8 @@ pub fn client_config(spec: &Spec, base_url: String) -> Result<ClientConfig, RunE
     cfg.max_retries = spec.source.max_retries;
     cfg.max_concurrency = spec.source.max_concurrency;
     cfg.requests_per_second = spec.source.requests_per_second;
+    cfg.max_response_bytes = spec.source.max_response_bytes;
+    cfg.max_retry_after = spec.source.max_retry_after;
     Ok(cfg)
 }
 
@@ -873,8 +888,12 @@ async fn run_unit(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> R
             if *shared.cancel.borrow() {
                 return Ok(false);
             }
-            let Some(f) = pager.next().await? else {
-                return Ok(true);
+            let f = match pager.next().await {
+                Ok(Some(f)) => f,
+                Ok(None) => return Ok(true),
+                // A signal: keep what is buffered (committed below).
+                Err(ApiError::Cancelled) => return Ok(false),
+                Err(e) => return Err(e.into()),
             };
             page_no += 1;
             let ctx = Ctx {

@@ -141,7 +141,7 @@ impl Pager {
             // The task stopped without handing over the last page: never
             // mistake that for the end of the unit.
             None => Err(ApiError::Exhausted {
-                path: self.unit_id.clone(),
+                url: self.unit_id.clone(),
                 attempts: 0,
                 last: "the fetch task stopped unexpectedly".into(),
             }),
@@ -155,7 +155,16 @@ impl Drop for Pager {
     }
 }
 
+/// A page; a body that is not the documented JSON is said to belong to
+/// this chain, dataset, unit and page, as decoding errors are.
 async fn fetch(client: &Client, req: &Request, page: u64, cursor: Option<String>) -> Result<Fetched, ApiError> {
+    let unit = &req.unit;
+    fetch_page(client, req, page, cursor)
+        .await
+        .map_err(|e| e.at(|| format!("{} {} unit {}, page {page}", unit.chain, unit.dataset, unit.id)))
+}
+
+async fn fetch_page(client: &Client, req: &Request, page: u64, cursor: Option<String>) -> Result<Fetched, ApiError> {
     let unit = &req.unit;
     let limit = Some(req.page_size.min(1000));
     match &unit.range {

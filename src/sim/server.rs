@@ -217,8 +217,11 @@ fn bad(msg: impl Into<String>) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, "invalid_parameter", msg.into())
 }
 
+/// A path the service does not have: 404 with its own code, distinct
+/// from `not_found` (a missing token or block), as a real service answers
+/// a wrong base URL path.
 async fn not_found() -> ApiError {
-    ApiError(StatusCode::NOT_FOUND, "not_found", "no such route".into())
+    ApiError(StatusCode::NOT_FOUND, "no_route", "no such route".into())
 }
 
 fn ok_json(body: Vec<u8>) -> Response {

@@ -133,6 +133,10 @@ pub struct Source {
     pub timeout: Duration,
     /// Retries per request.
     pub max_retries: usize,
+    /// Largest response body, in bytes.
+    pub max_response_bytes: u64,
+    /// Longest `Retry-After` honoured.
+    pub max_retry_after: Duration,
 }
 
 /// Parquet compression.
@@ -505,6 +509,8 @@ impl Validator<'_> {
             page_size: self.int_in(&s.page_size, "source.page_size", 1, 1000, 1000) as u32,
             timeout: Duration::from_secs(self.int_in(&s.timeout_secs, "source.timeout_secs", 1, 3600, 30) as u64),
             max_retries: self.int_in(&s.max_retries, "source.max_retries", 0, 100, 10) as usize,
+            max_response_bytes: (self.int_in(&s.max_response_mb, "source.max_response_mb", 1, 4096, 64) as u64) << 20,
+            max_retry_after: Duration::from_secs(self.int_in(&s.max_retry_after_secs, "source.max_retry_after_secs", 0, 3600, 60) as u64),
         }
     }
 

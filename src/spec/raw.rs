@@ -42,6 +42,10 @@ pub(crate) struct RawSource {
     pub(crate) timeout_secs: Option<Spanned<i64>>,
     /// Retries per request (default 10).
     pub(crate) max_retries: Option<Spanned<i64>>,
+    /// Largest response body in MiB (default 64).
+    pub(crate) max_response_mb: Option<Spanned<i64>>,
+    /// Longest `Retry-After` honoured, in seconds (default 60).
+    pub(crate) max_retry_after_secs: Option<Spanned<i64>>,
     /// Settings of the built-in simulator when `base_url = "sim"`.
     pub(crate) sim: Option<Spanned<SimOptions>>,
 }

@@ -392,7 +392,9 @@ impl StateStore {
 
     /// Writes a JSON document atomically.
     async fn write_doc(&self, rel: &str, doc: &impl Serialize) -> Result<(), StateError> {
-        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?;
+        // Last line: no secret reaches a state document, whatever a server
+        // sent (state holds cursors and messages that came from it).
+        let bytes = crate::redact::redact_bytes(serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?);
         self.write(rel, bytes).await
     }
 
