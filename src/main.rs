@@ -363,6 +363,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 Err(
                     e @ (RunError::SpecChanged { .. }
                     | RunError::MissingKey(_)
+                    | RunError::BadKey { .. }
                     | RunError::Shard(_)
                     | RunError::Follow
                     | RunError::AsOf { .. }),

@@ -3,6 +3,7 @@
 mod client;
 mod common;
 mod export;
+mod input;
 mod operator;
 mod resume;
 mod s3;
