@@ -446,19 +446,20 @@ fn chunks(lo: i128, hi: i128, size: i128) -> Vec<(i128, i128)> {
     out
 }
 
-/// How many units `e` makes on `chain` for the window `w` at page size
-/// `page`, counted without making them; page size 1 gives the most units
-/// any page size can (automatic units only grow with the page).
-pub fn unit_count(e: &Export, chain: Chain, w: Resolved, page: u64) -> u64 {
+/// How many units an export selecting `selection` makes on `chain` for
+/// the window `w` at page size `page`, counted without making them; page
+/// size 1 gives the most units any page size can (automatic units only
+/// grow with the page).
+pub fn unit_count(selection: &Selection, chain: Chain, w: Resolved, page: u64) -> u64 {
     let page = page.max(1);
-    match &e.selection {
+    match selection {
         Selection::BlockWindow {
             chunk_blocks, chunk_secs, ..
         }
         | Selection::Events {
             chunk_blocks, chunk_secs, ..
         } => {
-            let per_block = rows_per_block(&e.selection);
+            let per_block = rows_per_block(selection);
             let cuts = match w {
                 Resolved::Blocks { first, last } => {
                     let (lo, hi) = (i128::from(first), i128::from(last) + 1);
