@@ -90,6 +90,16 @@ fn describe_export_window(e: &Export, windows: &[Option<Resolved>], segments: &[
 /// The plan listing of `chainetl plan`.
 pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment], units: &[Unit]) -> String {
     let mut s = intro_lines(spec, windows, segments, units, &HashMap::new(), true);
+    // Each ABI signature as it will be selected: its canonical form and
+    // topic0 (what the service filters on), so a pasted spelling can be
+    // checked against a block explorer before anything runs.
+    for e in &spec.exports {
+        if let crate::spec::Selection::Events { signatures, .. } = &e.selection {
+            for sig in signatures {
+                let _ = writeln!(s, "  export[{}] event {} topic0 {}", e.index, sig.canonical, sig.topic0);
+            }
+        }
+    }
     let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests≈");
     for u in units {
         let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, u.estimated_requests, u.range);

@@ -1,7 +1,20 @@
 //! EVM value helpers shared by the client, the decoder and the simulator:
-//! address checks, keccak of event signatures, exact uint256 parsing and hex.
+//! address checks, event signatures and their topic0, exact uint256 parsing
+//! and hex.
+//!
+//! Event signatures are parsed by `alloy-json-abi` (the alloy family's
+//! Solidity signature parser) and hashed with `alloy-primitives`' keccak.
+//! What is accepted is what the Solidity ABI allows: an optional `event`
+//! keyword, `indexed`, parameter names, the `uint`/`int`/`fixed`/`ufixed`
+//! aliases, tuples (with or without the `tuple` keyword), fixed and dynamic
+//! arrays, and a trailing `;` as pasted from source. Every spelling of one
+//! event has the same canonical form (`Transfer(address,address,uint256)`)
+//! and therefore the same topic0. Refused: anonymous events (they have no
+//! topic0 to select on), struct, enum or contract type names (the ABI spells
+//! them as tuples, `uint8` and `address`), unknown or mis-sized types, and
+//! anything after the parameter list.
 
-use sha3::{Digest, Keccak256};
+use alloy_json_abi::Event;
 
 /// True when `s` matches the service's Address pattern `^0x[a-fA-F0-9]{40}$`.
 pub fn is_address(s: &str) -> bool {
@@ -15,15 +28,149 @@ pub fn is_hash32(s: &str) -> bool {
 
 /// Keccak-256 of bytes.
 pub fn keccak(data: &[u8]) -> [u8; 32] {
-    let mut h = Keccak256::new();
-    h.update(data);
-    h.finalize().into()
+    alloy_primitives::keccak256(data).0
 }
 
-/// topic0 of an ABI event signature such as `Transfer(address,address,uint256)`, as 0x-hex.
+/// An event signature as written, its canonical form and its topic0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSignature {
+    /// The canonical form, `Name(type,type,...)` with canonical type names.
+    pub canonical: String,
+    /// keccak256 of the canonical form, lower-case 0x-hex.
+    pub topic0: String,
+}
+
+/// The longest signature accepted: far above any real event, and a bound
+/// on the parser's work for hostile input.
+const MAX_SIGNATURE_LEN: usize = 4096;
+
+impl EventSignature {
+    /// Parses any Solidity spelling of a non-anonymous event; the error
+    /// says what is wrong in words a user can act on.
+    pub fn parse(written: &str) -> Result<EventSignature, String> {
+        if written.len() > MAX_SIGNATURE_LEN {
+            return Err(format!("longer than {MAX_SIGNATURE_LEN} characters"));
+        }
+        let s = written.trim();
+        let s = s.strip_suffix(';').unwrap_or(s).trim_end();
+        let body = match s.strip_prefix("event") {
+            Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+            _ => s,
+        };
+        if let Some(word) = ["function", "error", "constructor", "modifier", "struct"]
+            .into_iter()
+            .find(|w| body.strip_prefix(w).is_some_and(|r| r.starts_with(char::is_whitespace)))
+        {
+            return Err(format!("is a {word}, not an event"));
+        }
+        let event = Event::parse(body).map_err(|e| format!("is not an event signature ({})", one_line(&e.to_string())))?;
+        if event.anonymous {
+            return Err("anonymous events have no topic0 to select on: filter them by contract_address instead".into());
+        }
+        // The parser reads the name as a type (so `uint` would come back as
+        // `uint256`, `A.B` as `uint8`) and skips a visibility keyword: the
+        // text itself must be `Name(` … `)`.
+        let name_ok = body
+            .strip_prefix(event.name.as_str())
+            .is_some_and(|r| r.trim_start().starts_with('('));
+        if !name_ok || !is_identifier(&event.name) {
+            return Err(format!("`{body}` does not start with an event name followed by `(`"));
+        }
+        if !body.ends_with(')') {
+            return Err("has text after its parameter list (events take no visibility or mutability)".into());
+        }
+        let mut canonical = String::with_capacity(body.len());
+        canonical.push_str(&event.name);
+        canonical.push('(');
+        for (i, p) in event.inputs.iter().enumerate() {
+            if i > 0 {
+                canonical.push(',');
+            }
+            canonical_param(&p.ty, &p.components, &mut canonical)?;
+        }
+        canonical.push(')');
+        let topic0 = hex0x(&keccak(canonical.as_bytes()));
+        Ok(EventSignature { canonical, topic0 })
+    }
+}
+
+/// The parser's message (which draws a caret under the input on lines of
+/// its own) on one line, short enough for a spec error.
+fn one_line(s: &str) -> String {
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let mut out = words.join(" ");
+    if let Some((i, _)) = out.char_indices().nth(200) {
+        out.truncate(i);
+        out.push('…');
+    }
+    out
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Appends the canonical form of one parameter type: tuples as
+/// `(t1,t2)`, aliases resolved, array suffixes kept.
+fn canonical_param(ty: &str, components: &[alloy_json_abi::Param], out: &mut String) -> Result<(), String> {
+    let (root, suffix) = ty.split_at(ty.find('[').unwrap_or(ty.len()));
+    if root == "tuple" {
+        out.push('(');
+        for (i, c) in components.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            canonical_param(&c.ty, &c.components, out)?;
+        }
+        out.push(')');
+    } else {
+        out.push_str(&elementary(root)?);
+    }
+    out.push_str(suffix);
+    Ok(())
+}
+
+/// The canonical name of an elementary ABI type, or why it is not one.
+fn elementary(t: &str) -> Result<String, String> {
+    let sized = |rest: &str, ok: &dyn Fn(u32) -> bool| rest.parse::<u32>().ok().filter(|n| ok(*n)).is_some();
+    let ok = match t {
+        "address" | "bool" | "string" | "bytes" | "function" => true,
+        "uint" | "int" => return Ok(format!("{t}256")),
+        "fixed" | "ufixed" => return Ok(format!("{t}128x18")),
+        _ => {
+            if let Some(n) = t.strip_prefix("bytes") {
+                sized(n, &|n| (1..=32).contains(&n))
+            } else if let Some(n) = t.strip_prefix("uint").or_else(|| t.strip_prefix("int")) {
+                sized(n, &|n| n % 8 == 0 && (8..=256).contains(&n))
+            } else if let Some(mn) = t.strip_prefix("ufixed").or_else(|| t.strip_prefix("fixed")) {
+                mn.split_once('x')
+                    .is_some_and(|(m, n)| sized(m, &|m| m % 8 == 0 && (8..=256).contains(&m)) && sized(n, &|n| n <= 80))
+            } else {
+                return Err(format!(
+                    "`{t}` is not an ABI type: write structs as tuples `(uint256,address)`, enums as `uint8`, contracts as `address`"
+                ));
+            }
+        }
+    };
+    if ok {
+        Ok(t.to_string())
+    } else {
+        Err(format!("`{t}` is not an ABI type: its size is out of range"))
+    }
+}
+
+/// topic0 of an ABI event signature such as `Transfer(address,address,uint256)`,
+/// as 0x-hex: of its canonical form when it parses (any spelling of one event
+/// gives the same topic0), else of the text without whitespace.
 pub fn signature_topic(signature: &str) -> String {
-    let canonical: String = signature.chars().filter(|c| !c.is_whitespace()).collect();
-    hex0x(&keccak(canonical.as_bytes()))
+    match EventSignature::parse(signature) {
+        Ok(s) => s.topic0,
+        Err(_) => {
+            let canonical: String = signature.chars().filter(|c| !c.is_whitespace()).collect();
+            hex0x(&keccak(canonical.as_bytes()))
+        }
+    }
 }
 
 /// True when `s` looks like an ABI event signature `Name(type,...)`.
@@ -190,6 +337,66 @@ impl U256 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TRANSFER: &str = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+    #[test]
+    fn every_solidity_spelling_of_transfer_has_its_topic0() {
+        for s in [
+            "Transfer(address,address,uint256)",
+            "Transfer(address indexed from, address indexed to, uint256 value)",
+            "event Transfer(address indexed from, address indexed to, uint256 value)",
+            "event Transfer(address indexed from, address indexed to, uint256 value);",
+            "Transfer(address,address,uint)",
+            "  Transfer ( address , address indexed , uint )  ",
+        ] {
+            let sig = EventSignature::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(sig.canonical, "Transfer(address,address,uint256)", "{s}");
+            assert_eq!(sig.topic0, TRANSFER, "{s}");
+            assert_eq!(signature_topic(s), TRANSFER, "{s}");
+        }
+    }
+
+    #[test]
+    fn tuples_arrays_and_aliases_take_their_canonical_form() {
+        let c = |s: &str| EventSignature::parse(s).map(|x| x.canonical);
+        assert_eq!(
+            c("event Order((address,uint)[] orders, int8[3] xs, fixed f, bytes32 indexed id)"),
+            Ok("Order((address,uint256)[],int8[3],fixed128x18,bytes32)".into())
+        );
+        assert_eq!(c("E(tuple(uint,bool)[2][])"), Ok("E((uint256,bool)[2][])".into()));
+        assert_eq!(c("E()"), Ok("E()".into()));
+        for bad in [
+            "Transfer(address,address,uint257)",
+            "Transfer(address,address",
+            "Transfer(MyStruct s)",
+            "Transfer(address) anonymous",
+            "Transfer(address) view",
+            "Transfer(address) public",
+            "function transfer(address,uint256)",
+            "uint(address)",
+            "A.B(address)",
+            "Transfer(bytes0)",
+            "Transfer(uint8 indexed indexed a)",
+            "(address)",
+            "",
+            "Transfer(address) Transfer(address)",
+        ] {
+            assert!(c(bad).is_err(), "{bad} was accepted: {:?}", c(bad));
+        }
+        assert!(
+            EventSignature::parse("E(MyStruct)")
+                .unwrap_err()
+                .contains("`MyStruct` is not an ABI type")
+        );
+        let e = EventSignature::parse("Transfer(address,address").unwrap_err();
+        assert!(e.len() > 40 && !e.contains('\n'), "{e}");
+        assert!(
+            EventSignature::parse("E(uint) anonymous")
+                .unwrap_err()
+                .contains("anonymous events have no topic0")
+        );
+    }
 
     #[test]
     fn transfer_topic_is_the_real_keccak() {

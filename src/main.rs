@@ -429,6 +429,7 @@ async fn run_and_report(s: Spec, opts: RunOptions, quiet: bool) -> anyhow::Resul
             e @ (RunError::SpecChanged { .. }
             | RunError::JobChanged { .. }
             | RunError::MissingKey(_)
+            | RunError::BadKey { .. }
             | RunError::Shard(_)
             | RunError::Follow
             | RunError::AsOf { .. }),

@@ -61,6 +61,14 @@ pub enum RunError {
     /// The API key variable is named but not set.
     #[error("source.api_key_env names ${0}, but that variable is not set")]
     MissingKey(String),
+    /// The API key variable holds something that cannot be a key.
+    #[error("source.api_key_env names ${var}, but its value {why}: set it to the key alone")]
+    BadKey {
+        /// The variable's name (never its value: it is a secret).
+        var: String,
+        /// What is wrong with the value.
+        why: &'static str,
+    },
     /// Output problems.
     #[error(transparent)]
     Sink(#[from] SinkError),
@@ -826,7 +834,31 @@ fn units_in_flight(spec: &Spec) -> usize {
 pub fn client_config(spec: &Spec, base_url: String) -> Result<ClientConfig, RunError> {
     let mut cfg = ClientConfig::new(base_url);
     if let Some(var) = &spec.source.api_key_env {
-        let key = std::env::var(var).map_err(|_| RunError::MissingKey(var.clone()))?;
+        let key = match std::env::var(var) {
+            Ok(k) => k,
+            Err(std::env::VarError::NotPresent) => return Err(RunError::MissingKey(var.clone())),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                return Err(RunError::BadKey {
+                    var: var.clone(),
+                    why: "is not valid UTF-8",
+                });
+            }
+        };
+        // An empty key would send `Authorization: Bearer ` and a line break
+        // would fail every request: both are set-up mistakes (exit 2), and
+        // the message names the variable, never the value.
+        if key.is_empty() {
+            return Err(RunError::BadKey {
+                var: var.clone(),
+                why: "is empty",
+            });
+        }
+        if key.chars().any(char::is_control) {
+            return Err(RunError::BadKey {
+                var: var.clone(),
+                why: "holds a line break or another control character",
+            });
+        }
         crate::redact::register(&key);
         cfg.api_key = Some(Secret::new(key));
         cfg.api_key_env = Some(var.clone());

@@ -4,9 +4,24 @@
 //!
 //! Ends, as users read them: a block range includes both of its blocks; a
 //! time interval is half-open, `start <= t < end`.
+//!
+//! Bounds, so that no arithmetic on a window can wrap and no window means
+//! more than the service can: block numbers are at most [`MAX_BLOCK`], time
+//! intervals lie within [`MIN_TIME`]..[`MAX_TIME`], relative windows are at
+//! most 100,000 days. Resolving and aligning saturate rather than wrap.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use std::fmt;
+
+/// The highest block number a window, `numbers` or `start` may name:
+/// 10^12, thousands of times any chain's height today (Arbitrum, the
+/// fastest, makes ~10^8 blocks a year), and far enough below `u64::MAX`
+/// and the service's int64 that `last + 1` and every unit boundary fit.
+pub const MAX_BLOCK: u64 = 1_000_000_000_000;
+/// Time intervals start at or after the unix epoch…
+pub const MIN_TIME: i64 = 0;
+/// …and end by 2200-01-01T00:00:00Z.
+pub const MAX_TIME: i64 = 7_258_118_400;
 
 /// A window as written, before relative forms are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,8 +75,13 @@ impl Window {
             let (a, b) = (a.trim(), b.trim());
             let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
             if digits(a) && digits(b) {
-                let first: u64 = a.parse().map_err(|_| format!("block number `{a}` is too large"))?;
-                let last: u64 = b.parse().map_err(|_| format!("block number `{b}` is too large"))?;
+                let block = |x: &str| {
+                    x.parse::<u64>()
+                        .ok()
+                        .filter(|n| *n <= MAX_BLOCK)
+                        .ok_or_else(|| format!("block number `{x}` is beyond {MAX_BLOCK}, the highest block a window may name"))
+                };
+                let (first, last) = (block(a)?, block(b)?);
                 if first > last {
                     return Err(format!("block range `{s}` is empty: {first} > {last}"));
                 }
@@ -71,6 +91,9 @@ impl Window {
             let end = parse_instant(b)?;
             if start >= end {
                 return Err(format!("time interval `{s}` is empty: its start is not before its end"));
+            }
+            if start < MIN_TIME || end > MAX_TIME {
+                return Err(format!("time interval `{s}` must lie within {}..{}", iso(MIN_TIME), iso(MAX_TIME)));
             }
             return Ok(Window::Interval { start, end });
         }
@@ -98,7 +121,7 @@ impl Window {
     pub fn resolve(self, now: i64) -> Resolved {
         match self {
             Window::Relative { secs } => Resolved::Time {
-                start: now - secs,
+                start: now.saturating_sub(secs),
                 end: now,
             },
             Window::Interval { start, end } => Resolved::Time { start, end },
@@ -130,8 +153,11 @@ impl Align {
     /// containing `now`: `1d` aligned to days at any time of a day is the
     /// whole previous UTC day, so a daily run exports exactly yesterday.
     pub fn resolve(self, secs: i64, now: i64) -> Resolved {
-        let end = now.div_euclid(self.secs()) * self.secs();
-        Resolved::Time { start: end - secs, end }
+        let end = now.div_euclid(self.secs()).saturating_mul(self.secs());
+        Resolved::Time {
+            start: end.saturating_sub(secs),
+            end,
+        }
     }
 }
 
@@ -153,6 +179,7 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
         .parse::<i64>()
         .ok()
         .filter(|n| *n > 0 && *n <= 10_000_000)
+        // At most 10^7 days: 8.64 * 10^11 s, far inside i64.
         .map(|n| n * unit)
         .ok_or_else(|| format!("`{s}`: expected a whole number above 0 before the unit (`30s`, `5m`, `1h`)"))
 }
@@ -190,14 +217,15 @@ pub fn iso(secs: i64) -> String {
     }
 }
 
-/// Days since 1970-01-01 of a unix second (floor).
+/// Days since 1970-01-01 of a unix second (floor), saturating at the ends
+/// of `i32` (beyond any date chrono represents).
 pub fn day_of(secs: i64) -> i32 {
-    secs.div_euclid(86_400) as i32
+    i32::try_from(secs.div_euclid(86_400)).unwrap_or(if secs < 0 { i32::MIN } else { i32::MAX })
 }
 
 /// `YYYY-MM-DD` of a day number.
 pub fn date_string(day: i32) -> String {
-    match Utc.timestamp_opt(day as i64 * 86_400, 0).single() {
+    match Utc.timestamp_opt(i64::from(day) * 86_400, 0).single() {
         Some(dt) => dt.format("%Y-%m-%d").to_string(),
         None => format!("day{day}"),
     }
@@ -234,6 +262,33 @@ mod tests {
         assert_eq!(date_string(parse_date("2024-02-29").unwrap()), "2024-02-29");
         assert_eq!(parse_duration("5m"), Ok(300));
         assert!(parse_duration("5").is_err() && parse_duration("0s").is_err());
+    }
+
+    #[test]
+    fn windows_beyond_the_bounds_are_refused_without_wrapping() {
+        for w in [
+            "0..100000000000000",
+            "0..18446744073709551615",
+            "0..18446744073709551616",
+            "9223372036854775807..9223372036854775900",
+            "1000000000001..1000000000002",
+            "1969-12-31..1970-01-02",
+            "2199-12-31..2200-01-02",
+        ] {
+            let e = Window::parse(w).unwrap_err();
+            assert!(e.contains("1000000000000") || e.contains("must lie within"), "{w}: {e}");
+        }
+        assert_eq!(Window::parse("0..1000000000000"), Ok(Window::Blocks { first: 0, last: MAX_BLOCK }));
+        // Resolving against extreme instants saturates.
+        assert_eq!(
+            Window::Relative { secs: 10 }.resolve(i64::MIN),
+            Resolved::Time {
+                start: i64::MIN,
+                end: i64::MIN
+            }
+        );
+        assert_eq!(day_of(i64::MAX), i32::MAX);
+        let _ = Align::Day.resolve(86_400, i64::MIN);
     }
 
     #[test]

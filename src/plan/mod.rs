@@ -6,6 +6,12 @@
 //! Block and time ranges are cut at multiples of the chunk size counted
 //! from zero (block 0, the unix epoch), so units stay stable even when a
 //! window is widened.
+//!
+//! Bounds: cuts are computed in `i128` and estimates saturate, so no
+//! window can make a number wrap; the units of one export and chain are
+//! at most [`MAX_UNITS`], which `validate` checks with [`unit_count`]
+//! before anything is planned (counting is arithmetic: it allocates
+//! nothing however large the window), so planning memory is bounded.
 
 use crate::chain::Chain;
 use crate::spec::{Dataset, Export, Selection, Spec};
@@ -72,7 +78,7 @@ pub struct Unit {
 impl fmt::Display for UnitRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            UnitRange::Blocks { start, end } => write!(f, "blocks {start}..{}", end - 1),
+            UnitRange::Blocks { start, end } => write!(f, "blocks {start}..{}", end.saturating_sub(1)),
             UnitRange::Time { start, end } => write!(f, "{}", Resolved::Time { start: *start, end: *end }),
             UnitRange::Numbers { numbers } => write!(
                 f,
@@ -281,53 +287,44 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
             ..
         } => {
             let resolved = frozen.unwrap_or_else(|| window.resolve(0));
-            // Estimated rows a block: a filter keeps a fraction of the events.
-            let per_block = match &e.selection {
-                Selection::Events {
-                    contract_address, topics, ..
-                } if contract_address.is_some() || !topics.is_empty() => 4,
-                Selection::Events { .. } => 40,
-                _ => 1,
-            };
+            let per_block = rows_per_block(&e.selection);
             match resolved {
                 Resolved::Blocks { first, last } => {
+                    let (lo, hi) = (i128::from(first), i128::from(last) + 1);
                     let cuts = match chunk_blocks {
-                        Some(c) => chunks(first as i64, last as i64 + 1, *c as i64),
-                        None => auto_cuts(
-                            first as i64,
-                            last as i64 + 1,
-                            per_block as f64,
-                            page as f64,
-                            MAX_AUTO_BLOCKS,
-                            &NICE_BLOCKS,
-                        ),
+                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
+                        None => Cuts::auto(lo, hi, per_block as f64, page as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
                     };
-                    for (s, end) in cuts {
-                        let blocks = (end - s) as u64;
+                    for (s, end) in cuts.ranges() {
+                        // Cuts lie within [first, last + 1]; only last = u64::MAX
+                        // (refused by validation) could saturate here.
+                        let (s, end) = (u64::try_from(s).unwrap_or(u64::MAX), u64::try_from(end).unwrap_or(u64::MAX));
+                        let blocks = end.saturating_sub(s);
                         push(
                             format!("{prefix}-b{s}-{end}"),
-                            UnitRange::Blocks {
-                                start: s as u64,
-                                end: end as u64,
-                            },
-                            blocks * per_block / page + 1,
+                            UnitRange::Blocks { start: s, end },
+                            (blocks.saturating_mul(per_block) / page).saturating_add(1),
                         );
                     }
                 }
                 Resolved::Time { start, end } => {
+                    let (lo, hi) = (i128::from(start), i128::from(end));
                     let cuts = match chunk_secs {
-                        Some(c) => chunks(start, end, *c),
+                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
                         None => {
                             let rows_per_sec = per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
-                            auto_cuts(start, end, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
+                            Cuts::auto(lo, hi, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
                         }
                     };
-                    for (s, t) in cuts {
-                        let blocks = ((t - s) * 1000 / chain.block_ms()) as u64;
+                    for (s, t) in cuts.ranges() {
+                        // Cuts lie within [start, end], both i64.
+                        let (s, t) = (i64::try_from(s).unwrap_or(i64::MAX), i64::try_from(t).unwrap_or(i64::MAX));
+                        let ms = u64::try_from(chain.block_ms()).unwrap_or(1).max(1);
+                        let blocks = u64::try_from(i128::from(t) - i128::from(s)).unwrap_or(0).saturating_mul(1000) / ms;
                         push(
                             format!("{prefix}-t{s}-{t}"),
                             UnitRange::Time { start: s, end: t },
-                            blocks * per_block / page + 1,
+                            (blocks.saturating_mul(per_block) / page).saturating_add(1),
                         );
                     }
                 }
@@ -349,7 +346,7 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
                 // Validation rejects block ranges for portfolios.
                 Resolved::Blocks { .. } => return,
             };
-            let days = ((end - start) / 86_400 + 1) as u64;
+            let days = u64::try_from((i128::from(end) - i128::from(start)) / 86_400 + 1).unwrap_or(0);
             for w in wallets {
                 push(
                     format!("{prefix}-w{}-d{}-{}", &w[2..], day_of(start), day_of(end)),
@@ -397,36 +394,95 @@ const MIN_TAIL_PAGES: f64 = 2.0;
 const NICE_BLOCKS: [i64; 13] = [10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000];
 const NICE_SECS: [i64; 7] = [60, 300, 600, 900, 1_200, 1_800, 3_600];
 
+/// The units of one export and chain are at most this many: each costs
+/// memory while the job runs (its id, range and state, ~0.2 KiB) and a
+/// checkpoint file, so a window cut finer than this is refused by
+/// `validate` (a year of Arbitrum, the fastest chain, cut automatically is
+/// ~20,000 units).
+pub const MAX_UNITS: u64 = 200_000;
+
 /// The largest nice size of at most `want`, but no smaller than the
 /// smallest nice size of at least `min` and no larger than `max`.
-fn nice_size(want: i64, min: i64, max: i64, nice: &[i64]) -> i64 {
-    let floor = nice.iter().copied().find(|&n| n >= min).unwrap_or(max).min(max);
-    let at_most = nice.iter().copied().rev().find(|&n| n <= want).unwrap_or(0);
+fn nice_size(want: i128, min: i128, max: i128, nice: &[i64]) -> i128 {
+    let floor = nice.iter().map(|&n| i128::from(n)).find(|&n| n >= min).unwrap_or(max).min(max);
+    let at_most = nice.iter().map(|&n| i128::from(n)).rev().find(|&n| n <= want).unwrap_or(0);
     at_most.clamp(floor, max)
 }
 
-/// `[lo, hi)` cut automatically (`rows` estimated rows per block or
-/// second, `page` rows a page): into `AUTO_UNITS` units or more, of at
-/// least `MIN_UNIT_PAGES`; the last `1/TAIL_SHARE` of them a quarter as
-/// long, where that stays above `MIN_TAIL_PAGES`.
-fn auto_cuts(lo: i64, hi: i64, rows: f64, page: f64, max: i64, nice: &[i64]) -> Vec<(i64, i64)> {
-    let min_size = |pages: f64| (pages * page / rows.max(1e-9)).ceil() as i64;
-    let size = nice_size((hi - lo) / AUTO_UNITS, min_size(MIN_UNIT_PAGES), max, nice);
-    let mut cuts = chunks(lo, hi, size);
-    let fine = nice_size(size / 4, min_size(MIN_TAIL_PAGES), max, nice);
-    if fine < size && cuts.len() >= TAIL_SHARE {
-        let keep = cuts.len() - cuts.len().div_ceil(TAIL_SHARE);
-        let from = cuts[keep].0;
-        cuts.truncate(keep);
-        cuts.extend(chunks(from, hi, fine));
+/// How `[lo, hi)` is cut: at multiples of `size` up to `tail_from`, then
+/// at multiples of `fine`. Described by four numbers, so the units of any
+/// window can be counted without being made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cuts {
+    lo: i128,
+    hi: i128,
+    size: i128,
+    tail_from: i128,
+    fine: i128,
+}
+
+impl Cuts {
+    /// `[lo, hi)` cut at multiples of `size`.
+    fn even(lo: i128, hi: i128, size: i128) -> Cuts {
+        let size = size.max(1);
+        Cuts {
+            lo,
+            hi,
+            size,
+            tail_from: hi.max(lo),
+            fine: size,
+        }
     }
-    cuts
+
+    /// `[lo, hi)` cut automatically (`rows` estimated rows per block or
+    /// second, `page` rows a page): into `AUTO_UNITS` units or more, of at
+    /// least `MIN_UNIT_PAGES`; the last `1/TAIL_SHARE` of them a quarter as
+    /// long, where that stays above `MIN_TAIL_PAGES`.
+    fn auto(lo: i128, hi: i128, rows: f64, page: f64, max: i64, nice: &[i64]) -> Cuts {
+        // A float-to-int `as` saturates (and NaN is 0): no wrap.
+        let min_size = |pages: f64| (pages * page / rows.max(1e-9)).ceil() as i128;
+        let max = i128::from(max);
+        let size = nice_size((hi - lo) / i128::from(AUTO_UNITS), min_size(MIN_UNIT_PAGES), max, nice).max(1);
+        let mut cuts = Cuts::even(lo, hi, size);
+        let fine = nice_size(size / 4, min_size(MIN_TAIL_PAGES), max, nice).max(1);
+        let n = count_chunks(lo, hi, size);
+        if fine < size && n >= TAIL_SHARE as i128 {
+            let keep = n - (n + TAIL_SHARE as i128 - 1) / TAIL_SHARE as i128;
+            // The start of cut number `keep` (keep >= 7, so not the first).
+            cuts.tail_from = (lo.div_euclid(size) + keep) * size;
+            cuts.fine = fine;
+        }
+        cuts
+    }
+
+    /// How many ranges [`Cuts::ranges`] gives, without making them.
+    fn count(&self) -> u64 {
+        let n = count_chunks(self.lo, self.tail_from, self.size) + count_chunks(self.tail_from, self.hi, self.fine);
+        u64::try_from(n).unwrap_or(u64::MAX)
+    }
+
+    /// The ranges, in order; they cover `[lo, hi)` exactly.
+    fn ranges(&self) -> Vec<(i128, i128)> {
+        let mut out = chunks(self.lo, self.tail_from, self.size);
+        out.extend(chunks(self.tail_from, self.hi, self.fine));
+        out
+    }
+}
+
+/// Number of ranges `chunks(lo, hi, size)` gives.
+fn count_chunks(lo: i128, hi: i128, size: i128) -> i128 {
+    let size = size.max(1);
+    if lo >= hi {
+        0
+    } else {
+        (hi - 1).div_euclid(size) - lo.div_euclid(size) + 1
+    }
 }
 
 /// `[lo, hi)` cut at multiples of `size`.
-fn chunks(lo: i64, hi: i64, size: i64) -> Vec<(i64, i64)> {
+fn chunks(lo: i128, hi: i128, size: i128) -> Vec<(i128, i128)> {
     let size = size.max(1);
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(usize::try_from(count_chunks(lo, hi, size)).unwrap_or(0).min(1 << 20));
     let mut s = lo;
     while s < hi {
         let e = ((s.div_euclid(size) + 1) * size).min(hi);
@@ -434,6 +490,58 @@ fn chunks(lo: i64, hi: i64, size: i64) -> Vec<(i64, i64)> {
         s = e;
     }
     out
+}
+
+/// How many units an export selecting `selection` makes on `chain` for
+/// the window `w` at page size `page`, counted without making them; page
+/// size 1 gives the most units any page size can (automatic units only
+/// grow with the page).
+pub fn unit_count(selection: &Selection, chain: Chain, w: Resolved, page: u64) -> u64 {
+    let page = page.max(1);
+    match selection {
+        Selection::BlockWindow {
+            chunk_blocks, chunk_secs, ..
+        }
+        | Selection::Events {
+            chunk_blocks, chunk_secs, ..
+        } => {
+            let per_block = rows_per_block(selection);
+            let cuts = match w {
+                Resolved::Blocks { first, last } => {
+                    let (lo, hi) = (i128::from(first), i128::from(last) + 1);
+                    match chunk_blocks {
+                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
+                        None => Cuts::auto(lo, hi, per_block as f64, page as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
+                    }
+                }
+                Resolved::Time { start, end } => {
+                    let (lo, hi) = (i128::from(start), i128::from(end));
+                    match chunk_secs {
+                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
+                        None => {
+                            let rows_per_sec = per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
+                            Cuts::auto(lo, hi, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
+                        }
+                    }
+                }
+            };
+            cuts.count()
+        }
+        Selection::BlockNumbers(n) => n.len().div_ceil(NUMBERS_PER_REQUEST) as u64,
+        Selection::Portfolio { wallets, .. } => wallets.len() as u64,
+        Selection::Tokens { addresses } => addresses.len().div_ceil(TOKENS_PER_UNIT) as u64,
+    }
+}
+
+/// Estimated rows a block: a filter keeps a fraction of the events.
+fn rows_per_block(s: &Selection) -> u64 {
+    match s {
+        Selection::Events {
+            contract_address, topics, ..
+        } if contract_address.is_some() || !topics.is_empty() => 4,
+        Selection::Events { .. } => 40,
+        _ => 1,
+    }
 }
 
 /// Units of shard `k` of `n` (1-based `k`), balanced by estimated requests:
@@ -479,6 +587,65 @@ pub fn describe_window(w: &Option<Resolved>, written: &Option<String>) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn auto_cuts(lo: i64, hi: i64, rows: f64, page: f64, max: i64, nice: &[i64]) -> Vec<(i128, i128)> {
+        let c = Cuts::auto(lo.into(), hi.into(), rows, page, max, nice);
+        let r = c.ranges();
+        assert_eq!(c.count(), r.len() as u64);
+        r
+    }
+
+    /// Checks that `cuts` cover `[lo, hi)` exactly, in order, with no empty range.
+    fn covers(cuts: &[(i128, i128)], lo: i128, hi: i128) -> bool {
+        let contiguous = cuts.windows(2).all(|w| w[0].1 == w[1].0);
+        let nonempty = cuts.iter().all(|(a, b)| a < b);
+        let ends = match (cuts.first(), cuts.last()) {
+            (Some(f), Some(l)) => f.0 == lo && l.1 == hi,
+            _ => lo >= hi,
+        };
+        contiguous && nonempty && ends
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn cuts_cover_the_window_exactly_and_count_without_making_them(
+            lo in prop_oneof![0i128..1_000, 0i128..=1_000_000_000_000, Just(1_000_000_000_000i128 - 5)],
+            len in prop_oneof![0i128..200, 0i128..5_000_000],
+            size in 1i128..100_000,
+            rows in prop_oneof![Just(1.0f64), Just(4.0), Just(40.0), 0.01f64..200.0],
+            page in 1.0f64..1_000.0,
+        ) {
+            let hi = lo + len;
+            let even = Cuts::even(lo, hi, size.max(len / 1_000));
+            let r = even.ranges();
+            prop_assert!(covers(&r, lo, hi));
+            prop_assert_eq!(even.count(), r.len() as u64);
+            for (max, nice) in [(MAX_AUTO_BLOCKS, &NICE_BLOCKS[..]), (MAX_AUTO_SECS, &NICE_SECS[..])] {
+                let auto = Cuts::auto(lo, hi, rows, page, max, nice);
+                let r = auto.ranges();
+                prop_assert!(covers(&r, lo, hi));
+                prop_assert_eq!(auto.count(), r.len() as u64);
+                // Page size 1 makes the most units: validation's bound holds for any page.
+                prop_assert!(Cuts::auto(lo, hi, rows, 1.0, max, nice).count() >= auto.count());
+            }
+        }
+
+        #[test]
+        fn counting_huge_windows_neither_wraps_nor_allocates(
+            first in 0u64..=u64::MAX,
+            last in 0u64..=u64::MAX,
+            size in 1i128..=i128::from(u64::MAX),
+        ) {
+            let (lo, hi) = (i128::from(first.min(last)), i128::from(first.max(last)) + 1);
+            let n = Cuts::even(lo, hi, size).count();
+            prop_assert!(n >= 1);
+            let a = Cuts::auto(lo, hi, 40.0, 1.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS).count();
+            prop_assert!(a >= 1);
+        }
+    }
 
     #[test]
     fn chunks_align_to_multiples() {
@@ -491,7 +658,7 @@ mod tests {
 
     #[test]
     fn unset_chunks_give_enough_units_for_the_requests_in_flight() {
-        let sizes = |cuts: &[(i64, i64)]| cuts.iter().map(|(a, b)| b - a).collect::<Vec<_>>();
+        let sizes = |cuts: &[(i128, i128)]| cuts.iter().map(|(a, b)| b - a).collect::<Vec<_>>();
         // Events (40 rows a block) at 100-row pages: at least 8 pages (20
         // blocks, so 25), 2 at the end (5, so 10): 2,000 blocks → 70 units
         // of 25, then 25 of 10.

@@ -68,6 +68,7 @@ impl ExportIdentity {
                 topics,
                 chunk_blocks,
                 chunk_secs,
+                ..
             } => {
                 k.insert("window".into(), window_value(window));
                 k.insert("contract_address".into(), json!(contract_address));

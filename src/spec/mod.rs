@@ -2,17 +2,31 @@
 //! without I/O into a typed, ready-to-plan [`Spec`]. Validation collects
 //! every error, each with `file:line:col`, the key path and what was
 //! expected, so a user fixes a spec in one pass.
+//!
+//! The passes, each reporting everything it finds: TOML syntax (all
+//! syntax errors, a duplicate key by name; nothing else is checked on a
+//! text that is not TOML), then the shape ([`schema`]: unknown keys with a
+//! "did you mean", types, missing keys; offending entries are dropped),
+//! then the values of what is left (ranges, names, windows, signatures,
+//! simulator settings, unit counts) and the exports against each other
+//! (no two may select the same rows).
+//!
+//! Invariants of a [`Spec`]: every block number is at most
+//! [`crate::window::MAX_BLOCK`], every export and chain plans at most
+//! [`crate::plan::MAX_UNITS`] units, the job name fits in file names, and
+//! no two exports overlap.
 
 mod identity;
 mod raw;
+mod schema;
 mod text;
 
 pub use identity::{ExportIdentity, JobIdentity};
 
 use crate::chain::Chain;
-use crate::evm::{is_abi_signature, is_address, is_hash32, signature_topic};
+use crate::evm::{EventSignature, is_address, is_hash32};
 use crate::sim::SimOptions;
-use crate::window::{Align, Window, parse_duration};
+use crate::window::{Align, MAX_BLOCK, Resolved, Window, parse_duration};
 use raw::*;
 use serde::Serialize;
 use std::fmt;
@@ -226,6 +240,10 @@ pub enum Selection {
         contract_address: Option<String>,
         /// topic0 hashes, lower-case 0x-hex.
         topics: Vec<String>,
+        /// The ABI signatures among `signatures`, in canonical form, with
+        /// their topic0 (for `plan`; the topics above are what selects).
+        #[serde(skip)]
+        signatures: Vec<EventSignature>,
         /// Blocks per unit (None: chosen from the window, see `plan`).
         chunk_blocks: Option<u64>,
         /// Seconds per unit (None: chosen from the window, see `plan`).
@@ -347,19 +365,27 @@ impl Spec {
             text,
             errors: Vec::new(),
         };
-        let raw: RawSpec = match toml::from_str(text) {
+        let (mut root, syntax) = toml::de::DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            // The recovered tree of a text that is not TOML would only add
+            // confusing follow-on errors: report the syntax alone.
+            let mut errors: Vec<SpecError> = syntax.iter().map(|e| syntax_error(file, text, e)).collect();
+            errors.sort_by_key(|e| (e.line, e.col));
+            errors.dedup();
+            return Err(SpecErrors(errors));
+        }
+        for p in schema::check(&mut root) {
+            v.err(p.span, p.key, p.message);
+        }
+        let raw = match <RawSpec as serde::Deserialize>::deserialize(toml::de::Deserializer::from(root)) {
             Ok(r) => r,
             Err(e) => {
+                // Unreachable while `schema` matches the raw model (a unit
+                // test checks it); reported with the rest all the same.
                 let span = e.span().unwrap_or(0..0);
-                let (line, col) = line_col(text, span.start);
-                let message = e.message().trim().to_string();
-                return Err(SpecErrors(vec![SpecError {
-                    file: file.into(),
-                    line,
-                    col,
-                    key: String::new(),
-                    message,
-                }]));
+                v.err(span, "", e.message().trim().to_string());
+                v.errors.sort_by_key(|e| (e.line, e.col));
+                return Err(SpecErrors(v.errors));
             }
         };
         let spec = v.spec(raw);
@@ -384,8 +410,31 @@ impl Spec {
     }
 }
 
+/// A TOML syntax error as a spec error; a duplicate key is named.
+fn syntax_error(file: &str, text: &str, e: &toml::de::Error) -> SpecError {
+    let span = e.span().unwrap_or(0..0);
+    let (line, col) = line_col(text, span.start);
+    let mut message = e.message().trim().to_string();
+    if message.starts_with("duplicate key")
+        && let Some(k) = text.get(span.clone()).map(str::trim).filter(|k| !k.is_empty() && !k.contains('\n'))
+    {
+        message = format!("duplicate key `{k}`: each key may be set once per table");
+    }
+    SpecError {
+        file: file.into(),
+        line,
+        col,
+        key: String::new(),
+        message,
+    }
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     (line, col)
@@ -432,16 +481,28 @@ impl Validator<'_> {
     }
 
     fn spec(&mut self, raw: RawSpec) -> Option<Spec> {
-        let name = raw.name.get_ref().clone();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || name.starts_with('.') {
-            self.err(
-                raw.name.span(),
-                "name",
-                format!("`{name}` is not a job name: use letters, digits, `-`, `_` and `.`"),
-            );
+        let name = raw.name.as_ref().map(|n| n.get_ref().clone()).unwrap_or_default();
+        if let Some(n) = &raw.name {
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || name.starts_with('.') {
+                let shown: String = name.chars().take(80).collect();
+                self.err(
+                    n.span(),
+                    "name",
+                    format!("`{shown}` is not a job name: use letters, digits, `-`, `_` and `.`, not starting with `.`"),
+                );
+            } else if name.len() > MAX_NAME_LEN {
+                self.err(
+                    n.span(),
+                    "name",
+                    format!(
+                        "{} characters is too long: at most {MAX_NAME_LEN} (it starts every file name, and file names are limited to 255 bytes)",
+                        name.len()
+                    ),
+                );
+            }
         }
-        let source = self.source(raw.source.get_ref());
-        let output = self.output(raw.output.get_ref());
+        let source = self.source(&raw.source.map(Spanned::into_inner).unwrap_or_default());
+        let output = self.output(&raw.output.map(Spanned::into_inner).unwrap_or_default());
         if raw.export.is_empty() {
             self.err(0..0, "export", "the spec has no [[export]] table: add at least one");
         }
@@ -453,6 +514,7 @@ impl Validator<'_> {
                 exports.push(x);
             }
         }
+        self.overlaps(&raw.export, &exports);
         Some(Spec {
             file: self.file.into(),
             name,
@@ -463,13 +525,15 @@ impl Validator<'_> {
     }
 
     fn source(&mut self, s: &RawSource) -> Source {
-        let url = s.base_url.get_ref().trim().to_string();
+        let url = s.base_url.as_ref().map(|u| u.get_ref().trim().to_string()).unwrap_or_default();
         let base_url = if url == "sim" {
-            BaseUrl::Sim(s.sim.as_ref().map(|x| x.get_ref().clone()).unwrap_or_default())
+            BaseUrl::Sim(s.sim.as_ref().map(|x| self.sim(x.get_ref())).unwrap_or_default())
         } else {
-            if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+            if let Some(b) = &s.base_url
+                && (!(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10)
+            {
                 self.err(
-                    s.base_url.span(),
+                    b.span(),
                     "source.base_url",
                     format!("`{url}` is not a service URL: expected http(s)://host or \"sim\""),
                 );
@@ -514,17 +578,82 @@ impl Validator<'_> {
         }
     }
 
+    /// `[source.sim]`: checked here, with the simulator's own bounds, so a
+    /// bad setting fails `validate` (exit 2) rather than every `run` (exit 1).
+    fn sim(&mut self, r: &RawSim) -> SimOptions {
+        let mut o = SimOptions::default();
+        let key = |k: &str| format!("source.sim.{k}");
+        macro_rules! copy {
+            ($($f:ident),*) => { $( if let Some(v) = &r.$f { o.$f = v.get_ref().clone(); } )* };
+        }
+        copy!(
+            seed,
+            events_per_block,
+            latency_ms,
+            freeze_head,
+            inclusive_end,
+            topics_as_numbers,
+            scan_budget,
+            reorg_depth
+        );
+        for (name, v, field) in [
+            ("error_rate", &r.error_rate, &mut o.error_rate),
+            ("reset_rate", &r.reset_rate, &mut o.reset_rate),
+            ("truncate_rate", &r.truncate_rate, &mut o.truncate_rate),
+        ] {
+            if let Some(v) = v {
+                let x = *v.get_ref();
+                if (0.0..=1.0).contains(&x) {
+                    *field = x;
+                } else {
+                    self.err(v.span(), key(name), format!("must be a share from 0 to 1, got {x}"));
+                }
+            }
+        }
+        if let Some(v) = &r.quota_rps {
+            let x = *v.get_ref();
+            if x.is_finite() && x >= 0.0 {
+                o.quota_rps = x;
+            } else {
+                self.err(
+                    v.span(),
+                    key("quota_rps"),
+                    format!("must be a number of requests a second, 0 (no quota) or more, got {x}"),
+                );
+            }
+        }
+        if let Some(v) = &r.frozen_at {
+            match crate::window::parse_instant(v.get_ref()) {
+                Ok(_) => o.frozen_at = Some(v.get_ref().clone()),
+                Err(m) => self.err(v.span(), key("frozen_at"), m),
+            }
+        }
+        if let Some(v) = &r.api_key {
+            let k = v.get_ref();
+            if k.is_empty() || k.chars().any(char::is_control) {
+                // The value is a key: never echoed.
+                self.err(v.span(), key("api_key"), "must be non-empty, without control characters");
+            } else {
+                o.api_key = Some(k.clone());
+            }
+        }
+        o
+    }
+
     fn output(&mut self, o: &RawOutput) -> Output {
-        let uri = o.uri.get_ref().trim().to_string();
-        if uri.is_empty() {
+        let uri = o.uri.as_ref().map(|u| u.get_ref().trim().to_string()).unwrap_or_default();
+        let uri_span = o.uri.as_ref().map(|u| u.span());
+        if uri_span.is_none() {
+            // Missing: reported by the schema pass.
+        } else if uri.is_empty() {
             self.err(
-                o.uri.span(),
+                uri_span.clone().unwrap_or(0..0),
                 "output.uri",
                 "must not be empty: a local path, file:///abs/path or s3://bucket/prefix",
             );
         } else if uri.contains("://") && !(uri.starts_with("file:///") || uri.starts_with("s3://")) {
             self.err(
-                o.uri.span(),
+                uri_span.clone().unwrap_or(0..0),
                 "output.uri",
                 format!("`{uri}`: expected a local path, file:///abs/path or s3://bucket/prefix"),
             );
@@ -646,7 +775,12 @@ impl Validator<'_> {
             }
         } else {
             match text.parse::<u64>() {
-                Ok(n) => return n,
+                Ok(n) if n <= MAX_BLOCK => return n,
+                Ok(_) => self.err(
+                    v.span(),
+                    key,
+                    format!("`{text}` is beyond {MAX_BLOCK}, the highest block chainetl accepts"),
+                ),
                 Err(_) => self.err(
                     v.span(),
                     key,
@@ -689,26 +823,28 @@ impl Validator<'_> {
 
     fn export(&mut self, i: usize, e: &RawExport, poll: i64, roll: i64) -> Option<Export> {
         let k = |name: &str| format!("export[{i}].{name}");
-        let dataset = Dataset::parse(e.dataset.get_ref());
-        if dataset.is_none() {
-            self.err(
-                e.dataset.span(),
-                k("dataset"),
-                format!(
-                    "unknown dataset `{}`: expected blocks, events, portfolio or tokens",
-                    e.dataset.get_ref()
-                ),
-            );
-        }
+        // Missing `dataset` or `chains` are reported by the schema pass.
+        let dataset_span = e.dataset.as_ref().map(|d| d.span()).unwrap_or(0..0);
+        let dataset = e.dataset.as_ref().and_then(|d| {
+            let parsed = Dataset::parse(d.get_ref());
+            if parsed.is_none() {
+                self.err(
+                    d.span(),
+                    k("dataset"),
+                    format!("unknown dataset `{}`: expected blocks, events, portfolio or tokens", d.get_ref()),
+                );
+            }
+            parsed
+        });
         let mut chains = Vec::new();
-        if e.chains.get_ref().is_empty() {
-            self.err(
-                e.chains.span(),
-                k("chains"),
-                format!("must name at least one chain ({})", Chain::names()),
-            );
+        let no_chains = Vec::new();
+        let chain_list = e.chains.as_ref().map_or(&no_chains, |c| c.get_ref());
+        if let Some(c) = &e.chains
+            && c.get_ref().is_empty()
+        {
+            self.err(c.span(), k("chains"), format!("must name at least one chain ({})", Chain::names()));
         }
-        for c in e.chains.get_ref() {
+        for c in chain_list {
             match c.get_ref().parse::<Chain>() {
                 Ok(ch) if chains.contains(&ch) => self.err(c.span(), k("chains"), format!("`{ch}` is listed twice")),
                 Ok(ch) => chains.push(ch),
@@ -723,6 +859,8 @@ impl Validator<'_> {
             }
         });
         let dataset = dataset?;
+        // Without chains (reported by the schema pass) there is nothing to check further.
+        e.chains.as_ref()?;
         // Keys that belong to other datasets.
         let allowed: &[&str] = match dataset {
             Dataset::Blocks => &[
@@ -899,7 +1037,7 @@ impl Validator<'_> {
         let need_window = |v: &mut Self| {
             if e.window.is_none() && !incremental {
                 v.err(
-                    e.dataset.span(),
+                    dataset_span.clone(),
                     k("window"),
                     format!("dataset `{dataset}` needs a window (e.g. `7d`, `2024-01-01..2024-02-01` or `18000000..18100000`)"),
                 );
@@ -918,10 +1056,13 @@ impl Validator<'_> {
                     let list = self.list(&Some(nums.clone()), &k("numbers"), 10_000_000).unwrap_or_default();
                     let mut out = Vec::with_capacity(list.len());
                     for n in list {
-                        if *n.get_ref() < 0 {
-                            self.err(n.span(), k("numbers"), format!("{} is not a block number", n.get_ref()));
-                        } else {
-                            out.push(*n.get_ref() as u64);
+                        match u64::try_from(*n.get_ref()) {
+                            Ok(b) if b <= MAX_BLOCK => out.push(b),
+                            _ => self.err(
+                                n.span(),
+                                k("numbers"),
+                                format!("{} is not a block number from 0 to {MAX_BLOCK}", n.get_ref()),
+                            ),
                         }
                     }
                     out.sort_unstable();
@@ -935,7 +1076,7 @@ impl Validator<'_> {
                 },
                 (None, None) => {
                     if e.window.is_none() && !incremental {
-                        self.err(e.dataset.span(), k("window"), "dataset `blocks` needs a `window` or `numbers`");
+                        self.err(dataset_span.clone(), k("window"), "dataset `blocks` needs a `window` or `numbers`");
                     }
                     return None;
                 }
@@ -944,25 +1085,44 @@ impl Validator<'_> {
                 need_window(self);
                 let contract_address = e.contract_address.as_ref().map(|c| self.address(c, &k("contract_address")));
                 let mut topics = Vec::new();
+                let mut signatures = Vec::new();
                 for s in self.list(&e.signatures, &k("signatures"), 100).unwrap_or_default() {
                     let t = s.get_ref().trim();
-                    if is_hash32(t) {
-                        topics.push(t.to_ascii_lowercase());
-                    } else if is_abi_signature(t) {
-                        topics.push(signature_topic(t));
-                    } else {
-                        self.err(
+                    if t.starts_with("0x") || t.starts_with("0X") {
+                        if is_hash32(t) {
+                            topics.push(t.to_ascii_lowercase());
+                        } else {
+                            self.err(
+                                s.span(),
+                                k("signatures"),
+                                format!("`{}` is not a topic0 hash: expected 0x followed by 64 hex digits", short(t)),
+                            );
+                        }
+                        continue;
+                    }
+                    match EventSignature::parse(t) {
+                        Ok(sig) => {
+                            topics.push(sig.topic0.clone());
+                            signatures.push(sig);
+                        }
+                        Err(why) => self.err(
                             s.span(),
                             k("signatures"),
-                            format!("`{t}` is neither a 0x 32-byte topic hash nor an ABI signature like Transfer(address,address,uint256)"),
-                        );
+                            format!(
+                                "`{}`: {why} (expected an event signature such as `Transfer(address indexed from, address indexed to, uint256 value)` or a 0x topic0 hash)",
+                                short(t)
+                            ),
+                        ),
                     }
                 }
-                topics.dedup();
+                // Two spellings of one event select it once.
+                let mut seen = std::collections::HashSet::new();
+                topics.retain(|t| seen.insert(t.clone()));
                 Selection::Events {
                     window: window?,
                     contract_address,
                     topics,
+                    signatures,
                     chunk_blocks,
                     chunk_secs,
                 }
@@ -971,7 +1131,7 @@ impl Validator<'_> {
                 let wallets: Vec<String> = match self.list(&e.wallets, &k("wallets"), 100_000) {
                     Some(l) => l.iter().map(|w| self.address(w, &k("wallets"))).collect(),
                     None => {
-                        self.err(e.dataset.span(), k("wallets"), "dataset `portfolio` needs `wallets`");
+                        self.err(dataset_span.clone(), k("wallets"), "dataset `portfolio` needs `wallets`");
                         Vec::new()
                     }
                 };
@@ -999,7 +1159,7 @@ impl Validator<'_> {
                 let addresses: Vec<String> = match self.list(&e.addresses, &k("addresses"), 1_000_000) {
                     Some(l) => l.iter().map(|a| self.address(a, &k("addresses"))).collect(),
                     None => {
-                        self.err(e.dataset.span(), k("addresses"), "dataset `tokens` needs `addresses`");
+                        self.err(dataset_span.clone(), k("addresses"), "dataset `tokens` needs `addresses`");
                         Vec::new()
                     }
                 };
@@ -1008,6 +1168,7 @@ impl Validator<'_> {
                 }
             }
         };
+        self.unit_bound(i, e, dataset_span, &chains, &selection, incr.is_some());
         Some(Export {
             index: i,
             dataset,
@@ -1020,7 +1181,222 @@ impl Validator<'_> {
             roll_interval,
         })
     }
+    /// Refuses an export and chain cut into more than [`crate::plan::MAX_UNITS`]
+    /// units, counted without making them and at page size 1 (the most units
+    /// any page size gives, so a resumed job with another page size is
+    /// covered too). Incremental exports are cut per run, from the mark.
+    fn unit_bound(
+        &mut self,
+        i: usize,
+        e: &RawExport,
+        dataset_span: Range<usize>,
+        chains: &[Chain],
+        selection: &Selection,
+        incremental: bool,
+    ) {
+        let (window, chunk_blocks, chunk_secs) = match selection {
+            Selection::BlockWindow {
+                window,
+                chunk_blocks,
+                chunk_secs,
+            }
+            | Selection::Events {
+                window,
+                chunk_blocks,
+                chunk_secs,
+                ..
+            } if !incremental => (window, chunk_blocks, chunk_secs),
+            _ => return,
+        };
+        // A relative window's length is what decides its units.
+        let resolved = window.resolve(0);
+        for &chain in chains {
+            let n = crate::plan::unit_count(selection, chain, resolved, 1);
+            if n <= crate::plan::MAX_UNITS {
+                continue;
+            }
+            let (key, span, fix) = match (resolved, chunk_blocks, chunk_secs) {
+                (Resolved::Blocks { .. }, Some(_), _) => {
+                    ("chunk_blocks", e.chunk_blocks.as_ref().map(|x| x.span()), "a larger chunk_blocks")
+                }
+                (Resolved::Time { .. }, _, Some(_)) => (
+                    "chunk_duration",
+                    e.chunk_duration.as_ref().map(|x| x.span()),
+                    "a longer chunk_duration",
+                ),
+                _ => ("window", e.window.as_ref().map(|x| x.span()), "chunk_blocks / chunk_duration"),
+            };
+            self.err(
+                span.unwrap_or(dataset_span.clone()),
+                format!("export[{i}].{key}"),
+                format!(
+                    "cuts the window into {n} units on {chain}, more than the {} an export may have on a chain: set {fix}, or split the window over several jobs",
+                    crate::plan::MAX_UNITS
+                ),
+            );
+            return;
+        }
+    }
+
+    /// Refuses two exports that select the same rows (same dataset, a
+    /// shared chain, filters whose rows can meet, windows that meet): each
+    /// would write them, and readers would see every such row twice.
+    fn overlaps(&mut self, raw: &[Spanned<RawExport>], exports: &[Export]) {
+        for (j, b) in exports.iter().enumerate() {
+            for a in &exports[..j] {
+                if a.dataset != b.dataset {
+                    continue;
+                }
+                let Some(chain) = a.chains.iter().find(|c| b.chains.contains(c)) else {
+                    continue;
+                };
+                if !filters_meet(&a.selection, &b.selection) {
+                    continue;
+                }
+                let Some(shared) = covers_meet(&cover(a), &cover(b)) else {
+                    continue;
+                };
+                let rb = raw.get(b.index).map(|r| r.get_ref());
+                let span = rb
+                    .and_then(|r| r.window.as_ref().or(r.dataset.as_ref()).map(|x| x.span()))
+                    .unwrap_or(0..0);
+                self.err(
+                    span,
+                    format!("export[{}]", b.index),
+                    format!(
+                        "overlaps export[{}] on {chain}: both select {} rows {shared}, which would be written twice; make their windows or filters disjoint, or remove one",
+                        a.index, a.dataset
+                    ),
+                );
+            }
+        }
+    }
 }
+
+/// What part of its dataset's rows an export covers, as far as the spec
+/// alone tells.
+#[derive(Debug)]
+enum Cover<'a> {
+    /// Blocks `first..=last`.
+    Blocks(u64, u64),
+    /// These blocks (sorted).
+    Numbers(&'a [u64]),
+    /// Blocks from this one on (incremental).
+    BlocksFrom(u64),
+    /// Unix seconds `start..end`.
+    Time(i64, i64),
+    /// A relative window: it ends at "now" (or at the current period).
+    Recent,
+    /// Days from this unix second on (incremental portfolio).
+    TimeFrom(i64),
+    /// No window (tokens).
+    All,
+}
+
+fn cover(e: &Export) -> Cover<'_> {
+    if let Some(inc) = &e.incremental {
+        return if e.dataset == Dataset::Portfolio {
+            Cover::TimeFrom(i64::try_from(inc.start).unwrap_or(i64::MAX))
+        } else {
+            Cover::BlocksFrom(inc.start)
+        };
+    }
+    let window = match &e.selection {
+        Selection::BlockNumbers(n) => return Cover::Numbers(n),
+        Selection::Tokens { .. } => return Cover::All,
+        Selection::BlockWindow { window, .. } | Selection::Events { window, .. } | Selection::Portfolio { window, .. } => window,
+    };
+    match *window {
+        Window::Blocks { first, last } => Cover::Blocks(first, last),
+        Window::Interval { start, end } => Cover::Time(start, end),
+        Window::Relative { .. } => Cover::Recent,
+    }
+}
+
+/// The rows two covers share, described, or `None` when they cannot meet
+/// (or the spec alone cannot tell: a block range against a time window,
+/// a relative window against a fixed interval).
+fn covers_meet(a: &Cover<'_>, b: &Cover<'_>) -> Option<String> {
+    use Cover::*;
+    let in_numbers = |n: &[u64], lo: u64, hi: u64| {
+        let i = n.partition_point(|x| *x < lo);
+        n.get(i).copied().filter(|x| *x <= hi)
+    };
+    match (a, b) {
+        (Blocks(a0, a1), Blocks(b0, b1)) => {
+            let (lo, hi) = ((*a0).max(*b0), (*a1).min(*b1));
+            (lo <= hi).then(|| format!("in blocks {lo}..{hi}"))
+        }
+        (Blocks(lo, hi), Numbers(n)) | (Numbers(n), Blocks(lo, hi)) => in_numbers(n, *lo, *hi).map(|x| format!("of block {x}")),
+        (Numbers(x), Numbers(y)) => x.iter().find(|n| y.binary_search(n).is_ok()).map(|n| format!("of block {n}")),
+        (BlocksFrom(s), Blocks(_, hi)) | (Blocks(_, hi), BlocksFrom(s)) => (hi >= s).then(|| format!("in blocks from {s}")),
+        (BlocksFrom(s), Numbers(n)) | (Numbers(n), BlocksFrom(s)) => in_numbers(n, *s, u64::MAX).map(|x| format!("of block {x}")),
+        (BlocksFrom(x), BlocksFrom(y)) => Some(format!("in blocks from {}", x.max(y))),
+        (Time(a0, a1), Time(b0, b1)) => {
+            let (lo, hi) = ((*a0).max(*b0), (*a1).min(*b1));
+            (lo < hi).then(|| format!("in {}", Resolved::Time { start: lo, end: hi }))
+        }
+        (Recent, Recent) => Some("in the most recent period (both windows are relative and end now)".into()),
+        (TimeFrom(s), Time(_, end)) | (Time(_, end), TimeFrom(s)) => (end > s).then(|| format!("from {}", crate::window::iso(*s))),
+        (TimeFrom(x), TimeFrom(y)) => Some(format!("from {}", crate::window::iso(*x.max(y)))),
+        (TimeFrom(_), Recent) | (Recent, TimeFrom(_)) => Some("in the most recent days".into()),
+        (All, All) => Some("of the same tokens".into()),
+        _ => None,
+    }
+}
+
+/// Whether rows selected by `a`'s filters can also be selected by `b`'s.
+fn filters_meet(a: &Selection, b: &Selection) -> bool {
+    fn either_none_or_equal(x: &Option<String>, y: &Option<String>) -> bool {
+        x.is_none() || y.is_none() || x == y
+    }
+    fn share(x: &[String], y: &[String]) -> bool {
+        let set: std::collections::HashSet<&String> = x.iter().collect();
+        y.iter().any(|v| set.contains(v))
+    }
+    match (a, b) {
+        (
+            Selection::Events {
+                contract_address: ca,
+                topics: ta,
+                ..
+            },
+            Selection::Events {
+                contract_address: cb,
+                topics: tb,
+                ..
+            },
+        ) => either_none_or_equal(ca, cb) && (ta.is_empty() || tb.is_empty() || share(ta, tb)),
+        (
+            Selection::Portfolio {
+                wallets: wa,
+                token_address: ta,
+                ..
+            },
+            Selection::Portfolio {
+                wallets: wb,
+                token_address: tb,
+                ..
+            },
+        ) => share(wa, wb) && either_none_or_equal(ta, tb),
+        (Selection::Tokens { addresses: x }, Selection::Tokens { addresses: y }) => share(x, y),
+        _ => true,
+    }
+}
+
+/// At most 100 characters of `s`, for messages about hostile input.
+fn short(s: &str) -> String {
+    match s.char_indices().nth(100) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// The longest job name: it starts every data file name
+/// (`<name>-<unit id>-<seq>.parquet`, unit ids up to ~100 bytes for a
+/// portfolio wallet unit) and names the state directory, and file names
+/// are limited to 255 bytes.
+pub const MAX_NAME_LEN: usize = 64;
 
 fn dedup(mut v: Vec<String>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
@@ -1063,7 +1439,196 @@ chains = ["base"]
     fn unknown_keys_are_errors() {
         let text = "name = \"t\"\n[source]\nbase_url = \"sim\"\nmax_concurency = 3\n[output]\nuri = \"o\"\n";
         let errs = Spec::parse("t.toml", text).unwrap_err().0;
-        assert_eq!(errs[0].line, 4);
-        assert!(errs[0].message.contains("unknown field `max_concurency`"), "{}", errs[0].message);
+        let e = errs.iter().find(|e| e.line == 4).unwrap_or_else(|| panic!("{errs:?}"));
+        assert_eq!(e.key, "source.max_concurency");
+        assert_eq!(e.message, "unknown key; did you mean `max_concurrency`?");
+        // The missing [[export]] is reported alongside.
+        assert!(errs.iter().any(|e| e.message.contains("no [[export]]")), "{errs:?}");
+    }
+
+    /// A spec text holding every key of `keys` with a value of its type.
+    fn every_key(keys: &[schema::Key], table: &str, out: &mut String) {
+        use schema::Kind;
+        let mut tables = Vec::new();
+        for k in keys {
+            let v = match k.kind {
+                Kind::Str => "\"x\"",
+                Kind::Int | Kind::UInt(_) | Kind::Start | Kind::Confirmations => "1",
+                Kind::Float => "0.5",
+                Kind::Bool => "true",
+                Kind::StrList => "[\"x\"]",
+                Kind::IntList => "[1]",
+                Kind::Duration => "\"5m\"",
+                Kind::Table(_) | Kind::Tables(_) => {
+                    tables.push(k);
+                    continue;
+                }
+            };
+            out.push_str(&format!("{} = {v}\n", k.name));
+        }
+        for k in tables {
+            let name = if table.is_empty() {
+                k.name.to_string()
+            } else {
+                format!("{table}.{}", k.name)
+            };
+            match k.kind {
+                Kind::Table(inner) => {
+                    out.push_str(&format!("[{name}]\n"));
+                    every_key(inner, &name, out);
+                }
+                Kind::Tables(inner) => {
+                    out.push_str(&format!("[[{name}]]\n"));
+                    every_key(inner, &name, out);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn the_schema_and_the_raw_model_name_the_same_keys() {
+        // Every schema key deserializes into the raw model...
+        let mut text = String::new();
+        every_key(schema::SPEC, "", &mut text);
+        let (mut root, syntax) = toml::de::DeTable::parse_recoverable(&text);
+        assert!(syntax.is_empty(), "{text}");
+        assert_eq!(schema::check(&mut root), vec![], "{text}");
+        let raw = <RawSpec as serde::Deserialize>::deserialize(toml::de::Deserializer::from(root));
+        assert!(raw.is_ok(), "{:?}\n{text}", raw.err());
+        // ...and the raw model takes no key the schema does not list (serde
+        // names what it expected when it meets an unknown one).
+        let tables: [(&str, &[schema::Key]); 5] = [
+            ("", schema::SPEC),
+            ("[source]\n", schema::source()),
+            ("[source.sim]\n", schema::sim()),
+            ("[output]\n", schema::output()),
+            ("[[export]]\n", schema::export()),
+        ];
+        for (header, keys) in tables {
+            let text = format!("{header}zz_unknown = 1\n");
+            let e = toml::from_str::<RawSpec>(&text).unwrap_err().message().to_string();
+            let expected: Vec<&str> = e.split('`').skip(3).step_by(2).collect();
+            let mut want: Vec<&str> = keys.iter().map(|k| k.name).collect();
+            let mut got = expected.clone();
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "{header}: {e}");
+        }
+    }
+
+    fn valid() -> &'static str {
+        "name = \"p\"\n[source]\nbase_url = \"sim\"\nmax_concurrency = 4\n[source.sim]\nfrozen_at = \"2025-06-01T00:00:00Z\"\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"events\"\nchains = [\"base\", \"ethereum\"]\nwindow = \"100..199\"\nsignatures = [\"Transfer(address,address,uint)\"]\n[[export]]\ndataset = \"portfolio\"\nchains = [\"base\"]\nwallets = [\"0x00000000000000000000000000000000000000aa\"]\nwindow = \"2025-01-01..2025-02-01\"\n"
+    }
+
+    #[test]
+    fn the_valid_spec_of_the_property_tests_is_valid() {
+        let s = Spec::parse("p.toml", valid()).unwrap();
+        match &s.exports[0].selection {
+            Selection::Events { topics, signatures, .. } => {
+                assert_eq!(topics, &vec![crate::evm::signature_topic("Transfer(address,address,uint256)")]);
+                assert_eq!(signatures[0].canonical, "Transfer(address,address,uint256)");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    use proptest::prelude::*;
+
+    /// Characters that matter to TOML and to the checks.
+    const NOISE: &[char] = &[
+        '"', '\'', '[', ']', '{', '}', '=', '.', ',', '#', '\n', ' ', '\\', '$', '0', '9', '-', ':', 'x', 'é', '\u{0}',
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn mutated_spec_text_never_panics(
+            edits in prop::collection::vec((0usize..400, 0usize..NOISE.len(), 0u8..4), 1..6),
+        ) {
+            let mut text: Vec<char> = valid().chars().collect();
+            for (at, c, op) in edits {
+                let at = at % (text.len() + 1);
+                match op {
+                    0 => text.insert(at, NOISE[c]),
+                    1 if at < text.len() => {
+                        text.remove(at);
+                    }
+                    2 => {
+                        // Duplicate a line: duplicate keys and tables.
+                        let s: String = text.iter().collect();
+                        let lines: Vec<&str> = s.lines().collect();
+                        if lines.is_empty() {
+                            continue;
+                        }
+                        let l = lines[at % lines.len()];
+                        let mut v: Vec<&str> = lines.clone();
+                        v.insert(at % lines.len(), l);
+                        text = v.join("\n").chars().collect();
+                    }
+                    _ => text.truncate(at),
+                }
+            }
+            let text: String = text.into_iter().collect();
+            // Err or Ok, never a panic; every error says where.
+            if let Err(e) = Spec::parse("m.toml", &text) {
+                prop_assert!(!e.0.is_empty());
+                prop_assert!(e.0.iter().all(|x| x.file == "m.toml" && !x.message.is_empty()));
+            }
+            let env = |k: &str| (k.len() % 2 == 0).then(|| "v\\'\"".to_string());
+            let _ = text::interpolate("m.toml", &text, &env);
+            let _ = text::apply_overrides("m.toml", &text, &["export.0.window=1..2".into(), "source.x.y=3".into()]);
+        }
+
+        #[test]
+        fn values_of_any_text_never_panic(s in "\\PC{0,60}") {
+            let _ = Window::parse(&s);
+            let _ = crate::window::parse_duration(&s);
+            let _ = EventSignature::parse(&s);
+            let value = s.replace('\\', "\\\\").replace('"', "\\\"");
+            for key in ["window", "signatures", "chunk_duration", "start"] {
+                let v = if key == "signatures" { format!("[\"{value}\"]") } else { format!("\"{value}\"") };
+                let text = valid().replace("window = \"100..199\"", &format!("{key} = {v}\nwindow = \"1..2\""));
+                let _ = Spec::parse("v.toml", &text);
+            }
+        }
+
+        #[test]
+        fn block_windows_that_validate_plan_exactly_without_wrapping(
+            first in prop_oneof![0u64..1_000_000, 0u64..=MAX_BLOCK + 10, (u64::MAX - 10)..=u64::MAX],
+            len in prop_oneof![0u64..5_000, 0u64..100_000_000, Just(MAX_BLOCK)],
+            chunk in prop::option::of(1u64..1_000_000),
+            page in 1u32..=1000,
+        ) {
+            let last = first.saturating_add(len);
+            let chunk = chunk.map(|c| format!("chunk_blocks = {c}\n")).unwrap_or_default();
+            let text = format!(
+                "name = \"w\"\n[source]\nbase_url = \"sim\"\npage_size = {page}\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"{first}..{last}\"\n{chunk}"
+            );
+            let Ok(spec) = Spec::parse("w.toml", &text) else {
+                // Refused: beyond the bound, or too many units.
+                prop_assert!(last > MAX_BLOCK || len / 10 > crate::plan::MAX_UNITS || !chunk.is_empty());
+                return Ok(());
+            };
+            prop_assert!(last <= MAX_BLOCK);
+            let windows = crate::plan::freeze_windows(&spec, 0);
+            let units = crate::plan::plan(&spec, &windows, page, &[]);
+            prop_assert!(units.len() as u64 <= crate::plan::MAX_UNITS);
+            prop_assert_eq!(units.len() as u64, crate::plan::unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page)));
+            let mut next = first;
+            for u in &units {
+                match u.range {
+                    crate::plan::UnitRange::Blocks { start, end } => {
+                        prop_assert_eq!(start, next);
+                        prop_assert!(end > start);
+                        prop_assert_eq!(crate::plan::block_range_of(&u.id), Some((start, end)));
+                        next = end;
+                    }
+                    _ => prop_assert!(false, "not a block unit"),
+                }
+            }
+            prop_assert_eq!(next, last + 1);
+        }
     }
 }

@@ -1,7 +1,11 @@
 //! The TOML model as written: serde structs with `deny_unknown_fields`.
 //! Field doc comments are the reference of each key (see README).
+//!
+//! The tree is checked against [`super::schema`] first, which reports and
+//! removes unknown keys, values of the wrong type and missing required
+//! keys; so required keys are `Option`s here (their absence is already
+//! reported) and deserializing never stops the other checks.
 
-use crate::sim::SimOptions;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -10,11 +14,11 @@ use toml::Spanned;
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSpec {
     /// Job name; state lives under `<output>/_chainetl/<name>/`.
-    pub(crate) name: Spanned<String>,
+    pub(crate) name: Option<Spanned<String>>,
     /// Where data comes from.
-    pub(crate) source: Spanned<RawSource>,
+    pub(crate) source: Option<Spanned<RawSource>>,
     /// Where Parquet goes.
-    pub(crate) output: Spanned<RawOutput>,
+    pub(crate) output: Option<Spanned<RawOutput>>,
     /// Follow mode: how often to poll the head (default for every export).
     pub(crate) poll_interval: Option<Spanned<toml::Value>>,
     /// Follow mode: how often newly confirmed blocks become files (default for every export).
@@ -25,11 +29,11 @@ pub(crate) struct RawSpec {
 }
 
 /// `[source]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawSource {
     /// `https://host` or `"sim"` for the built-in simulator.
-    pub(crate) base_url: Spanned<String>,
+    pub(crate) base_url: Option<Spanned<String>>,
     /// Name of the environment variable holding the API key.
     pub(crate) api_key_env: Option<Spanned<String>>,
     /// Requests in flight, whole job (default 8).
@@ -47,15 +51,50 @@ pub(crate) struct RawSource {
     /// Longest `Retry-After` honoured, in seconds (default 60).
     pub(crate) max_retry_after_secs: Option<Spanned<i64>>,
     /// Settings of the built-in simulator when `base_url = "sim"`.
-    pub(crate) sim: Option<Spanned<SimOptions>>,
+    pub(crate) sim: Option<Spanned<RawSim>>,
+}
+
+/// `[source.sim]`: the simulator's settings, named as `crate::sim::SimOptions`
+/// (and the `chainetl sim` flags); checked and converted by the validator.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSim {
+    /// Seed of all generated data.
+    pub(crate) seed: Option<Spanned<u64>>,
+    /// Mean number of events per block.
+    pub(crate) events_per_block: Option<Spanned<u32>>,
+    /// Requests per second before answering 429 (0: no quota).
+    pub(crate) quota_rps: Option<Spanned<f64>>,
+    /// Share of requests answered with a 5xx.
+    pub(crate) error_rate: Option<Spanned<f64>>,
+    /// Share of connections reset mid-body.
+    pub(crate) reset_rate: Option<Spanned<f64>>,
+    /// Share of JSON bodies cut short.
+    pub(crate) truncate_rate: Option<Spanned<f64>>,
+    /// Milliseconds added to every response.
+    pub(crate) latency_ms: Option<Spanned<u64>>,
+    /// Freeze the head when the simulator starts.
+    pub(crate) freeze_head: Option<Spanned<bool>>,
+    /// Freeze the clock at this ISO instant.
+    pub(crate) frozen_at: Option<Spanned<String>>,
+    /// Requests with another bearer key get 401.
+    pub(crate) api_key: Option<Spanned<String>>,
+    /// Interval ends inclusive.
+    pub(crate) inclusive_end: Option<Spanned<bool>>,
+    /// Topics as JSON numbers.
+    pub(crate) topics_as_numbers: Option<Spanned<bool>>,
+    /// Events examined per request when filters are selective.
+    pub(crate) scan_budget: Option<Spanned<u64>>,
+    /// Reorg depth injected at start.
+    pub(crate) reorg_depth: Option<Spanned<u64>>,
 }
 
 /// `[output]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawOutput {
     /// Local path, `file:///abs/path` or `s3://bucket/prefix`.
-    pub(crate) uri: Spanned<String>,
+    pub(crate) uri: Option<Spanned<String>>,
     /// Hive partition keys, from `chain` and `date` (default both).
     pub(crate) partition_by: Option<Spanned<Vec<Spanned<String>>>>,
     /// `zstd` (default), `snappy`, `lz4`, `gzip` or `none`.
@@ -89,9 +128,9 @@ pub(crate) struct RawOutput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawExport {
     /// `blocks`, `events`, `portfolio` or `tokens`.
-    pub(crate) dataset: Spanned<String>,
+    pub(crate) dataset: Option<Spanned<String>>,
     /// Chains to export.
-    pub(crate) chains: Spanned<Vec<Spanned<String>>>,
+    pub(crate) chains: Option<Spanned<Vec<Spanned<String>>>>,
     /// Block range, ISO interval or relative duration.
     pub(crate) window: Option<Spanned<String>>,
     /// blocks: explicit block numbers.

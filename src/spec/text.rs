@@ -5,54 +5,169 @@
 use super::SpecError;
 use toml_edit::{DocumentMut, Item};
 
+/// Where in the TOML text a `${` stands: what its value must be escaped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    /// Outside strings: the value is TOML source (`max_concurrency = ${N}`).
+    Bare,
+    /// `"…"` (or `"""…"""` when `multi`): backslashes, quotes and control
+    /// characters escaped.
+    Basic,
+    /// `'…'`: inserted as it is; it cannot hold `'` or a line break.
+    Literal,
+    /// `'''…'''`: inserted as it is; it cannot hold three quotes in a row.
+    MultiLiteral,
+    /// `# …`: left alone, unset variables included.
+    Comment,
+}
+
 /// Replaces `${NAME}` with the variable's value (`$${` stays a literal
-/// `${`). Comment lines are left alone. Unset variables are errors.
+/// `${`), escaped for where it stands: in a basic string `"…"` the value's
+/// backslashes, quotes and control characters are escaped; in a literal
+/// string `'…'` it goes in as it is (backslashes kept; a value a literal
+/// string cannot hold is an error); outside strings it is TOML source.
+/// Comments are left alone, so an unset variable there is no error. Unset
+/// variables elsewhere are errors pointing at their line and column.
 pub(crate) fn interpolate(file: &str, text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, Vec<SpecError>> {
+    if !text.contains("${") {
+        return Ok(text.to_string());
+    }
     let mut out = String::with_capacity(text.len());
     let mut errors = Vec::new();
-    for (lineno, line) in text.split_inclusive('\n').enumerate() {
-        if line.trim_start().starts_with('#') || !line.contains("${") {
-            out.push_str(line);
+    let bytes = text.as_bytes();
+    let (mut line, mut line_start) = (1usize, 0usize);
+    let (mut ctx, mut multi) = (Ctx::Bare, false);
+    let mut i = 0;
+    let at = |i: usize, pat: &str| text.get(i..).is_some_and(|r| r.starts_with(pat));
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'\n' {
+            line += 1;
+            line_start = i + 1;
+            // Single-line strings and comments end at a line break.
+            if ctx == Ctx::Comment || ctx == Ctx::Literal || (ctx == Ctx::Basic && !multi) {
+                ctx = Ctx::Bare;
+            }
+            out.push('\n');
+            i += 1;
             continue;
         }
-        let mut rest = line;
-        while let Some(i) = rest.find("${") {
-            if rest[..i].ends_with('$') {
-                out.push_str(&rest[..i - 1]);
+        if ctx != Ctx::Comment && at(i, "$${") {
+            out.push_str("${");
+            i += 3;
+            continue;
+        }
+        if ctx != Ctx::Comment && at(i, "${") {
+            let col = i - line_start + 1;
+            let err = |message: String| SpecError {
+                file: file.into(),
+                line,
+                col,
+                key: String::new(),
+                message,
+            };
+            let rest = &text[i + 2..];
+            let close = rest.find(['}', '\n']).filter(|&j| rest.as_bytes()[j] == b'}');
+            let Some(end) = close else {
+                errors.push(err("`${` without a closing `}`".into()));
                 out.push_str("${");
-                rest = &rest[i + 2..];
+                i += 2;
+                continue;
+            };
+            let name = &rest[..end];
+            i += 2 + end + 1;
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                errors.push(err(format!(
+                    "`${{{name}}}` is not a variable reference: names are letters, digits and `_`"
+                )));
                 continue;
             }
-            out.push_str(&rest[..i]);
-            let Some(end) = rest[i..].find('}') else {
-                errors.push(SpecError {
-                    file: file.into(),
-                    line: lineno + 1,
-                    col: line.len() - rest.len() + i + 1,
-                    key: String::new(),
-                    message: "`${` without a closing `}`".into(),
-                });
-                rest = "";
-                break;
+            let Some(v) = env(name) else {
+                errors.push(err(format!("`${{{name}}}`: environment variable `{name}` is not set")));
+                continue;
             };
-            let name = &rest[i + 2..i + end];
-            match env(name) {
-                Some(v) if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.is_empty() => {
-                    out.push_str(&v.replace('\\', "\\\\").replace('"', "\\\""))
-                }
-                _ => errors.push(SpecError {
-                    file: file.into(),
-                    line: lineno + 1,
-                    col: line.len() - rest.len() + i + 1,
-                    key: String::new(),
-                    message: format!("`${{{name}}}`: environment variable `{name}` is not set"),
-                }),
+            match ctx {
+                Ctx::Basic => escape_basic(&v, &mut out),
+                Ctx::Literal if v.contains(['\'', '\n', '\r']) => errors.push(err(format!(
+                    "the value of `{name}` holds a quote or a line break, which a literal string '…' cannot: use a \"…\" string"
+                ))),
+                Ctx::MultiLiteral if v.contains("'''") => errors.push(err(format!(
+                    "the value of `{name}` holds three quotes in a row, which a ''' string cannot: use a \"\"\" string"
+                ))),
+                _ => out.push_str(&v),
             }
-            rest = &rest[i + end + 1..];
+            continue;
         }
-        out.push_str(rest);
+        // Not a `${`: copy and track strings and comments.
+        let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
+        let closing = |q: &str| {
+            // Up to two more quotes may belong to the string itself.
+            let mut n = 3;
+            while n < 5 && at(i + n, q) {
+                n += 1;
+            }
+            n
+        };
+        let n = match ctx {
+            Ctx::Bare if c == b'#' => {
+                ctx = Ctx::Comment;
+                1
+            }
+            Ctx::Bare if at(i, "\"\"\"") => {
+                (ctx, multi) = (Ctx::Basic, true);
+                3
+            }
+            Ctx::Bare if c == b'"' => {
+                (ctx, multi) = (Ctx::Basic, false);
+                1
+            }
+            Ctx::Bare if at(i, "'''") => {
+                ctx = Ctx::MultiLiteral;
+                3
+            }
+            Ctx::Bare if c == b'\'' => {
+                ctx = Ctx::Literal;
+                1
+            }
+            // An escape: the next character cannot end the string.
+            Ctx::Basic if c == b'\\' => 1 + text[i + 1..].chars().next().map_or(0, char::len_utf8),
+            Ctx::Basic if multi && at(i, "\"\"\"") => {
+                ctx = Ctx::Bare;
+                closing("\"")
+            }
+            Ctx::Basic if !multi && c == b'"' => {
+                ctx = Ctx::Bare;
+                1
+            }
+            Ctx::Literal if c == b'\'' => {
+                ctx = Ctx::Bare;
+                1
+            }
+            Ctx::MultiLiteral if at(i, "'''") => {
+                ctx = Ctx::Bare;
+                closing("'")
+            }
+            _ => ch_len,
+        };
+        out.push_str(&text[i..i + n]);
+        i += n;
     }
     if errors.is_empty() { Ok(out) } else { Err(errors) }
+}
+
+/// Appends `v` escaped for a TOML basic string.
+fn escape_basic(v: &str, out: &mut String) {
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
 }
 
 /// Applies `key.path=value` overrides (`export.0.window=7d`). The value is
@@ -142,6 +257,36 @@ mod tests {
         let e = interpolate("f.toml", "a = 1\nb = \"${NOPE}\"\n", &env).unwrap_err();
         assert_eq!((e[0].line, e[0].col), (2, 6));
         assert!(e[0].message.contains("`NOPE` is not set"));
+    }
+
+    #[test]
+    fn comments_are_left_alone_and_each_string_kind_gets_its_escaping() {
+        let env = |k: &str| match k {
+            "DIR" => Some(r#"C:\data\"x""#.to_string()),
+            "N" => Some("16".to_string()),
+            "NL" => Some("a\nb".to_string()),
+            _ => None,
+        };
+        let text = "a = 1 # was ${NOPE}\nc = \"${DIR}\"\nd = ${N}\ne = \"# ${N}\" # ${NOPE}\nf = '''\n${DIR}'''\ng = \"\"\"\n${NL}\"\"\"\nh = \"\\\"${N}\"\ni = '\\'\nj = '${N}'\n";
+        let t = interpolate("f.toml", text, &env).unwrap();
+        let v: toml::Table = toml::from_str(&t).unwrap_or_else(|e| panic!("{e}\n{t}"));
+        assert_eq!(v["a"].as_integer(), Some(1));
+        assert_eq!(v["c"].as_str(), Some(r#"C:\data\"x""#));
+        assert_eq!(v["d"].as_integer(), Some(16));
+        assert_eq!(v["e"].as_str(), Some("# 16"));
+        assert_eq!(v["f"].as_str(), Some(r#"C:\data\"x""#));
+        assert_eq!(v["g"].as_str(), Some("a\nb"));
+        assert_eq!(v["h"].as_str(), Some("\"16"));
+        assert_eq!(v["j"].as_str(), Some("16"));
+        // A literal string keeps the value's backslashes as they are...
+        let env = |k: &str| (k == "P").then(|| r"C:\data\out".to_string());
+        let t = interpolate("f.toml", "uri = '${P}'\n", &env).unwrap();
+        assert_eq!(t, "uri = 'C:\\data\\out'\n");
+        // ...and refuses what it cannot hold, naming the variable only.
+        let env = |k: &str| (k == "Q").then(|| "it's".to_string());
+        let e = interpolate("f.toml", "a = 1\nuri = '${Q}'\n", &env).unwrap_err();
+        assert_eq!((e[0].line, e[0].col), (2, 8));
+        assert!(e[0].message.contains("`Q` holds a quote"), "{}", e[0].message);
     }
 
     #[test]

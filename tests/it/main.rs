@@ -4,6 +4,7 @@ mod client;
 mod common;
 mod export;
 mod hostile;
+mod input;
 mod operator;
 mod resume;
 mod s3;
