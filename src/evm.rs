@@ -2,8 +2,11 @@
 //! address checks, event signatures and their topic0, exact uint256 parsing
 //! and hex.
 //!
-//! Event signatures are parsed by `alloy-json-abi` (the alloy family's
-//! Solidity signature parser) and hashed with `alloy-primitives`' keccak.
+//! Event signatures are parsed by `alloy-sol-type-parser` (the Solidity
+//! type and parameter parser of the alloy family, under `alloy-json-abi`)
+//! and hashed with keccak-256 (RustCrypto `sha3`). Not `alloy-json-abi` /
+//! `alloy-primitives` themselves: they pull in `ruint`, whose releases
+//! without RUSTSEC-2026-0220 need Rust 1.90, above this crate's 1.85.
 //! What is accepted is what the Solidity ABI allows: an optional `event`
 //! keyword, `indexed`, parameter names, the `uint`/`int`/`fixed`/`ufixed`
 //! aliases, tuples (with or without the `tuple` keyword), fixed and dynamic
@@ -14,7 +17,8 @@
 //! them as tuples, `uint8` and `address`), unknown or mis-sized types, and
 //! anything after the parameter list.
 
-use alloy_json_abi::Event;
+use alloy_sol_type_parser::{Parameters, TypeSpecifier, TypeStem};
+use sha3::{Digest, Keccak256};
 
 /// True when `s` matches the service's Address pattern `^0x[a-fA-F0-9]{40}$`.
 pub fn is_address(s: &str) -> bool {
@@ -28,7 +32,9 @@ pub fn is_hash32(s: &str) -> bool {
 
 /// Keccak-256 of bytes.
 pub fn keccak(data: &[u8]) -> [u8; 32] {
-    alloy_primitives::keccak256(data).0
+    let mut h = Keccak256::new();
+    h.update(data);
+    h.finalize().into()
 }
 
 /// An event signature as written, its canonical form and its topic0.
@@ -63,30 +69,39 @@ impl EventSignature {
         {
             return Err(format!("is a {word}, not an event"));
         }
-        let event = Event::parse(body).map_err(|e| format!("is not an event signature ({})", one_line(&e.to_string())))?;
-        if event.anonymous {
-            return Err("anonymous events have no topic0 to select on: filter them by contract_address instead".into());
+        // `Name(` … `)`, then nothing but an optional `anonymous`.
+        let open = body.find('(').ok_or_else(|| "has no parameter list `(…)`".to_string())?;
+        let name = body[..open].trim_end();
+        // A type name (`uint`, `bytes32`) is a reserved word, not a name.
+        if !is_identifier(name) || elementary(name).is_ok() {
+            return Err(format!("`{}` is not an event name", short(name)));
         }
-        // The parser reads the name as a type (so `uint` would come back as
-        // `uint256`, `A.B` as `uint8`) and skips a visibility keyword: the
-        // text itself must be `Name(` … `)`.
-        let name_ok = body
-            .strip_prefix(event.name.as_str())
-            .is_some_and(|r| r.trim_start().starts_with('('));
-        if !name_ok || !is_identifier(&event.name) {
-            return Err(format!("`{body}` does not start with an event name followed by `(`"));
+        let close = matching_paren(body, open).ok_or_else(|| "has an unclosed `(`".to_string())?;
+        match body[close + 1..].trim() {
+            "" => {}
+            "anonymous" => {
+                return Err("anonymous events have no topic0 to select on: filter them by contract_address instead".into());
+            }
+            other => {
+                return Err(format!(
+                    "has `{}` after its parameter list (events take no visibility, mutability or outputs)",
+                    short(other)
+                ));
+            }
         }
-        if !body.ends_with(')') {
-            return Err("has text after its parameter list (events take no visibility or mutability)".into());
-        }
+        let params =
+            Parameters::parse(&body[open..=close]).map_err(|e| format!("is not an event signature ({})", one_line(&e.to_string())))?;
         let mut canonical = String::with_capacity(body.len());
-        canonical.push_str(&event.name);
+        canonical.push_str(name);
         canonical.push('(');
-        for (i, p) in event.inputs.iter().enumerate() {
+        for (i, p) in params.params.iter().enumerate() {
             if i > 0 {
                 canonical.push(',');
             }
-            canonical_param(&p.ty, &p.components, &mut canonical)?;
+            if p.storage.is_some() {
+                return Err(format!("`{}`: event parameters take no data location", short(p.span)));
+            }
+            canonical_type(&p.ty, &mut canonical)?;
         }
         canonical.push(')');
         let topic0 = hex0x(&keccak(canonical.as_bytes()));
@@ -111,23 +126,63 @@ fn is_identifier(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
 }
 
-/// Appends the canonical form of one parameter type: tuples as
-/// `(t1,t2)`, aliases resolved, array suffixes kept.
-fn canonical_param(ty: &str, components: &[alloy_json_abi::Param], out: &mut String) -> Result<(), String> {
-    let (root, suffix) = ty.split_at(ty.find('[').unwrap_or(ty.len()));
-    if root == "tuple" {
-        out.push('(');
-        for (i, c) in components.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
+/// The index of the `)` closing the `(` at `open`.
+fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
             }
-            canonical_param(&c.ty, &c.components, out)?;
+            _ => {}
         }
-        out.push(')');
-    } else {
-        out.push_str(&elementary(root)?);
     }
-    out.push_str(suffix);
+    None
+}
+
+fn short(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Appends the canonical form of one type: tuples as `(t1,t2)`, aliases
+/// resolved, array suffixes kept.
+fn canonical_type(ty: &TypeSpecifier<'_>, out: &mut String) -> Result<(), String> {
+    match &ty.stem {
+        TypeStem::Tuple(t) => {
+            out.push('(');
+            for (i, c) in t.types.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical_type(c, out)?;
+            }
+            out.push(')');
+        }
+        // The parser reads `A.B` (an enum in a library) as `uint8`: that
+        // is the ABI's spelling, but the text named a type, so refuse it
+        // like any other user-defined type.
+        TypeStem::Root(r) if !ty.span.trim_start().starts_with(r.span()) && r.span() != "uint256" && r.span() != "int256" => {
+            return Err(format!(
+                "`{}` is not an ABI type: write structs as tuples `(uint256,address)`, enums as `uint8`, contracts as `address`",
+                short(ty.span.trim())
+            ));
+        }
+        TypeStem::Root(r) => out.push_str(&elementary(r.span())?),
+    }
+    for size in &ty.sizes {
+        out.push('[');
+        if let Some(n) = size {
+            out.push_str(&n.to_string());
+        }
+        out.push(']');
+    }
     Ok(())
 }
 
@@ -389,8 +444,10 @@ mod tests {
                 .unwrap_err()
                 .contains("`MyStruct` is not an ABI type")
         );
-        let e = EventSignature::parse("Transfer(address,address").unwrap_err();
-        assert!(e.len() > 40 && !e.contains('\n'), "{e}");
+        assert!(EventSignature::parse("Transfer(address,address").unwrap_err().contains("unclosed"));
+        // The parser's own message, on one line.
+        let e = EventSignature::parse("Transfer(address,,address)").unwrap_err();
+        assert!(e.starts_with("is not an event signature (") && !e.contains('\n'), "{e}");
         assert!(
             EventSignature::parse("E(uint) anonymous")
                 .unwrap_err()
