@@ -1576,7 +1576,7 @@ chains = ["base"]
                 prop_assert!(!e.0.is_empty());
                 prop_assert!(e.0.iter().all(|x| x.file == "m.toml" && !x.message.is_empty()));
             }
-            let env = |k: &str| (k.len() % 2 == 0).then(|| "v\\'\"".to_string());
+            let env = |k: &str| k.len().is_multiple_of(2).then(|| "v\\'\"".to_string());
             let _ = text::interpolate("m.toml", &text, &env);
             let _ = text::apply_overrides("m.toml", &text, &["export.0.window=1..2".into(), "source.x.y=3".into()]);
         }
