@@ -96,6 +96,8 @@ const SOURCE: &[Key] = &[
     opt("page_size", Kind::Int),
     opt("timeout_secs", Kind::Int),
     opt("max_retries", Kind::Int),
+    opt("max_response_mb", Kind::Int),
+    opt("max_retry_after_secs", Kind::Int),
     opt("sim", Kind::Table(SIM)),
 ];
 
