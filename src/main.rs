@@ -280,7 +280,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let problems = match run::verify(&s).await {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    eprintln!("error: {}", redact(&e.to_string()));
                     return Ok(ExitCode::from(1));
                 }
             };

@@ -281,7 +281,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
     }
     let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {
-        Some(job) => adopt(spec, &state, job, now).await?,
+        Some(job) => adopt(spec, &state, job, &identity, now).await?,
         None => {
             let job = JobState {
                 version: STATE_VERSION,
@@ -291,11 +291,11 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
                 page_size: Some(spec.source.page_size),
                 created_at: chrono::Utc::now().to_rfc3339(),
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
-                identity: Some(identity),
+                identity: Some(identity.clone()),
             };
             // Another shard may have created it first, from another spec.
             let job = state.create_job(&job).await?;
-            adopt(spec, &state, job, now).await?
+            adopt(spec, &state, job, &identity, now).await?
         }
     };
     Ok((state, job))
@@ -304,8 +304,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
 /// A job found in state, checked against `spec`: the same job, or grown
 /// (exports appended: their windows frozen now, or adopted from the shard
 /// that froze them first). Returns the job with a window for every export.
-async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, now: i64) -> Result<JobState, RunError> {
-    let identity = JobIdentity::of(spec);
+async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, identity: &JobIdentity, now: i64) -> Result<JobState, RunError> {
     let Some(stored) = job.identity.clone() else {
         // Started before identities were recorded: the whole spec hash.
         let hash = spec.content_hash();
@@ -318,7 +317,7 @@ async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, now: i64) -> 
         }
         return Ok(job);
     };
-    let mut changes = stored.changes(&identity);
+    let mut changes = stored.changes(identity);
     if changes.is_empty() && spec.exports.len() > stored.exports.len() {
         let frozen = plan::freeze_windows(spec, now);
         for e in &spec.exports[stored.exports.len()..] {
@@ -390,7 +389,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     if let BaseUrl::Http(u) = &spec.source.base_url {
         crate::redact::register_url(u);
     }
-    let cfg = client_config(&spec, String::new())?;
+    let cfg = client_config(&spec)?;
     let sink = Arc::new(Sink::open(&spec.output)?);
     // A --fresh clears every shard's work: it needs the whole job.
     let scope = crate::state::lease::scope(if opts.fresh { None } else { opts.shard });
@@ -831,8 +830,10 @@ fn units_in_flight(spec: &Spec) -> usize {
 
 /// Client settings from the spec; the key is read from the environment here
 /// and nowhere else.
-pub fn client_config(spec: &Spec, base_url: String) -> Result<ClientConfig, RunError> {
-    let mut cfg = ClientConfig::new(base_url);
+/// The base URL is set once known (the built-in simulator's is known only
+/// once it listens), so that the key is checked before anything starts.
+pub fn client_config(spec: &Spec) -> Result<ClientConfig, RunError> {
+    let mut cfg = ClientConfig::new(String::new());
     if let Some(var) = &spec.source.api_key_env {
         let key = match std::env::var(var) {
             Ok(k) => k,

@@ -97,8 +97,8 @@ impl ExportIdentity {
         }
     }
 
-    /// How `now` differs from `self`, one line per key (`None`: the same
-    /// export, possibly with chains added).
+    /// How `now` differs from `self`, one line per key; empty when it is
+    /// the same export, possibly with chains added.
     pub fn changes(&self, now: &ExportIdentity, index: usize) -> Vec<String> {
         let mut out = Vec::new();
         let keys: std::collections::BTreeSet<&String> = self.keys.keys().chain(now.keys.keys()).collect();

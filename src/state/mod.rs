@@ -286,6 +286,26 @@ fn unique_tmp(path: &std::path::Path) -> std::path::PathBuf {
     path.with_file_name(name)
 }
 
+/// Deletes the files under `roots` (recursively) that `remove` selects;
+/// returns how many were deleted. Directories that cannot be read are skipped.
+fn remove_local_files(mut roots: Vec<std::path::PathBuf>, remove: impl Fn(&std::path::Path) -> bool) -> usize {
+    let mut removed = 0;
+    while let Some(dir) = roots.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                roots.push(p);
+            } else if remove(&p) && std::fs::remove_file(&p).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
 /// Reads and writes one job's state.
 #[derive(Debug, Clone)]
 pub struct StateStore {
@@ -475,6 +495,10 @@ impl StateStore {
     pub async fn verify(&self, datasets: &HashSet<Dataset>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
         let files = self.data_files_sized(datasets).await?;
         let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
+        let mut seqs: HashMap<&str, HashSet<u64>> = HashMap::new();
+        for (_, unit, seq, _) in &files {
+            seqs.entry(unit.as_str()).or_default().insert(*seq);
+        }
         let mut problems = Vec::new();
         let mut ids: Vec<&String> = states.keys().collect();
         ids.sort();
@@ -486,8 +510,8 @@ impl StateStore {
                 what,
             };
             if st.committed.is_empty() {
-                let seqs: HashSet<u64> = files.iter().filter(|f| &f.1 == id).map(|f| f.2).collect();
-                for seq in (0..st.next_seq).filter(|s| !seqs.contains(s)) {
+                let present = seqs.get(id.as_str());
+                for seq in (0..st.next_seq).filter(|s| !present.is_some_and(|p| p.contains(s))) {
                     let name = crate::sink::file_name(&self.file_prefix(id), seq);
                     problems.push(problem(&name, "missing".into()));
                 }
@@ -567,22 +591,7 @@ impl StateStore {
         let Some(root) = self.sink.local_root() else {
             return 0;
         };
-        let mut removed = 0;
-        let mut stack = vec![root.join(&self.dir)];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "tmp") && std::fs::remove_file(&p).is_ok() {
-                    removed += 1;
-                }
-            }
-        }
-        removed
+        remove_local_files(vec![root.join(&self.dir)], |p| p.extension().is_some_and(|x| x == "tmp"))
     }
 
     /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
@@ -591,26 +600,14 @@ impl StateStore {
             return 0;
         };
         let prefix = format!("{}-", self.job);
-        let mut removed = 0;
-        let mut stack: Vec<std::path::PathBuf> = datasets.iter().map(|d| root.join(d.name())).collect();
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if let Some(name) = p.file_name().and_then(|n| n.to_str())
-                    && let Some((file, _)) = name.split_once('#')
-                    && file.strip_prefix(&prefix).and_then(parse_file_name).is_some()
-                    && std::fs::remove_file(&p).is_ok()
-                {
-                    removed += 1;
-                }
-            }
-        }
-        removed
+        remove_local_files(datasets.iter().map(|d| root.join(d.name())).collect(), |p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.split_once('#'))
+                .and_then(|(file, _)| file.strip_prefix(&prefix))
+                .and_then(parse_file_name)
+                .is_some()
+        })
     }
 
     /// Marker of a `--fresh` in progress: while it exists the job's state
