@@ -6,7 +6,7 @@ use crate::plan::{Segment, Unit, describe_window};
 use crate::run::{RunSummary, Tally, tally_key};
 use crate::spec::{Dataset, Export, HashEncoding, Spec};
 use crate::state::UnitState;
-use crate::window::Resolved;
+use crate::vocab::window::Resolved;
 use arrow::datatypes::{DataType, Schema, TimeUnit};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;

@@ -18,12 +18,12 @@
 //! repair is finished by the next run.
 
 use crate::api::{BlocksQuery, Client, Sort};
-use crate::chain::Chain;
 use crate::plan::{Segment, Unit, block_range_of};
 use crate::run::UnitError;
 use crate::spec::{Dataset, Export};
 use crate::state::{Mark, STATE_VERSION, StateStore, TailBlock, UnitState};
-use crate::window::Resolved;
+use crate::vocab::chain::Chain;
+use crate::vocab::window::Resolved;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 

@@ -9,19 +9,20 @@
 #![deny(unused_must_use)]
 
 pub mod api;
-pub mod chain;
 pub mod cli;
 pub mod decode;
-pub mod evm;
-pub mod failpoint;
 pub mod fetch;
 pub mod incremental;
 pub mod plan;
 pub mod progress;
-pub mod redact;
 pub mod run;
 pub mod sim;
 pub mod sink;
 pub mod spec;
 pub mod state;
-pub mod window;
+pub mod util;
+pub mod vocab;
+
+// The vocabulary and support modules under their first names.
+pub use util::{failpoint, redact};
+pub use vocab::{chain, evm, window};

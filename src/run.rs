@@ -4,7 +4,6 @@
 //! after the files it covers are durable, and only in page order.
 
 use crate::api::{ApiError, Client, ClientConfig, Secret, Stats};
-use crate::chain::Chain;
 use crate::decode::{self, Ctx, DecodeError};
 use crate::fetch::{Page, Pager};
 use crate::incremental::{self, Finished, Reorg};
@@ -14,7 +13,8 @@ use crate::sim;
 use crate::sink::{Sink, SinkError, UnitWriter, schema_for};
 use crate::spec::{BaseUrl, Dataset, Export, ExportIdentity, JobIdentity, Spec};
 use crate::state::{JobState, STATE_VERSION, StateError, StateStore, UnitState};
-use crate::window::Resolved;
+use crate::vocab::chain::Chain;
+use crate::vocab::window::Resolved;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -387,7 +387,7 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     // deleted (a --fresh that then fails would have lost the output): the
     // API key variable here, the output's access by taking the lease.
     if let BaseUrl::Http(u) = &spec.source.base_url {
-        crate::redact::register_url(u);
+        crate::util::redact::register_url(u);
     }
     let cfg = client_config(&spec)?;
     let sink = Arc::new(Sink::open(&spec.output)?);
@@ -710,12 +710,12 @@ async fn run_leased(
     };
     let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
     let mut doc = serde_json::to_value(&summary).unwrap_or_default();
-    crate::redact::redact_json(&mut doc);
+    crate::util::redact::redact_json(&mut doc);
     if let Some(obj) = doc.as_object_mut() {
         obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
         obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
         obj.insert("follow".into(), opts.follow.into());
-        obj.insert("as_of".into(), opts.as_of.map(crate::window::iso).into());
+        obj.insert("as_of".into(), opts.as_of.map(crate::vocab::window::iso).into());
     }
     match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
         Ok(rel) => summary.report = Some(rel),
@@ -860,7 +860,7 @@ pub fn client_config(spec: &Spec) -> Result<ClientConfig, RunError> {
                 why: "holds a line break or another control character",
             });
         }
-        crate::redact::register(&key);
+        crate::util::redact::register(&key);
         cfg.api_key = Some(Secret::new(key));
         cfg.api_key_env = Some(var.clone());
     }
@@ -1028,7 +1028,7 @@ async fn commit(
     }
     let files = writer.finish().await?;
     if !files.is_empty() {
-        crate::failpoint::hit("after-file-write");
+        crate::util::failpoint::hit("after-file-write");
     }
     st.cursor = if done { None } else { pending.cursor.clone() };
     st.next_seq = writer.next_seq;

@@ -22,7 +22,7 @@
 //!
 //! The API key only ever travels in the `Authorization` header: it is in
 //! no error, log line or `Debug` output, and whatever a server quotes back
-//! is passed through [`crate::redact`] before it reaches an error.
+//! is passed through [`crate::util::redact`] before it reaches an error.
 
 mod limit;
 pub mod types;
@@ -30,8 +30,8 @@ pub mod types;
 pub use limit::Limiter;
 use types::*;
 
-use crate::chain::Chain;
-use crate::redact::redact;
+use crate::util::redact::redact;
+use crate::vocab::chain::Chain;
 use backon::BackoffBuilder;
 use serde::de::DeserializeOwned;
 use std::fmt;
@@ -455,7 +455,7 @@ struct Parser<'p, T> {
 impl Client {
     /// Builds a client; fails only when the HTTP stack cannot start.
     pub fn new(cfg: ClientConfig) -> Result<Client, ApiError> {
-        let shown_base: Arc<str> = crate::redact::register_url(&cfg.base_url).into();
+        let shown_base: Arc<str> = crate::util::redact::register_url(&cfg.base_url).into();
         let http = reqwest::Client::builder()
             .timeout(cfg.timeout)
             .connect_timeout(cfg.connect_timeout())

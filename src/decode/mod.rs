@@ -10,10 +10,10 @@ pub mod events;
 pub mod portfolio;
 pub mod tokens;
 
-use crate::chain::Chain;
-use crate::evm::U256;
 use crate::plan::Unit;
 use crate::spec::{Dataset, HashEncoding};
+use crate::vocab::chain::Chain;
+use crate::vocab::evm::U256;
 use arrow::array::{ArrayRef, BinaryBuilder, ListBuilder, StringBuilder};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use arrow::record_batch::RecordBatch;
@@ -430,7 +430,7 @@ mod tests {
     #[test]
     fn topics_from_numbers_and_hex_agree() {
         let hex = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
-        let dec = crate::evm::U256::from_hex0x(hex).unwrap().to_dec();
+        let dec = crate::vocab::evm::U256::from_hex0x(hex).unwrap().to_dec();
         assert_eq!(topic_hex(&dec).unwrap(), hex);
         assert_eq!(
             topic_hex("0xDDF252AD1BE2C89B69C2B068FC378DAA952BA7F163C4A11628F55A4DF523B3EF").unwrap(),

@@ -4,7 +4,7 @@ use super::{Ctx, DecodeError, Decoded, HexCol, schema};
 use crate::api::types::PortfolioDay;
 use crate::plan::UnitRange;
 use crate::spec::Dataset;
-use crate::window::parse_date;
+use crate::vocab::window::parse_date;
 use arrow::array::{ArrayRef, Date32Builder, Float64Builder, Int64Builder, StringBuilder};
 use arrow::record_batch::RecordBatch;
 use std::sync::Arc;

@@ -17,8 +17,8 @@
 //! - at most [`MAX_PAGES_WITHOUT_ROWS`] pages in a row may bring no row of
 //!   the unit's range.
 
-use crate::chain::Chain;
 use crate::spec::Dataset;
+use crate::vocab::chain::Chain;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Date32Type, Int64Type};
 use arrow::record_batch::RecordBatch;
@@ -176,7 +176,7 @@ impl PageGuard {
             let token = fmt.as_ref().map(|f| f.value(i).to_string()).unwrap_or_default();
             let key = hash_of((dates.value(i), token));
             if self.portfolio_keys.contains(&key) {
-                let day = crate::window::date_string(dates.value(i));
+                let day = crate::vocab::window::date_string(dates.value(i));
                 return Err(self.err(page, format!("the page repeats the holdings of {day} already received")));
             }
             this_page.insert(key);

@@ -16,7 +16,7 @@ use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sor
 use crate::decode::{Ctx, DecodeError, Decoded};
 use crate::plan::{Unit, UnitRange};
 use crate::spec::{Export, Selection};
-use crate::window::Resolved;
+use crate::vocab::window::Resolved;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 

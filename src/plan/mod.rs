@@ -13,9 +13,9 @@
 //! before anything is planned (counting is arithmetic: it allocates
 //! nothing however large the window), so planning memory is bounded.
 
-use crate::chain::Chain;
 use crate::spec::{Dataset, Export, Selection, Spec};
-use crate::window::{Resolved, Window, day_of};
+use crate::vocab::chain::Chain;
+use crate::vocab::window::{Resolved, Window, day_of};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -196,7 +196,7 @@ pub const TOKENS_PER_UNIT: usize = 50;
 pub fn job_now(spec: &Spec) -> i64 {
     if let crate::spec::BaseUrl::Sim(o) = &spec.source.base_url
         && let Some(t) = &o.frozen_at
-        && let Ok(secs) = crate::window::parse_instant(t)
+        && let Ok(secs) = crate::vocab::window::parse_instant(t)
     {
         return secs;
     }

@@ -5,8 +5,8 @@
 //! serves millions of blocks in constant memory and tests can ask this module
 //! for the ground truth of any row.
 
-use crate::chain::Chain;
-use crate::evm::{U256, keccak};
+use crate::vocab::chain::Chain;
+use crate::vocab::evm::{U256, keccak};
 
 /// Per-chain timing: block `n` is produced at `genesis_ms + n * block_ms`.
 #[derive(Debug, Clone, Copy)]

@@ -2,8 +2,8 @@
 //! every benchmark, so no intermediate `serde_json::Value`.
 
 use super::data::{Block, Event, Holding, Token};
-use crate::evm::{U256, push_hex};
-use crate::window::iso;
+use crate::vocab::evm::{U256, push_hex};
+use crate::vocab::window::iso;
 
 fn hex_field(out: &mut Vec<u8>, name: &str, bytes: &[u8]) {
     out.extend_from_slice(b"\"");

@@ -3,9 +3,9 @@
 use super::SimOptions;
 use super::data::SimData;
 use super::json;
-use crate::chain::Chain;
-use crate::evm::{is_abi_signature, is_address, is_hash32, signature_topic, split_top_level};
-use crate::window::{Resolved, Window, day_of, iso, parse_instant};
+use crate::vocab::chain::Chain;
+use crate::vocab::evm::{is_abi_signature, is_address, is_hash32, signature_topic, split_top_level};
+use crate::vocab::window::{Resolved, Window, day_of, iso, parse_instant};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, Request, State};
@@ -765,7 +765,7 @@ async fn portfolio(
             out.push(b',');
         }
         out.extend_from_slice(b"{\"date\":\"");
-        out.extend_from_slice(crate::window::date_string(pos as i32).as_bytes());
+        out.extend_from_slice(crate::vocab::window::date_string(pos as i32).as_bytes());
         out.extend_from_slice(b"\",\"holdings\":[");
         for (k, h) in sim
             .data

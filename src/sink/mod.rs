@@ -6,10 +6,10 @@
 //! S3); a failed file is aborted. Locally the finished file is fsynced
 //! before a checkpoint may point past it.
 
-use crate::chain::Chain;
 use crate::decode::{Decoded, schema};
 use crate::spec::{Compression, Dataset, Output};
-use crate::window::date_string;
+use crate::vocab::chain::Chain;
+use crate::vocab::window::date_string;
 use arrow::array::BooleanArray;
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
@@ -489,7 +489,7 @@ impl UnitWriter {
         {
             f.end_row_group().await?;
         }
-        crate::failpoint::hit("during-file-write");
+        crate::util::failpoint::hit("during-file-write");
         Ok(())
     }
 

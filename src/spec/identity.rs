@@ -35,8 +35,8 @@ pub struct JobIdentity {
     pub exports: Vec<ExportIdentity>,
 }
 
-fn window_value(w: &crate::window::Window) -> Value {
-    use crate::window::{Window, iso};
+fn window_value(w: &crate::vocab::window::Window) -> Value {
+    use crate::vocab::window::{Window, iso};
     match *w {
         Window::Relative { secs } => json!(format!("last {secs}s")),
         Window::Interval { start, end } => json!(format!("{}..{}", iso(start), iso(end))),
@@ -151,7 +151,7 @@ impl JobIdentity {
     /// A short stable hash.
     pub fn hash(&self) -> String {
         let v = serde_json::to_vec(self).unwrap_or_default();
-        let digest = crate::evm::keccak(&v);
+        let digest = crate::vocab::evm::keccak(&v);
         hex::encode(&digest[..16])
     }
 

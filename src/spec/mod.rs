@@ -12,7 +12,7 @@
 //! (no two may select the same rows).
 //!
 //! Invariants of a [`Spec`]: every block number is at most
-//! [`crate::window::MAX_BLOCK`], every export and chain plans at most
+//! [`crate::vocab::window::MAX_BLOCK`], every export and chain plans at most
 //! [`crate::plan::MAX_UNITS`] units, the job name fits in file names, and
 //! no two exports overlap.
 
@@ -23,10 +23,11 @@ mod text;
 
 pub use identity::{ExportIdentity, JobIdentity};
 
-use crate::chain::Chain;
-use crate::evm::{EventSignature, is_address, is_hash32};
 use crate::sim::SimOptions;
-use crate::window::{Align, MAX_BLOCK, Resolved, Window, parse_duration};
+pub use crate::vocab::Dataset;
+use crate::vocab::chain::Chain;
+use crate::vocab::evm::{EventSignature, is_address, is_hash32};
+use crate::vocab::window::{Align, MAX_BLOCK, Resolved, Window, parse_duration};
 use raw::*;
 use serde::Serialize;
 use std::fmt;
@@ -78,46 +79,6 @@ impl fmt::Display for SpecErrors {
             writeln!(f, "  {e}")?;
         }
         Ok(())
-    }
-}
-
-/// The four datasets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Dataset {
-    /// Block headers.
-    Blocks,
-    /// Event logs.
-    Events,
-    /// Wallet daily holdings.
-    Portfolio,
-    /// Token metadata.
-    Tokens,
-}
-
-impl Dataset {
-    /// All datasets.
-    pub const ALL: [Dataset; 4] = [Dataset::Blocks, Dataset::Events, Dataset::Portfolio, Dataset::Tokens];
-
-    /// Its name in specs, paths and the CLI.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dataset::Blocks => "blocks",
-            Dataset::Events => "events",
-            Dataset::Portfolio => "portfolio",
-            Dataset::Tokens => "tokens",
-        }
-    }
-
-    /// Parses a dataset name.
-    pub fn parse(s: &str) -> Option<Dataset> {
-        Dataset::ALL.into_iter().find(|d| d.name() == s)
-    }
-}
-
-impl fmt::Display for Dataset {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -405,7 +366,7 @@ impl Spec {
             "output": self.output,
             "exports": self.exports,
         });
-        let digest = crate::evm::keccak(value.to_string().as_bytes());
+        let digest = crate::vocab::evm::keccak(value.to_string().as_bytes());
         hex::encode(&digest[..16])
     }
 }
@@ -623,7 +584,7 @@ impl Validator<'_> {
             }
         }
         if let Some(v) = &r.frozen_at {
-            match crate::window::parse_instant(v.get_ref()) {
+            match crate::vocab::window::parse_instant(v.get_ref()) {
                 Ok(_) => o.frozen_at = Some(v.get_ref().clone()),
                 Err(m) => self.err(v.span(), key("frozen_at"), m),
             }
@@ -769,7 +730,7 @@ impl Validator<'_> {
             other => other.to_string(),
         };
         if dataset == Dataset::Portfolio {
-            match crate::window::parse_instant(&text) {
+            match crate::vocab::window::parse_instant(&text) {
                 Ok(t) => return (t.div_euclid(86_400) * 86_400).max(0) as u64,
                 Err(m) => self.err(v.span(), key, format!("{m}: portfolios start at a date such as 2025-01-01")),
             }
@@ -1337,8 +1298,8 @@ fn covers_meet(a: &Cover<'_>, b: &Cover<'_>) -> Option<String> {
             (lo < hi).then(|| format!("in {}", Resolved::Time { start: lo, end: hi }))
         }
         (Recent, Recent) => Some("in the most recent period (both windows are relative and end now)".into()),
-        (TimeFrom(s), Time(_, end)) | (Time(_, end), TimeFrom(s)) => (end > s).then(|| format!("from {}", crate::window::iso(*s))),
-        (TimeFrom(x), TimeFrom(y)) => Some(format!("from {}", crate::window::iso(*x.max(y)))),
+        (TimeFrom(s), Time(_, end)) | (Time(_, end), TimeFrom(s)) => (end > s).then(|| format!("from {}", crate::vocab::window::iso(*s))),
+        (TimeFrom(x), TimeFrom(y)) => Some(format!("from {}", crate::vocab::window::iso(*x.max(y)))),
         (TimeFrom(_), Recent) | (Recent, TimeFrom(_)) => Some("in the most recent days".into()),
         (All, All) => Some("of the same tokens".into()),
         _ => None,
@@ -1526,7 +1487,10 @@ chains = ["base"]
         let s = Spec::parse("p.toml", valid()).unwrap();
         match &s.exports[0].selection {
             Selection::Events { topics, signatures, .. } => {
-                assert_eq!(topics, &vec![crate::evm::signature_topic("Transfer(address,address,uint256)")]);
+                assert_eq!(
+                    topics,
+                    &vec![crate::vocab::evm::signature_topic("Transfer(address,address,uint256)")]
+                );
                 assert_eq!(signatures[0].canonical, "Transfer(address,address,uint256)");
             }
             other => panic!("{other:?}"),
@@ -1584,7 +1548,7 @@ chains = ["base"]
         #[test]
         fn values_of_any_text_never_panic(s in "\\PC{0,60}") {
             let _ = Window::parse(&s);
-            let _ = crate::window::parse_duration(&s);
+            let _ = crate::vocab::window::parse_duration(&s);
             let _ = EventSignature::parse(&s);
             let value = s.replace('\\', "\\\\").replace('"', "\\\"");
             for key in ["window", "signatures", "chunk_duration", "start"] {

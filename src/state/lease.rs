@@ -213,7 +213,7 @@ fn busy(doc: &LeaseDoc, local: bool) -> LeaseError {
         holder.push_str(&format!(
             ", renewed {}; if that process died the lease expires at {}",
             doc.renewed_at,
-            crate::window::iso(doc.expires_unix)
+            crate::vocab::window::iso(doc.expires_unix)
         ));
     }
     LeaseError::Busy {

@@ -36,11 +36,11 @@
 
 pub mod lease;
 
-use crate::chain::Chain;
 use crate::plan::{Segment, Unit};
 use crate::sink::{Sink, SinkError, parse_file_name};
 use crate::spec::Dataset;
-use crate::window::Resolved;
+use crate::vocab::chain::Chain;
+use crate::vocab::window::Resolved;
 use futures::TryStreamExt;
 use object_store::{ObjectStoreExt, PutPayload};
 use serde::de::DeserializeOwned;
@@ -368,7 +368,7 @@ impl StateStore {
                 let mut f = std::fs::File::create(&tmp)?;
                 f.write_all(&bytes)?;
                 f.sync_all()?;
-                crate::failpoint::hit("during-checkpoint");
+                crate::util::failpoint::hit("during-checkpoint");
                 std::fs::rename(&tmp, &path)?;
                 if let Some(parent) = path.parent()
                     && let Ok(d) = std::fs::File::open(parent)
@@ -414,7 +414,7 @@ impl StateStore {
     async fn write_doc(&self, rel: &str, doc: &impl Serialize) -> Result<(), StateError> {
         // Last line: no secret reaches a state document, whatever a server
         // sent (state holds cursors and messages that came from it).
-        let bytes = crate::redact::redact_bytes(serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?);
+        let bytes = crate::util::redact::redact_bytes(serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?);
         self.write(rel, bytes).await
     }
 
@@ -640,7 +640,7 @@ impl StateStore {
         let mut removed = 0;
         for (rel, _, _) in self.data_files(datasets).await? {
             self.sink.delete(&rel).await?;
-            crate::failpoint::hit("during-fresh");
+            crate::util::failpoint::hit("during-fresh");
             removed += 1;
         }
         removed += self.remove_local_staging(datasets);

@@ -1,0 +1,12 @@
+//! Shared vocabulary: the nouns every stage speaks — chains, datasets,
+//! windows, EVM values (addresses, hashes, event signatures, uint256).
+//! Pure types and parsing; this module imports no other part of the crate,
+//! so any stage may use it without creating a cycle.
+
+pub mod chain;
+pub mod dataset;
+pub mod evm;
+pub mod window;
+
+pub use chain::Chain;
+pub use dataset::Dataset;
