@@ -2,9 +2,13 @@
 //! into partitioned Parquet on local disk or S3.
 //!
 //! Stages, each a module that knows only the ones before it:
-//! `spec` → `plan` → `fetch` (through `api`) → `decode` → `sink` → `state`.
-//! `sim` is the built-in simulator of the service; `run` drives a job and
-//! `incremental` its high-water marks, follow mode and reorg repair.
+//! `spec` → `plan` → `api` → `fetch` → `decode` → `sink` → `state` →
+//! `job` → `cli`. `job` runs a job and is the only stage that wires the
+//! others together; `cli` is the command-line face (arguments, rendering,
+//! exit codes). Every stage may use the shared vocabulary (`vocab`: chains,
+//! datasets, windows, EVM values) and support (`util`: redaction, crash
+//! points). `sim` is the built-in simulator of the service; it knows only
+//! the vocabulary and the spec.
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unused_must_use)]
 
@@ -12,10 +16,8 @@ pub mod api;
 pub mod cli;
 pub mod decode;
 pub mod fetch;
-pub mod incremental;
+pub mod job;
 pub mod plan;
-pub mod progress;
-pub mod run;
 pub mod sim;
 pub mod sink;
 pub mod spec;

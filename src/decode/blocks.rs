@@ -1,24 +1,12 @@
 //! `blocks`: one row per block.
 
-use super::{Ctx, DecodeError, Decoded, HexCol, parse_i64, parse_i128, parse_ts_micros, schema};
+use super::{Ctx, DecodeError, Decoded, HexCol, owns, parse_i64, parse_i128, parse_ts_micros, schema};
 use crate::api::types::{Block, Exact};
-use crate::plan::UnitRange;
 use crate::spec::Dataset;
 use arrow::array::{ArrayRef, Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use std::sync::Arc;
-
-/// Whether a unit owns a block (by number or by its time).
-pub(crate) fn owns(range: &UnitRange, number: i64, ts_micros: i64) -> bool {
-    let secs = ts_micros.div_euclid(1_000_000);
-    match range {
-        UnitRange::Blocks { start, end } => number >= 0 && (*start..*end).contains(&(number as u64)),
-        UnitRange::Time { start, end } => (*start..*end).contains(&secs),
-        UnitRange::Numbers { numbers } => number >= 0 && numbers.binary_search(&(number as u64)).is_ok(),
-        UnitRange::Wallet { .. } | UnitRange::Tokens { .. } => false,
-    }
-}
 
 /// Decodes a page of blocks.
 pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {

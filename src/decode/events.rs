@@ -1,6 +1,6 @@
 //! `events`: one row per log, with `topics` and flattened `topic0..topic3`.
 
-use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, blocks::owns, parse_ts_micros, schema, topic_hex};
+use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, owns, parse_ts_micros, schema, topic_hex};
 use crate::api::types::Event;
 use crate::spec::Dataset;
 use arrow::array::{ArrayRef, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
@@ -49,9 +49,9 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event<'_>]) -> Result<Decoded, DecodeError
             let t = t.as_ref().ok_or_else(|| ctx.err(row, "topics", "null topic"))?;
             list.push(topic_hex(&t.0).map_err(|m| ctx.err(row, "topics", m))?);
         }
-        topics.append(&list);
+        topics.append(&list).map_err(|m| ctx.err(row, "topics", m))?;
         for (k, col) in flat.iter_mut().enumerate() {
-            col.append_topic(list.get(k).map(|t| &**t));
+            col.append_topic(list.get(k).map(|t| &**t)).map_err(|m| ctx.err(row, "topics", m))?;
         }
         tx_hash
             .append(Some(ctx.required(row, "transaction_hash", &e.transaction_hash)?))

@@ -10,7 +10,8 @@ pub mod events;
 pub mod portfolio;
 pub mod tokens;
 
-use crate::plan::Unit;
+use crate::fetch::Records;
+use crate::plan::{Unit, UnitRange};
 use crate::spec::{Dataset, HashEncoding};
 use crate::vocab::chain::Chain;
 use crate::vocab::evm::U256;
@@ -78,6 +79,27 @@ impl Ctx<'_> {
 
     fn required<'v, T>(&self, row: usize, field: &'static str, v: &'v Option<T>) -> Result<&'v T, DecodeError> {
         v.as_ref().ok_or_else(|| self.err(row, field, "missing (required)"))
+    }
+}
+
+/// Decodes one page of any dataset: the one place where records become rows.
+pub fn page(ctx: Ctx<'_>, records: Records<'_>) -> Result<Decoded, DecodeError> {
+    match records {
+        Records::Blocks(b) => blocks::decode(ctx, b),
+        Records::Events(e) => events::decode(ctx, e),
+        Records::Portfolio(p) => portfolio::decode(ctx, p),
+        Records::Tokens(t) => tokens::decode(ctx, t),
+    }
+}
+
+/// Whether a unit owns a block (by number or by its time).
+pub(crate) fn owns(range: &UnitRange, number: i64, ts_micros: i64) -> bool {
+    let secs = ts_micros.div_euclid(1_000_000);
+    match range {
+        UnitRange::Blocks { start, end } => number >= 0 && (*start..*end).contains(&(number as u64)),
+        UnitRange::Time { start, end } => (*start..*end).contains(&secs),
+        UnitRange::Numbers { numbers } => number >= 0 && numbers.binary_search(&(number as u64)).is_ok(),
+        UnitRange::Wallet { .. } | UnitRange::Tokens { .. } => false,
     }
 }
 
@@ -244,13 +266,16 @@ impl HexCol {
 
     /// Appends a value `topic_hex` has already checked and normalised,
     /// without scanning it again.
-    pub(crate) fn append_topic(&mut self, v: Option<&str>) {
+    pub(crate) fn append_topic(&mut self, v: Option<&str>) -> Result<(), String> {
         match (self, v) {
             (HexCol::Str(b), Some(v)) => b.append_value(v),
-            (HexCol::Bin(b), Some(v)) => b.append_value(hex::decode(&v[2..]).unwrap_or_default()),
+            (HexCol::Bin(b), Some(v)) => {
+                b.append_value(hex::decode(v.get(2..).unwrap_or_default()).map_err(|e| format!("`{}`: {e}", clip(v)))?)
+            }
             (HexCol::Str(b), None) => b.append_null(),
             (HexCol::Bin(b), None) => b.append_null(),
         }
+        Ok(())
     }
 
     pub(crate) fn finish(&mut self) -> ArrayRef {
@@ -291,7 +316,7 @@ impl HexListCol {
         }
     }
 
-    pub(crate) fn append(&mut self, items: &[Cow<'_, str>]) {
+    pub(crate) fn append(&mut self, items: &[Cow<'_, str>]) -> Result<(), String> {
         match self {
             HexListCol::Str(b) => {
                 for i in items {
@@ -300,12 +325,19 @@ impl HexListCol {
                 b.append(true);
             }
             HexListCol::Bin(b) => {
-                for i in items {
-                    b.values().append_value(hex::decode(&i[2..]).unwrap_or_default());
+                // Decode every item before appending any, so that an error
+                // leaves no half-written list behind.
+                let bytes = items
+                    .iter()
+                    .map(|i| hex::decode(i.get(2..).unwrap_or_default()).map_err(|e| format!("`{}`: {e}", clip(i))))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for v in bytes {
+                    b.values().append_value(v);
                 }
                 b.append(true);
             }
         }
+        Ok(())
     }
 
     pub(crate) fn finish(&mut self) -> ArrayRef {

@@ -4,18 +4,22 @@
 //! one-page channel: while the unit's loop writes or commits (an fsync),
 //! the next page waits ready and the one after is already in flight, so
 //! the unit never leaves a request slot idle; memory stays at most three
-//! pages per unit. Event pages (most of the volume) are decoded to Arrow
-//! right here, straight from the response body. The global concurrency and
-//! rate bounds live in the client ([`crate::api::Limiter`]); many units
-//! page at once under them.
+//! pages per unit. The global concurrency and rate bounds live in the
+//! client ([`crate::api::Limiter`]); many units page at once under them.
+//!
+//! Decoding is the caller's: [`Pager::start`] takes a [`PageDecoder`] and
+//! hands it every page as [`Records`] in the fetch task, event pages while
+//! they still borrow from the response body (no copy of the JSON strings).
+//! So this stage knows the service's records, never the Arrow side, and the
+//! caller decodes all four datasets at one site. Pages are numbered here,
+//! once, from 1 for the pages of this run.
 
 pub mod guard;
 
-use crate::api::types::{Block, PortfolioDay, Token};
+use crate::api::types::{Block, Event, PortfolioDay, Token};
 use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
-use crate::decode::{Ctx, DecodeError, Decoded};
 use crate::plan::{Unit, UnitRange};
-use crate::spec::{Export, Selection};
+use crate::spec::{Dataset, Export, Selection};
 use crate::vocab::window::Resolved;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
@@ -23,27 +27,66 @@ use tokio::task::JoinHandle;
 /// Token lookups per page of a tokens unit.
 pub const TOKENS_PER_PAGE: usize = 10;
 
-/// One page of records.
-#[derive(Debug)]
-pub enum Page {
+/// One page of records as the service sent them.
+#[derive(Debug, Clone, Copy)]
+pub enum Records<'a> {
     /// Blocks.
-    Blocks(Vec<Block>),
-    /// Events, already decoded (or why they could not be).
-    Events(Result<Decoded, DecodeError>),
+    Blocks(&'a [Block]),
+    /// Events, borrowing from the response body.
+    Events(&'a [Event<'a>]),
     /// Portfolio days.
-    Portfolio(Vec<PortfolioDay>),
+    Portfolio(&'a [PortfolioDay]),
     /// Tokens with the address each was requested as (404s are left out).
-    Tokens(Vec<(String, Token)>),
+    Tokens(&'a [(String, Token)]),
 }
 
-/// A page and the cursor of the page after it (`None`: the unit is complete).
+/// Turns a unit's pages into what its caller writes. Runs in the fetch
+/// task, so it must be cheap to share and must not block for long.
+pub trait PageDecoder: Send + Sync + 'static {
+    /// A decoded page.
+    type Output: Send + 'static;
+    /// Why a page could not be decoded (carried to the caller with the page,
+    /// never retried: the same body would fail the same way).
+    type Error: std::error::Error + Send + 'static;
+    /// Decodes page number `page` (1-based, this run) of the unit.
+    fn decode(&self, page: u64, records: Records<'_>) -> Result<Self::Output, Self::Error>;
+}
+
+/// A decoded page and the cursor of the page after it (`None`: the unit is complete).
 #[derive(Debug)]
-pub struct Fetched {
-    /// The records.
-    pub page: Page,
+pub struct Fetched<T> {
+    /// Page number within the unit (1-based, this run).
+    pub number: u64,
+    /// The decoded records (or why they could not be).
+    pub page: T,
     /// Cursor of the following page.
     pub next: Option<String>,
 }
+
+/// Why paging a unit stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// A request failed.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// The fetch task ended without handing over the unit's last page.
+    #[error("unit {unit}: the fetch task stopped before the last page")]
+    Stopped {
+        /// Unit id.
+        unit: String,
+    },
+    /// The fetch task panicked.
+    #[error("unit {unit}: the fetch task failed")]
+    Panicked {
+        /// Unit id.
+        unit: String,
+        /// The panic, as the runtime reported it.
+        #[source]
+        source: tokio::task::JoinError,
+    },
+}
+
+type PageResult<D> = Result<Fetched<Result<<D as PageDecoder>::Output, <D as PageDecoder>::Error>>, ApiError>;
 
 /// The request parameters of a unit, fixed for its whole cursor chain.
 #[derive(Debug, Clone)]
@@ -54,29 +97,22 @@ struct Request {
     topics: Vec<String>,
     token_address: Option<String>,
     page_size: u32,
-    enc: crate::spec::HashEncoding,
 }
 
 /// Pages through one unit.
 #[derive(Debug)]
-pub struct Pager {
-    pages: tokio::sync::mpsc::Receiver<Result<Fetched, ApiError>>,
+pub struct Pager<D: PageDecoder> {
+    pages: tokio::sync::mpsc::Receiver<PageResult<D>>,
     task: JoinHandle<()>,
     /// The last page (no next cursor) or an error was handed over.
     ended: bool,
     unit_id: String,
 }
 
-impl Pager {
-    /// Starts paging `unit` from `cursor` (None: from the beginning).
-    pub fn start(
-        client: Client,
-        unit: Arc<Unit>,
-        export: &Export,
-        page_size: u32,
-        enc: crate::spec::HashEncoding,
-        cursor: Option<String>,
-    ) -> Pager {
+impl<D: PageDecoder> Pager<D> {
+    /// Starts paging `unit` from `cursor` (None: from the beginning),
+    /// decoding each page with `decoder`.
+    pub fn start(client: Client, unit: Arc<Unit>, export: &Export, page_size: u32, cursor: Option<String>, decoder: D) -> Pager<D> {
         let window = match &unit.range {
             UnitRange::Blocks { start, end } => Some(
                 Resolved::Blocks {
@@ -105,13 +141,12 @@ impl Pager {
             topics,
             token_address,
             page_size,
-            enc,
         };
         let (tx, pages) = tokio::sync::mpsc::channel(1);
         let task = tokio::spawn(async move {
             let mut cursor = cursor;
             for page in 1u64.. {
-                let fetched = fetch(&client, &req, page, cursor.take()).await;
+                let fetched = fetch(&client, &req, &decoder, page, cursor.take()).await;
                 let next = fetched.as_ref().ok().and_then(|f| f.next.clone());
                 if tx.send(fetched).await.is_err() {
                     return;
@@ -131,25 +166,30 @@ impl Pager {
     }
 
     /// The next page, or `None` when the unit is exhausted.
-    pub async fn next(&mut self) -> Result<Option<Fetched>, ApiError> {
+    #[allow(clippy::type_complexity)]
+    pub async fn next(&mut self) -> Result<Option<Fetched<Result<D::Output, D::Error>>>, FetchError> {
         match self.pages.recv().await {
             Some(r) => {
                 self.ended = r.as_ref().map_or(true, |f| f.next.is_none());
-                r.map(Some)
+                Ok(Some(r?))
             }
             None if self.ended => Ok(None),
             // The task stopped without handing over the last page: never
             // mistake that for the end of the unit.
-            None => Err(ApiError::Exhausted {
-                url: self.unit_id.clone(),
-                attempts: 0,
-                last: "the fetch task stopped unexpectedly".into(),
+            None => Err(match (&mut self.task).await {
+                Err(source) => FetchError::Panicked {
+                    unit: self.unit_id.clone(),
+                    source,
+                },
+                Ok(()) => FetchError::Stopped {
+                    unit: self.unit_id.clone(),
+                },
             }),
         }
     }
 }
 
-impl Drop for Pager {
+impl<D: PageDecoder> Drop for Pager<D> {
     fn drop(&mut self) {
         self.task.abort();
     }
@@ -157,18 +197,31 @@ impl Drop for Pager {
 
 /// A page; a body that is not the documented JSON is said to belong to
 /// this chain, dataset, unit and page, as decoding errors are.
-async fn fetch(client: &Client, req: &Request, page: u64, cursor: Option<String>) -> Result<Fetched, ApiError> {
+async fn fetch<D: PageDecoder>(client: &Client, req: &Request, decoder: &D, page: u64, cursor: Option<String>) -> PageResult<D> {
     let unit = &req.unit;
-    fetch_page(client, req, page, cursor)
+    let (decoded, next) = fetch_page(client, req, decoder, page, cursor)
         .await
-        .map_err(|e| e.at(|| format!("{} {} unit {}, page {page}", unit.chain, unit.dataset, unit.id)))
+        .map_err(|e| e.at(|| format!("{} {} unit {}, page {page}", unit.chain, unit.dataset, unit.id)))?;
+    Ok(Fetched {
+        number: page,
+        page: decoded,
+        next: next.filter(|c| !c.is_empty()),
+    })
 }
 
-async fn fetch_page(client: &Client, req: &Request, page: u64, cursor: Option<String>) -> Result<Fetched, ApiError> {
+/// Requests one page and decodes it: the decoded page and the raw next cursor.
+#[allow(clippy::type_complexity)]
+async fn fetch_page<D: PageDecoder>(
+    client: &Client,
+    req: &Request,
+    decoder: &D,
+    page: u64,
+    cursor: Option<String>,
+) -> Result<(Result<D::Output, D::Error>, Option<String>), ApiError> {
     let unit = &req.unit;
     let limit = Some(req.page_size.min(1000));
     match &unit.range {
-        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == crate::spec::Dataset::Blocks => {
+        UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == Dataset::Blocks => {
             let numbers = match &unit.range {
                 UnitRange::Numbers { numbers } => Some(numbers.clone()),
                 _ => None,
@@ -181,10 +234,7 @@ async fn fetch_page(client: &Client, req: &Request, page: u64, cursor: Option<St
                 cursor,
             };
             let p = client.blocks(unit.chain, &q).await?;
-            Ok(Fetched {
-                page: Page::Blocks(p.blocks),
-                next: p.next_cursor.filter(|c| !c.is_empty()),
-            })
+            Ok((decoder.decode(page, Records::Blocks(&p.blocks)), p.next_cursor))
         }
         UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } => {
             let q = EventsQuery {
@@ -195,14 +245,11 @@ async fn fetch_page(client: &Client, req: &Request, page: u64, cursor: Option<St
                 limit,
                 cursor,
             };
-            let ctx = Ctx { unit, page, enc: req.enc };
-            let (decoded, next) = client
-                .events(unit.chain, &q, |p| (crate::decode::events::decode(ctx, &p.events), p.next_cursor))
-                .await?;
-            Ok(Fetched {
-                page: Page::Events(decoded),
-                next: next.filter(|c| !c.is_empty()),
-            })
+            client
+                .events(unit.chain, &q, |p| {
+                    (decoder.decode(page, Records::Events(&p.events)), p.next_cursor)
+                })
+                .await
         }
         UnitRange::Wallet { wallet, .. } => {
             let q = PortfolioQuery {
@@ -212,10 +259,7 @@ async fn fetch_page(client: &Client, req: &Request, page: u64, cursor: Option<St
                 cursor,
             };
             let p = client.portfolio(unit.chain, wallet, &q).await?;
-            Ok(Fetched {
-                page: Page::Portfolio(p.portfolio),
-                next: p.next_cursor.filter(|c| !c.is_empty()),
-            })
+            Ok((decoder.decode(page, Records::Portfolio(&p.portfolio)), p.next_cursor))
         }
         UnitRange::Tokens { addresses } => {
             // The cursor of a tokens unit is the index of the next address.
@@ -224,11 +268,11 @@ async fn fetch_page(client: &Client, req: &Request, page: u64, cursor: Option<St
             let lookups = addresses[start..end]
                 .iter()
                 .map(|a| async move { client.token(unit.chain, a).await.map(|t| t.map(|t| (a.clone(), t))) });
-            let found = futures::future::try_join_all(lookups).await?;
-            Ok(Fetched {
-                page: Page::Tokens(found.into_iter().flatten().collect()),
-                next: (end < addresses.len()).then(|| end.to_string()),
-            })
+            let found: Vec<(String, Token)> = futures::future::try_join_all(lookups).await?.into_iter().flatten().collect();
+            Ok((
+                decoder.decode(page, Records::Tokens(&found)),
+                (end < addresses.len()).then(|| end.to_string()),
+            ))
         }
     }
 }

@@ -1,52 +1,14 @@
-//! Progress of a run: indicatif bars on a terminal (one per export: units,
-//! rows, rows/s, requests, retries, ETA), a plain line every N seconds
-//! otherwise, nothing with `--quiet`. Counters are atomics updated by the
-//! unit tasks; a ticker task renders them.
+//! Progress on the terminal: indicatif bars (one per export: units, rows,
+//! rows/s, requests, retries, ETA), a plain line every N seconds when
+//! stderr is not a terminal, nothing with `--quiet`. A ticker task renders
+//! the job's live counters ([`ExportProgress`]).
 
-use crate::api::Stats;
+use crate::job::ExportProgress;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// Counters of one export.
-#[derive(Debug, Default)]
-pub struct ExportProgress {
-    /// Label, e.g. `export[0] events (ethereum, base)`.
-    pub label: String,
-    /// Units to do in this run.
-    pub units_total: AtomicU64,
-    /// Units finished in this run.
-    pub units_done: AtomicU64,
-    /// Rows written in this run.
-    pub rows: AtomicU64,
-    /// Estimated requests of this run's units (the bar's length).
-    pub work_total: AtomicU64,
-    /// Work done, in estimated requests.
-    pub work_done: AtomicU64,
-    /// Request counters of this export, one per chain.
-    pub stats: Vec<Arc<Stats>>,
-}
-
-impl ExportProgress {
-    fn sum(&self, f: impl Fn(&Stats) -> &AtomicU64) -> u64 {
-        self.stats.iter().map(|s| Stats::get(f(s))).sum()
-    }
-
-    /// Records a fetched page of `rows` rows.
-    pub fn page(&self, rows: u64) {
-        self.rows.fetch_add(rows, Ordering::Relaxed);
-        self.work_done.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Records a finished unit that had `estimate` requests and took `pages`.
-    pub fn unit_done(&self, estimate: u64, pages: u64) {
-        self.units_done.fetch_add(1, Ordering::Relaxed);
-        // Credit the estimate's remainder so the bar reaches its end.
-        self.work_done.fetch_add(estimate.saturating_sub(pages), Ordering::Relaxed);
-    }
-}
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,9 +1,9 @@
-//! Command-line rendering: plan listings, summaries, status tables and
-//! schema DDL. Kept apart from `main.rs` so the binary stays thin.
+//! Text for the terminal: plan listings, the run's intro, summaries, status
+//! tables and schema DDL. Pure functions of the library's values.
 
 use crate::decode::{schema, type_name};
+use crate::job::{ExportKey, RunSummary, Tally};
 use crate::plan::{Segment, Unit, describe_window};
-use crate::run::{RunSummary, Tally, tally_key};
 use crate::spec::{Dataset, Export, HashEncoding, Spec};
 use crate::state::UnitState;
 use crate::vocab::window::Resolved;
@@ -171,9 +171,9 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
 /// `marks`: how many incremental marks and finished aligned periods the job
 /// has (listed after the table).
 pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>, marks: usize) -> String {
-    let mut tallies: BTreeMap<String, (Tally, String)> = BTreeMap::new();
+    let mut tallies: BTreeMap<ExportKey, (Tally, String)> = BTreeMap::new();
     for u in units {
-        let (t, last) = tallies.entry(tally_key(u.export, u.dataset, u.chain)).or_default();
+        let (t, last) = tallies.entry(ExportKey::of(u)).or_default();
         t.units += 1;
         if let Some(st) = states.get(&u.id) {
             t.rows_before += st.rows;

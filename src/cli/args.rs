@@ -1,0 +1,118 @@
+//! The command line's arguments (clap): subcommands, flags and their help.
+
+use crate::sim::SimOptions;
+use clap::{Parser, Subcommand};
+
+/// Export blockchain data from the Blockchain Data Service (v2) into
+/// partitioned Parquet on local disk or S3.
+#[derive(Parser)]
+#[command(name = "chainetl", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+    /// More log output (-v: debug, -vv: trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Only errors.
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+    /// Log format: text or json.
+    #[arg(long, global = true, default_value = "text", value_parser = ["text", "json"])]
+    pub(crate) log_format: String,
+}
+
+impl Cli {
+    /// Whether the command serves the simulator (which keeps the
+    /// allocator's default arenas: it is faster with them).
+    pub fn serves_sim(&self) -> bool {
+        matches!(self.command, Command::Sim { .. })
+    }
+}
+
+/// A spec file and overrides of its values.
+#[derive(clap::Args)]
+pub(crate) struct SpecArgs {
+    /// The spec file (TOML). `${VAR}` in it is replaced by the environment variable.
+    pub(crate) spec: String,
+    /// Override a spec value: --set source.max_concurrency=16 --set export.0.window=7d
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(crate) sets: Vec<String>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Run a pipeline spec; resumes from its checkpoints unless --fresh.
+    Run {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Delete the job's earlier output and checkpoints and start over.
+        #[arg(long)]
+        fresh: bool,
+        /// Run only shard K of N (e.g. 2/4): a deterministic share of the work units.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Seconds between progress lines (0: none).
+        #[arg(long, default_value_t = 10)]
+        progress_secs: u64,
+        /// Keep running: after catching up, poll the head and export newly
+        /// confirmed blocks of incremental exports until SIGINT/SIGTERM.
+        #[arg(long)]
+        follow: bool,
+        /// Run as if it were this instant (ISO 8601, e.g. 2025-05-31T00:00:00Z):
+        /// relative and aligned windows resolve against it (scheduled backfills).
+        #[arg(long, value_name = "TIMESTAMP")]
+        as_of: Option<String>,
+    },
+    /// Show the work units and a request estimate without fetching.
+    Plan {
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
+    /// Check a spec and report every error at once.
+    Validate {
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
+    /// Check every committed file against its checkpoint (exists, size,
+    /// rows); exit 1 listing what is missing or changed.
+    Verify {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Export again exactly the units whose files are missing or changed.
+        #[arg(long)]
+        repair: bool,
+    },
+    /// Show a job's progress from its checkpoints.
+    Status {
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
+    /// Write a commented example spec to start from.
+    Init {
+        /// Where to write it.
+        #[arg(default_value = "pipeline.toml")]
+        path: String,
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print a dataset's schema.
+    Schema {
+        /// blocks, events, portfolio or tokens.
+        dataset: String,
+        /// json, arrow, duckdb or spark.
+        #[arg(long, default_value = "json")]
+        format: String,
+    },
+    /// Serve the built-in simulator of the service over HTTP.
+    Sim {
+        /// Port to listen on (loopback unless --host is given).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Address to bind.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[command(flatten)]
+        opts: SimOptions,
+    },
+}

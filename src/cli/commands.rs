@@ -1,0 +1,166 @@
+//! Each subcommand: load the spec, call the library, print the result.
+
+use super::args::{Cli, Command, SpecArgs};
+use super::{CliError, Exit, render};
+use crate::job::{self, JobStatus, RunOptions};
+use crate::plan;
+use crate::spec::{Dataset, Spec};
+use crate::state::Mark;
+use crate::vocab::window;
+use std::collections::BTreeSet;
+
+/// Runs the command `cli` names.
+pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
+    let quiet = cli.quiet;
+    match cli.command {
+        Command::Validate { spec } => validate(&spec),
+        Command::Plan { spec } => plan(&spec),
+        Command::Status { spec } => status(&spec).await,
+        Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
+        Command::Init { path, force } => init(&path, force),
+        Command::Schema { dataset, format } => schema(&dataset, &format),
+        Command::Sim { port, host, opts } => {
+            let listener = tokio::net::TcpListener::bind((host.as_str(), port))
+                .await
+                .map_err(|e| CliError::io(format!("cannot listen on {host}:{port}"), e))?;
+            let addr = listener.local_addr().map_err(|e| CliError::io("the simulator's address", e))?;
+            eprintln!("chainetl sim listening on http://{addr}");
+            crate::sim::serve(opts, listener).await.map_err(CliError::Usage)?;
+            Ok(Exit::Success)
+        }
+        Command::Run {
+            spec,
+            fresh,
+            shard,
+            progress_secs,
+            follow,
+            as_of,
+        } => {
+            let s = load(&spec)?;
+            let as_of = as_of
+                .as_deref()
+                .map(window::parse_instant)
+                .transpose()
+                .map_err(|m| CliError::Usage(format!("--as-of: {m}")))?;
+            let shard = shard.as_deref().map(job::parse_shard).transpose()?;
+            let opts = RunOptions {
+                fresh,
+                shard,
+                follow,
+                as_of,
+                ..RunOptions::default()
+            };
+            let every = (!quiet && progress_secs > 0).then(|| std::time::Duration::from_secs(progress_secs));
+            super::run::run_and_report(s, opts, quiet, every).await
+        }
+    }
+}
+
+fn load(args: &SpecArgs) -> Result<Spec, CliError> {
+    Spec::load_with(&args.spec, &args.sets).map_err(CliError::Spec)
+}
+
+fn validate(args: &SpecArgs) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    let n = s.exports.len();
+    println!("{}: ok ({n} export{})", args.spec, if n == 1 { "" } else { "s" });
+    Ok(Exit::Success)
+}
+
+fn plan(args: &SpecArgs) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    let now = plan::job_now(&s);
+    let windows = plan::freeze_windows(&s, now);
+    let segments: Vec<plan::Segment> = s.exports.iter().filter_map(|e| plan::aligned_segment(e, now)).collect();
+    let units = plan::plan(&s, &windows, s.source.page_size, &segments);
+    print!("{}", render::plan_listing(&s, &windows, &segments, &units));
+    Ok(Exit::Success)
+}
+
+async fn status(args: &SpecArgs) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    let JobStatus {
+        units,
+        states,
+        marks,
+        periods,
+    } = job::status(&s).await.map_err(|e| CliError::io("reading the job's state", e))?;
+    print!("{}", render::status_table(&s, &units, &states, marks.len() + periods.len()));
+    for p in periods {
+        println!("export[{}]: aligned period {} exported", p.export, p.window);
+    }
+    for m in &marks {
+        println!("{}", mark_line(&s, m));
+    }
+    Ok(Exit::Success)
+}
+
+/// Where an incremental export stands, for `status`.
+fn mark_line(s: &Spec, m: &Mark) -> String {
+    let by_day = s.exports.get(m.export).is_some_and(|e| e.dataset == Dataset::Portfolio);
+    let below = if by_day {
+        format!("days before {}", window::iso(m.next as i64))
+    } else {
+        format!("blocks below {}", m.next)
+    };
+    format!(
+        "export[{}] {}: incremental, exported {below} ({} reorg{} repaired){}",
+        m.export,
+        m.chain,
+        m.reorgs,
+        if m.reorgs == 1 { "" } else { "s" },
+        if m.repair_from.is_some() {
+            "; a reorg repair is unfinished: run again"
+        } else {
+            ""
+        }
+    )
+}
+
+async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    let problems = job::verify(&s).await?;
+    if problems.is_empty() {
+        println!("{}: every committed file is in place", s.name);
+        return Ok(Exit::Success);
+    }
+    let units: BTreeSet<String> = problems.iter().map(|p| p.unit.clone()).collect();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    println!(
+        "{}: {} committed file{} missing or changed, in {} unit{}:",
+        s.name,
+        problems.len(),
+        plural(problems.len()),
+        units.len(),
+        plural(units.len())
+    );
+    for p in &problems {
+        println!("  {}: {} (unit {})", p.path, p.what, p.unit);
+    }
+    if !repair {
+        println!("run `chainetl verify {} --repair` to export those units again", args.spec);
+        return Ok(Exit::Failed);
+    }
+    let opts = RunOptions {
+        repair: units.into_iter().collect(),
+        ..RunOptions::default()
+    };
+    super::run::run_and_report(s, opts, quiet, None).await
+}
+
+fn init(path: &str, force: bool) -> Result<Exit, CliError> {
+    if std::path::Path::new(path).exists() && !force {
+        return Err(CliError::Usage(format!("{path} exists; use --force to overwrite it")));
+    }
+    std::fs::write(path, crate::spec::EXAMPLE).map_err(|e| CliError::io(format!("writing {path}"), e))?;
+    println!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
+    Ok(Exit::Success)
+}
+
+fn schema(dataset: &str, format: &str) -> Result<Exit, CliError> {
+    let d = Dataset::parse(dataset)
+        .ok_or_else(|| CliError::Usage(format!("unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens")))?;
+    let text = render::schema_text(d, format).map_err(CliError::Usage)?;
+    print!("{text}");
+    Ok(Exit::Success)
+}

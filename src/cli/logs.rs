@@ -1,0 +1,66 @@
+//! Process set-up for the binary: logging (text or JSON on stderr, every
+//! line redacted) and the async runtime.
+//!
+//! Exporting, every thread allocates from one jemalloc arena: buffers cross
+//! threads (fetch tasks, encoders, the blocking pool writing file parts),
+//! and with an arena per few threads each keeps its own freed extents, so
+//! peak memory would grow with the job's length. The simulator keeps
+//! jemalloc's default arenas: it is faster with them.
+
+use super::Cli;
+
+/// Installs the log subscriber: `-v`/`-vv`/`--quiet` or `RUST_LOG`, text
+/// or JSON, on stderr through the redactor.
+pub fn init_logs(cli: &Cli) {
+    let level = if cli.quiet {
+        "error"
+    } else {
+        match cli.verbose {
+            0 => "info",
+            1 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("warn,chainetl={level}")));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(crate::util::redact::Stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false);
+    if cli.log_format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+/// The runtime for `cli`'s command (see the module doc for the arenas).
+pub fn runtime(cli: &Cli) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if !cli.serves_sim() {
+        use_one_arena();
+        builder.on_thread_start(use_one_arena);
+    }
+    builder.enable_all().build()
+}
+
+/// Moves the calling thread to jemalloc's arena 0.
+fn use_one_arena() {
+    let mut arena: std::ffi::c_uint = 0;
+    // SAFETY: "thread.arena" is a NUL-terminated jemalloc control name whose
+    // new value is an `unsigned`, passed by pointer with its size; arena 0
+    // always exists; no old value is read.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"thread.arena".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&raw mut arena).cast(),
+            std::mem::size_of::<std::ffi::c_uint>(),
+        )
+    };
+    if rc != 0 {
+        tracing::debug!(rc, "could not select jemalloc arena 0");
+    }
+}

@@ -1,0 +1,113 @@
+//! The command-line face: argument types ([`args`]), the commands
+//! ([`execute`]), and everything printed — plans, the run's intro,
+//! progress, summaries, status and schemas ([`render`], [`progress`]).
+//! The library's stages print nothing; this module turns their values and
+//! events into text, and their errors into an [`Exit`] or a [`CliError`]
+//! with a stable exit code:
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0 | done |
+//! | 1 | a run-time failure worth retrying (units failed, service down, I/O) |
+//! | 2 | fix the spec, the arguments or the environment |
+//! | 130 / 143 | interrupted by SIGINT / SIGTERM (committed work kept) |
+
+pub mod args;
+mod commands;
+mod logs;
+pub mod progress;
+pub mod render;
+mod run;
+
+pub use args::Cli;
+pub use logs::{init_logs, runtime};
+pub use render::{bytes, intro, plan_listing, schema_text, status_table, summary_table};
+
+use crate::job::RunError;
+use crate::spec::SpecErrors;
+use crate::util::redact::redact;
+
+/// How a command ended, when it ran to an end of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Done (0).
+    Success,
+    /// Something failed and is worth retrying; what is printed already (1).
+    Failed,
+    /// The spec, arguments or environment must change; printed already (2).
+    Usage,
+    /// A signal stopped it (130 for SIGINT, 143 for SIGTERM).
+    Interrupted {
+        /// The signal's number.
+        signal: i32,
+    },
+}
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Failed => 1,
+            Exit::Usage => 2,
+            Exit::Interrupted { signal: 15 } => 143,
+            Exit::Interrupted { .. } => 130,
+        }
+    }
+}
+
+/// Why a command could not run; [`CliError::exit_code`] is its class.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The spec could not be read or is invalid (every error, at once).
+    #[error("{0}")]
+    Spec(SpecErrors),
+    /// A bad argument.
+    #[error("{0}")]
+    Usage(String),
+    /// The job could not run.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// Something the command does failed (`what` says what it was doing).
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl CliError {
+    /// 2: fix the spec, arguments or environment; 1: worth retrying.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Spec(_) | CliError::Usage(_) => 2,
+            CliError::Run(e) => e.exit_code(),
+            CliError::Io { .. } => 1,
+        }
+    }
+
+    /// The text to print on stderr, secrets masked: the spec's errors as the
+    /// loader lists them, anything else as one `error:` line.
+    pub fn render(&self) -> String {
+        match self {
+            CliError::Spec(e) => e.to_string(),
+            e => format!("error: {}\n", redact(&e.to_string())),
+        }
+    }
+
+    fn io(what: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> CliError {
+        CliError::Io {
+            what: what.into(),
+            source: source.into(),
+        }
+    }
+}
+
+/// Runs the command `cli` names.
+pub async fn execute(cli: Cli) -> Result<Exit, CliError> {
+    commands::execute(cli).await
+}

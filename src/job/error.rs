@@ -1,0 +1,150 @@
+//! Why a job or one of its units stopped. Each variant keeps the error it
+//! came from as its source; [`RunError::exit_code`] sorts them into the
+//! binary's two classes (2: fix the spec or the environment; 1: a run-time
+//! failure worth retrying).
+
+use crate::api::ApiError;
+use crate::decode::DecodeError;
+use crate::fetch::FetchError;
+use crate::fetch::guard::PagingError;
+use crate::sink::SinkError;
+use crate::state::StateError;
+use crate::state::lease::LeaseError;
+use crate::vocab::Chain;
+
+/// Errors that stop a job before or outside its units.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The spec changed under the same job name.
+    #[error(
+        "job `{name}` was started with a different spec (hash {old}, now {new}); \
+         its output and checkpoints would not match. Re-run with --fresh to start over \
+         (this deletes the job's earlier output), or give the job another name"
+    )]
+    SpecChanged {
+        /// Job name.
+        name: String,
+        /// Stored hash.
+        old: String,
+        /// Current hash.
+        new: String,
+    },
+    /// What the job exports changed under the same job name.
+    #[error(
+        "job `{name}` was started with a different spec: its output and checkpoints would not match:\n{}\n\
+         Settings of how to fetch (base_url, api_key_env, concurrency, rate, page size, timeouts, retries, \
+         memory, compression) may change between runs, exports may be appended and chains added. \
+         To start over, re-run with --fresh: it deletes the job's {deletes}. Or give the job another name.",
+        changes.iter().map(|c| format!("  {c}")).collect::<Vec<_>>().join("\n")
+    )]
+    JobChanged {
+        /// Job name.
+        name: String,
+        /// One line per changed key.
+        changes: Vec<String>,
+        /// What `--fresh` would delete.
+        deletes: String,
+    },
+    /// Another run holds the job's lease.
+    #[error(transparent)]
+    Lease(#[from] LeaseError),
+    /// The API key variable is named but not set.
+    #[error("source.api_key_env names ${0}, but that variable is not set")]
+    MissingKey(String),
+    /// The API key variable holds something that cannot be a key.
+    #[error("source.api_key_env names ${var}, but its value {why}: set it to the key alone")]
+    BadKey {
+        /// The variable's name (never its value: it is a secret).
+        var: String,
+        /// What is wrong with the value.
+        why: &'static str,
+    },
+    /// Output problems.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    /// State problems.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Client could not start.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// The simulator could not start.
+    #[error("the built-in simulator failed to start: {0}")]
+    Sim(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// `--follow` without an incremental export.
+    #[error("--follow needs an export with incremental = true (and a start): it follows the chain's head")]
+    Follow,
+    /// `--as-of` for a job whose relative windows were frozen at another instant.
+    #[error(
+        "--as-of: job `{name}` froze its relative windows when it started ({created}); \
+         use align = \"day\" or \"hour\" for scheduled runs of a spec, or --fresh, or another job name"
+    )]
+    AsOf {
+        /// Job name.
+        name: String,
+        /// When the job started.
+        created: String,
+    },
+    /// Bad shard argument.
+    #[error("--shard {0}: expected K/N with 1 <= K <= N")]
+    Shard(String),
+}
+
+impl RunError {
+    /// 2 when the spec, the arguments or the environment must change before
+    /// a retry can succeed; 1 for a failure at run time worth retrying.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::SpecChanged { .. }
+            | RunError::JobChanged { .. }
+            | RunError::MissingKey(_)
+            | RunError::BadKey { .. }
+            | RunError::Shard(_)
+            | RunError::Follow
+            | RunError::AsOf { .. } => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Why a unit (or an incremental export's bookkeeping on a chain) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum UnitError {
+    /// Fetching failed.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// The unit's fetch task stopped without handing over its last page.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// A response had a bad value.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// Writing failed.
+    #[error(transparent)]
+    Sink(#[from] SinkError),
+    /// Checkpointing failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The server looped or repeated rows.
+    #[error(transparent)]
+    Paging(#[from] PagingError),
+    /// The service's latest block has no usable number.
+    #[error("{chain}: the latest block has no valid `number`")]
+    NoHead {
+        /// The chain asked.
+        chain: Chain,
+    },
+}
+
+impl UnitError {
+    /// Whether the job says this once for the whole run (a signal, or the
+    /// service unreachable) rather than for each unit in turn.
+    pub fn said_once(&self) -> bool {
+        matches!(
+            self,
+            UnitError::Api(ApiError::Cancelled | ApiError::ServiceDown { .. })
+                | UnitError::Fetch(FetchError::Api(ApiError::Cancelled | ApiError::ServiceDown { .. }))
+        )
+    }
+}

@@ -1,0 +1,252 @@
+//! Runs a job: the stage that wires `spec → plan → fetch → decode → sink →
+//! state` together. Nothing else imports more than one later stage.
+//!
+//! A run takes the job's lease, opens its state ([`prepare`]: the job is
+//! the same, grown, or refused before anything is deleted), then makes
+//! passes until there is nothing left to do (see [`Passes::run`]): each
+//! pass cuts new segments of incremental exports, plans the units of every
+//! window and pending segment, removes files of uncommitted work, runs the
+//! units not yet done under the request slots, and closes segments whose
+//! units are all done. Follow mode then waits for the next poll.
+//!
+//! Where each part lives:
+//! - [`prepare`]: the job's identity check, windows frozen or reloaded;
+//! - [`setup`]: client settings, the service (or the built-in simulator),
+//!   what unit tasks share;
+//! - [`schedule`]: which units run in a pass, in what order, how many at once;
+//! - [`unit`]: one unit's page → decode → write → commit;
+//! - [`periods`]: aligned periods and the closing of finished segments;
+//! - [`incremental`] and [`reorg`]: high-water marks, follow mode, reorg repair;
+//! - [`report`]: tallies, the run summary and the run report;
+//! - [`inspect`]: `status` and `verify`, which read a job without running it.
+//!
+//! Invariants kept here (the commit rule itself is [`crate::state`]'s): a
+//! checkpoint is written only after the files it covers are durable, and
+//! only in page order; a segment is recorded before any of its units start;
+//! nothing is written or deleted before the lease is held and the spec is
+//! checked against the job's identity. The engine prints nothing: it
+//! returns values and tells an optional [`Observer`] what it is doing.
+
+pub mod error;
+pub mod incremental;
+pub mod inspect;
+mod periods;
+pub mod prepare;
+pub mod progress;
+pub mod reorg;
+pub mod report;
+pub mod schedule;
+pub mod setup;
+pub mod unit;
+
+pub use error::{RunError, UnitError};
+pub use inspect::{JobStatus, status, verify};
+pub use prepare::prepare;
+pub use progress::ExportProgress;
+pub use reorg::Reorg;
+pub use report::{ExportKey, FailedUnit, MarkSummary, RunSummary, Tally};
+pub use schedule::parse_shard;
+pub use setup::client_config;
+
+use crate::api::Client;
+use crate::plan::{self, Segment, Unit};
+use crate::sink::Sink;
+use crate::spec::Spec;
+use crate::state::{JobState, UnitState};
+use crate::vocab::Chain;
+use crate::vocab::window::Resolved;
+use report::Outcome;
+use setup::Shared;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::watch;
+
+/// Passes made right after a reorg repair, to export again what it removed
+/// in the same run. A chain that reorganises on every pass would otherwise
+/// keep a run repairing forever; past this, the run ends (or, following,
+/// waits for its next poll) and the next pass carries on.
+pub const MAX_REPAIR_PASSES: u64 = 20;
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Delete earlier output and state first.
+    pub fresh: bool,
+    /// `(k, n)`: run shard k of n (1-based).
+    pub shard: Option<(usize, usize)>,
+    /// Keep exporting newly confirmed blocks until a signal.
+    pub follow: bool,
+    /// Resolve relative windows against this instant (unix seconds) instead of now.
+    pub as_of: Option<i64>,
+    /// Units to export again from the start (`verify --repair`): their
+    /// checkpoints are deleted first, so their files count as uncommitted
+    /// and are removed before they are fetched again.
+    pub repair: Vec<String>,
+    /// Told what the run is doing (the command line renders it).
+    pub observer: Option<Observer>,
+}
+
+/// What a run tells its observer as it goes.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum JobEvent<'a> {
+    /// The first pass is planned: what the run will do.
+    Planned {
+        /// The spec.
+        spec: &'a Spec,
+        /// The frozen windows, by export.
+        windows: &'a [Option<Resolved>],
+        /// Aligned periods and incremental segments pending.
+        segments: &'a [Segment],
+        /// The units of this pass (this shard).
+        units: &'a [Unit],
+        /// Their checkpoints, by unit id.
+        states: &'a HashMap<String, UnitState>,
+    },
+    /// A pass starts its units; the live counters, one per export.
+    Fetching {
+        /// Counters by export index.
+        progress: &'a [Arc<ExportProgress>],
+    },
+}
+
+/// A callback told of [`JobEvent`]s, on the run's task (keep it quick).
+#[derive(Clone)]
+pub struct Observer(Arc<dyn Fn(&JobEvent<'_>) + Send + Sync>);
+
+impl Observer {
+    /// An observer calling `f`.
+    pub fn new(f: impl Fn(&JobEvent<'_>) + Send + Sync + 'static) -> Observer {
+        Observer(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for Observer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Observer")
+    }
+}
+
+impl RunOptions {
+    fn tell(&self, event: JobEvent<'_>) {
+        if let Some(o) = &self.observer {
+            (o.0)(&event);
+        }
+    }
+}
+
+/// Runs the job to completion (or until `cancel` turns true). Aligned
+/// exports run the current period (and finish earlier unfinished ones);
+/// incremental exports run from their mark to the confirmed head. With
+/// `opts.follow` it then keeps polling and exporting newly confirmed blocks
+/// until cancelled.
+pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
+    let started = Instant::now();
+    let started_at = chrono::Utc::now().to_rfc3339();
+    if opts.follow && !spec.exports.iter().any(|e| e.incremental.is_some()) {
+        return Err(RunError::Follow);
+    }
+    // Everything a run needs is checked before anything is written or
+    // deleted (a --fresh that then fails would have lost the output): the
+    // API key variable here, the output's access by taking the lease.
+    let cfg = setup::client_config(&spec)?;
+    let sink = Arc::new(Sink::open(&spec.output)?);
+    // A --fresh clears every shard's work: it needs the whole job.
+    let scope = crate::state::lease::scope(if opts.fresh { None } else { opts.shard });
+    let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &scope).await?;
+    let result = run_leased(spec, opts, cancel, cfg, sink, started, started_at).await;
+    lease.release().await;
+    result
+}
+
+/// [`run`], holding the job's lease.
+async fn run_leased(
+    spec: Spec,
+    opts: RunOptions,
+    cancel: watch::Receiver<bool>,
+    cfg: crate::api::ClientConfig,
+    sink: Arc<Sink>,
+    started: Instant,
+    started_at: String,
+) -> Result<RunSummary, RunError> {
+    let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
+    let (state, job) = prepare(&spec, sink.clone(), opts.fresh, now).await?;
+    prepare::delete_repaired(&state, &opts.repair).await?;
+    prepare::check_as_of(&spec, &job, opts.as_of)?;
+    let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
+    let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel));
+    let mut passes = Passes::new(shared.clone(), &job, &opts, now).await?;
+    let result = passes.run().await;
+    if let Some(sim) = sim {
+        sim.task.abort();
+    }
+    result?;
+    Ok(report::summarize(&shared, &job, &opts, passes.out, started_at).await?)
+}
+
+/// The pass loop's state: what each pass plans from and adds to.
+struct Passes<'a> {
+    shared: Arc<Shared>,
+    job: &'a JobState,
+    opts: &'a RunOptions,
+    /// The instant relative and aligned windows resolve against.
+    now: i64,
+    /// Aligned periods and incremental segments recorded and not yet closed.
+    pending: Vec<Segment>,
+    /// Units already counted in the tallies (a unit is planned again each pass).
+    seen: HashSet<String>,
+    /// When each incremental export last cut a segment on a chain.
+    last_cut: HashMap<(usize, Chain), Instant>,
+    out: Outcome,
+}
+
+impl<'a> Passes<'a> {
+    async fn new(shared: Arc<Shared>, job: &'a JobState, opts: &'a RunOptions, now: i64) -> Result<Passes<'a>, RunError> {
+        let pending = shared.state.load_segments().await?;
+        Ok(Passes {
+            shared,
+            job,
+            opts,
+            now,
+            pending,
+            seen: HashSet::new(),
+            last_cut: HashMap::new(),
+            out: Outcome::default(),
+        })
+    }
+
+    /// Passes until the job is done, stopped, failed, or (following) cancelled.
+    async fn run(&mut self) -> Result<(), RunError> {
+        self.open_periods().await?;
+        loop {
+            self.out.passes += 1;
+            let reorgs_before = self.out.reorgs.len();
+            self.step_incremental_exports().await;
+            let todo = self.plan_pass().await?;
+            self.opts.tell(JobEvent::Fetching {
+                progress: &self.shared.progress,
+            });
+            let failed = schedule::execute(&self.shared, todo).await;
+            self.out.failed.extend(failed);
+            self.close_segments().await?;
+            if self.shared.stopping() || !self.out.failed.is_empty() {
+                break;
+            }
+            if self.out.reorgs.len() > reorgs_before && self.out.passes < MAX_REPAIR_PASSES {
+                continue;
+            }
+            if !self.opts.follow || !self.wait_for_poll().await {
+                break;
+            }
+        }
+        self.out.periods = self.pending.iter().filter(|s| s.chain.is_none()).map(|s| s.window).collect();
+        Ok(())
+    }
+
+    /// The client counting into the tallies of `export` on `chain`.
+    fn client_for(&self, key: ExportKey) -> Client {
+        self.shared.client_for(key)
+    }
+}

@@ -1,0 +1,136 @@
+//! Opening a job's state before a run: finishing an interrupted `--fresh`
+//! or doing one, then checking the spec against the job's recorded
+//! identity. A job whose exports changed is refused before anything is
+//! deleted; a grown job (exports appended, chains added) continues, the
+//! appended exports' windows frozen now and recorded in `exports/e<i>.json`.
+
+use super::error::RunError;
+use crate::plan;
+use crate::sink::Sink;
+use crate::spec::{Dataset, ExportIdentity, JobIdentity, Spec};
+use crate::state::{AddedExport, JobState, STATE_VERSION, StateStore};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Opens the job's state in `sink`, finishes or does a `--fresh`, and
+/// freezes (or reloads) the windows. A job whose spec changed is refused
+/// before anything is deleted, unless `fresh`; a grown job (exports
+/// appended, chains added) continues, the appended exports' windows frozen
+/// now.
+pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<(StateStore, JobState), RunError> {
+    let state = StateStore::new(sink.clone(), &spec.name);
+    state.remove_stale_tmp();
+    let interrupted = state.clear_interrupted().await?;
+    if interrupted && !fresh {
+        tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
+    }
+    if fresh || interrupted {
+        let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
+        let n = state.clear(&datasets).await?;
+        tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
+    }
+    let identity = JobIdentity::of(spec);
+    let job = match state.load_job().await? {
+        Some(job) => job,
+        None => {
+            let job = JobState {
+                version: STATE_VERSION,
+                name: spec.name.clone(),
+                spec_hash: identity.hash(),
+                windows: plan::freeze_windows(spec, now),
+                page_size: Some(spec.source.page_size),
+                created_at: chrono::Utc::now().to_rfc3339(),
+                chainetl_version: env!("CARGO_PKG_VERSION").into(),
+                identity: Some(identity.clone()),
+            };
+            // Another shard may have created it first, from another spec.
+            state.create_job(&job).await?
+        }
+    };
+    let job = adopt(spec, &state, job, &identity, now).await?;
+    Ok((state, job))
+}
+
+/// A job found in state, checked against `spec`: the same job, or grown
+/// (exports appended: their windows frozen now, or adopted from the shard
+/// that froze them first). Returns the job with a window for every export.
+async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, identity: &JobIdentity, now: i64) -> Result<JobState, RunError> {
+    let Some(stored) = job.identity.clone() else {
+        // Started before identities were recorded: the whole spec hash.
+        let hash = spec.content_hash();
+        if job.spec_hash != hash {
+            return Err(RunError::SpecChanged {
+                name: spec.name.clone(),
+                old: job.spec_hash,
+                new: hash,
+            });
+        }
+        return Ok(job);
+    };
+    let mut changes = stored.changes(identity);
+    if changes.is_empty() && spec.exports.len() > stored.exports.len() {
+        let frozen = plan::freeze_windows(spec, now);
+        for e in &spec.exports[stored.exports.len()..] {
+            let want = AddedExport {
+                version: STATE_VERSION,
+                export: e.index,
+                identity: ExportIdentity::of(e),
+                window: frozen.get(e.index).copied().flatten(),
+                created_at: chrono::Utc::now().to_rfc3339(),
+            };
+            let got = state.create_added_export(&want).await?;
+            changes.extend(got.identity.changes(&want.identity, e.index));
+            job.windows.truncate(e.index);
+            job.windows.push(got.window);
+        }
+    }
+    if changes.is_empty() {
+        return Ok(job);
+    }
+    Err(RunError::JobChanged {
+        name: spec.name.clone(),
+        changes,
+        deletes: fresh_deletes(spec, state).await?,
+    })
+}
+
+/// What `--fresh` would delete, said in the refusal of a changed job.
+async fn fresh_deletes(spec: &Spec, state: &StateStore) -> Result<String, RunError> {
+    let units = state.load_units().await?;
+    let (files, rows) = units.values().fold((0, 0), |(f, r), u| (f + u.files, r + u.rows));
+    Ok(format!(
+        "{files} committed file{} ({rows} rows) and its state under {}/_chainetl/{}/",
+        if files == 1 { "" } else { "s" },
+        state.output_uri().trim_end_matches('/'),
+        spec.name
+    ))
+}
+
+/// `verify --repair`: the units to export again lose their checkpoints
+/// first, so their files count as uncommitted and are removed.
+pub(crate) async fn delete_repaired(state: &StateStore, units: &[String]) -> Result<(), RunError> {
+    if !units.is_empty() {
+        tracing::info!(
+            units = units.len(),
+            "repair: exporting units again whose files are missing or changed"
+        );
+        state.delete_units(units).await?;
+    }
+    Ok(())
+}
+
+/// `--as-of` must resolve the job's stored windows as they were frozen.
+pub(crate) fn check_as_of(spec: &Spec, job: &JobState, as_of: Option<i64>) -> Result<(), RunError> {
+    let Some(as_of) = as_of else {
+        return Ok(());
+    };
+    let want = plan::freeze_windows(spec, as_of);
+    let stored = job.identity.as_ref().map_or(job.windows.len(), |i| i.exports.len());
+    if want.iter().take(stored).ne(job.windows.iter().take(stored)) {
+        return Err(RunError::AsOf {
+            name: spec.name.clone(),
+            created: job.created_at.clone(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! What a run did: per export and chain tallies ([`Tally`], keyed by
+//! [`ExportKey`]), the failures, and the [`RunSummary`] returned to the
+//! caller and written as the run report `_chainetl/<job>/runs/<run id>.json`
+//! (redacted; one per run, never rewritten).
+
+use super::reorg::Reorg;
+use super::{RunOptions, Shared};
+use crate::api::Stats;
+use crate::plan::Unit;
+use crate::spec::Dataset;
+use crate::state::{JobState, Mark, StateStore};
+use crate::vocab::Chain;
+use crate::vocab::window::Resolved;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One export on one chain: what a tally counts. Ordered by its name, as
+/// tables and reports list it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExportKey {
+    /// Export index in the spec.
+    pub export: usize,
+    /// Its dataset.
+    pub dataset: Dataset,
+    /// The chain.
+    pub chain: Chain,
+}
+
+impl ExportKey {
+    /// The key of a unit's export and chain.
+    pub fn of(unit: &Unit) -> ExportKey {
+        ExportKey {
+            export: unit.export,
+            dataset: unit.dataset,
+            chain: unit.chain,
+        }
+    }
+}
+
+/// `e<idx> <dataset> <chain>`: the key's name in reports and tables.
+impl fmt::Display for ExportKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&format!("e{} {} {}", self.export, self.dataset, self.chain))
+    }
+}
+
+impl Ord for ExportKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+impl PartialOrd for ExportKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for ExportKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Figures of one export on one chain.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Tally {
+    /// Units in the plan (this shard).
+    pub units: u64,
+    /// Units complete.
+    pub units_done: u64,
+    /// Rows committed in this run.
+    pub rows: u64,
+    /// Files committed in this run.
+    pub files: u64,
+    /// Bytes committed in this run.
+    pub bytes: u64,
+    /// Rows committed by earlier runs.
+    pub rows_before: u64,
+    /// Requests sent (every attempt).
+    pub requests: u64,
+    /// Retried attempts.
+    pub retries: u64,
+    /// 429 answers.
+    pub throttled: u64,
+    /// 5xx answers.
+    pub server_errors: u64,
+    /// Reorgs detected and repaired.
+    pub reorgs: u64,
+    /// Seconds from the start of the run to this export's last commit.
+    pub elapsed_secs: f64,
+    /// Rows per second over that time.
+    pub rows_per_sec: f64,
+}
+
+/// A failed unit.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedUnit {
+    /// Unit id.
+    pub unit: String,
+    /// Chain.
+    pub chain: Chain,
+    /// Dataset.
+    pub dataset: Dataset,
+    /// Its range.
+    pub range: String,
+    /// The error.
+    pub error: String,
+}
+
+impl FailedUnit {
+    /// `unit` failed with `error`.
+    pub fn of(unit: &Unit, error: &dyn std::error::Error) -> FailedUnit {
+        FailedUnit {
+            unit: unit.id.clone(),
+            chain: unit.chain,
+            dataset: unit.dataset,
+            range: unit.range.to_string(),
+            error: error.to_string(),
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Job name.
+    pub job: String,
+    /// Spec hash.
+    pub spec_hash: String,
+    /// Per export and chain.
+    pub exports: BTreeMap<ExportKey, Tally>,
+    /// Requests sent, retries, 429s, 5xx.
+    pub requests: u64,
+    /// Retried attempts.
+    pub retries: u64,
+    /// 429 answers.
+    pub throttled: u64,
+    /// 5xx answers.
+    pub server_errors: u64,
+    /// Orphan files removed before resuming.
+    pub orphans_removed: usize,
+    /// Units skipped because they were already done.
+    pub units_already_done: usize,
+    /// Units failed.
+    pub failed: Vec<FailedUnit>,
+    /// Whether a signal stopped the run.
+    pub interrupted: bool,
+    /// What stopped the whole job, said once (the service could not be reached).
+    pub error: Option<String>,
+    /// Seconds elapsed.
+    pub elapsed_secs: f64,
+    /// Start (RFC 3339).
+    pub started_at: String,
+    /// End (RFC 3339).
+    pub finished_at: String,
+    /// Where the run report was written.
+    pub report: Option<String>,
+    /// The frozen windows, by export.
+    pub windows: Vec<Option<Resolved>>,
+    /// Aligned periods still unfinished when the run ended.
+    pub periods: Vec<Resolved>,
+    /// High-water marks of incremental exports when the run ended.
+    pub marks: Vec<MarkSummary>,
+    /// Reorgs detected and repaired.
+    pub reorgs: Vec<Reorg>,
+    /// Passes made (more than one in follow mode or after a reorg repair).
+    pub passes: u64,
+}
+
+/// Where an incremental export stands on a chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkSummary {
+    /// Export index.
+    pub export: usize,
+    /// Chain.
+    pub chain: Chain,
+    /// First block (or day, as unix seconds) not exported yet.
+    pub next: u64,
+    /// Reorgs repaired so far.
+    pub reorgs: u64,
+}
+
+impl From<&Mark> for MarkSummary {
+    fn from(m: &Mark) -> MarkSummary {
+        MarkSummary {
+            export: m.export,
+            chain: m.chain,
+            next: m.next,
+            reorgs: m.reorgs,
+        }
+    }
+}
+
+impl RunSummary {
+    /// Rows committed by this run.
+    pub fn rows(&self) -> u64 {
+        self.exports.values().map(|t| t.rows).sum()
+    }
+}
+
+/// What the pass loop gathered, for the summary.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    pub(crate) failed: Vec<FailedUnit>,
+    pub(crate) reorgs: Vec<Reorg>,
+    pub(crate) orphans_removed: usize,
+    pub(crate) units_already_done: usize,
+    pub(crate) passes: u64,
+    /// Aligned periods still pending.
+    pub(crate) periods: Vec<Resolved>,
+}
+
+/// The tallies with the request counters and reorgs folded in.
+fn final_tallies(shared: &Shared, reorgs: &[Reorg]) -> BTreeMap<ExportKey, Tally> {
+    let mut tallies = shared.tallies();
+    for r in reorgs {
+        let key = ExportKey {
+            export: r.export,
+            dataset: r.dataset,
+            chain: r.chain,
+        };
+        if let Some(t) = tallies.get_mut(&key) {
+            t.reorgs += 1;
+        }
+    }
+    for (k, t) in tallies.iter_mut() {
+        if let Some(s) = shared.stats.get(k) {
+            t.requests = Stats::get(&s.requests);
+            t.retries = Stats::get(&s.retries);
+            t.throttled = Stats::get(&s.throttled);
+            t.server_errors = Stats::get(&s.server_errors);
+        }
+        t.rows_per_sec = if t.elapsed_secs > 0.0 {
+            t.rows as f64 / t.elapsed_secs
+        } else {
+            0.0
+        };
+    }
+    tallies
+}
+
+/// The run's summary, its report written to the job's state.
+pub(crate) async fn summarize(
+    shared: &Shared,
+    job: &JobState,
+    opts: &RunOptions,
+    outcome: Outcome,
+    started_at: String,
+) -> Result<RunSummary, crate::state::StateError> {
+    let tallies = final_tallies(shared, &outcome.reorgs);
+    let marks = shared.state.load_marks().await?;
+    let total = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
+    let mut summary = RunSummary {
+        job: job.name.clone(),
+        spec_hash: job.spec_hash.clone(),
+        requests: total(|t| t.requests),
+        retries: total(|t| t.retries),
+        throttled: total(|t| t.throttled),
+        server_errors: total(|t| t.server_errors),
+        exports: tallies,
+        orphans_removed: outcome.orphans_removed,
+        units_already_done: outcome.units_already_done,
+        failed: outcome.failed,
+        interrupted: *shared.cancel.borrow(),
+        error: shared.client.service_down().map(|e| e.to_string()),
+        elapsed_secs: shared.started.elapsed().as_secs_f64(),
+        started_at,
+        finished_at: chrono::Utc::now().to_rfc3339(),
+        report: None,
+        windows: job.windows.clone(),
+        periods: outcome.periods,
+        marks: marks.iter().map(MarkSummary::from).collect(),
+        reorgs: outcome.reorgs,
+        passes: outcome.passes,
+    };
+    summary.report = write_report(&shared.state, &summary, opts).await;
+    Ok(summary)
+}
+
+/// Writes the run report; a failure to write it is logged, not fatal (the
+/// run's work is committed by then).
+async fn write_report(state: &StateStore, summary: &RunSummary, opts: &RunOptions) -> Option<String> {
+    let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
+    let mut doc = match serde_json::to_value(summary) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!("could not write the run report: {e}");
+            return None;
+        }
+    };
+    crate::util::redact::redact_json(&mut doc);
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
+        obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
+        obj.insert("follow".into(), opts.follow.into());
+        obj.insert("as_of".into(), opts.as_of.map(crate::vocab::window::iso).into());
+    }
+    match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
+        Ok(rel) => Some(rel),
+        Err(e) => {
+            tracing::warn!("could not write the run report: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! One unit: page → decode → write → commit.
+//!
+//! The unit's [`Pager`] requests pages in its own task and decodes each
+//! with [`UnitDecoder`] (every dataset through [`crate::decode::page`]);
+//! this loop checks the page against the paging guard, hands the rows to
+//! the unit's [`UnitWriter`], and commits every `commit_pages` pages or
+//! `commit_interval`, or when an open file reaches `file_rows`/`file_bytes`.
+//! A commit finishes the open files (durable under their final names) and
+//! only then writes the unit's checkpoint with the cursor after the last
+//! page they hold: a crash between the two leaves files no checkpoint
+//! covers, removed as orphans by the next run. On an error the rows since
+//! the last commit are discarded; a signal commits them first.
+
+use super::error::UnitError;
+use super::report::ExportKey;
+use super::schedule::units_in_flight;
+use super::setup::Shared;
+use crate::api::ApiError;
+use crate::api::types::Block;
+use crate::decode::{self, Ctx, DecodeError, Decoded};
+use crate::fetch::guard::PageGuard;
+use crate::fetch::{FetchError, PageDecoder, Pager, Records};
+use crate::plan::{Unit, UnitRange};
+use crate::sink::{UnitWriter, schema_for};
+use crate::spec::HashEncoding;
+use crate::state::{CommittedFile, STATE_VERSION, TailBlock, UnitState};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Decodes a unit's pages (in its fetch task).
+#[derive(Debug)]
+pub struct UnitDecoder {
+    unit: Arc<Unit>,
+    enc: HashEncoding,
+}
+
+/// A decoded page, and for block units the edges the checkpoint notes.
+#[derive(Debug)]
+pub struct UnitPage {
+    /// The rows.
+    pub decoded: Decoded,
+    /// Block edges seen on this page (block units only).
+    pub edges: Edges,
+}
+
+/// What a page of blocks says of its unit's edges, for reorg checks: the
+/// parent hash of the unit's first block and its highest block's hash.
+#[derive(Debug, Default)]
+pub struct Edges {
+    first_parent_hash: Option<String>,
+    last_block: Option<TailBlock>,
+}
+
+impl PageDecoder for UnitDecoder {
+    type Output = UnitPage;
+    type Error = DecodeError;
+
+    fn decode(&self, page: u64, records: Records<'_>) -> Result<UnitPage, DecodeError> {
+        let ctx = Ctx {
+            unit: &self.unit,
+            page,
+            enc: self.enc,
+        };
+        let edges = match records {
+            Records::Blocks(b) => block_edges(&self.unit.range, b),
+            _ => Edges::default(),
+        };
+        Ok(UnitPage {
+            decoded: decode::page(ctx, records)?,
+            edges,
+        })
+    }
+}
+
+/// The edges of a block unit found among `blocks`.
+fn block_edges(range: &UnitRange, blocks: &[Block]) -> Edges {
+    let mut edges = Edges::default();
+    let UnitRange::Blocks { start, end } = *range else {
+        return edges;
+    };
+    for b in blocks {
+        let Some(n) = b.number.map(|n| n.0 as u64).filter(|n| (start..end).contains(n)) else {
+            continue;
+        };
+        if n == start
+            && let Some(p) = &b.parent_hash
+        {
+            edges.first_parent_hash = Some(p.to_ascii_lowercase());
+        }
+        if let Some(h) = &b.hash
+            && edges.last_block.as_ref().is_none_or(|l| n > l.number)
+        {
+            edges.last_block = Some(TailBlock {
+                number: n,
+                hash: h.to_ascii_lowercase(),
+            });
+        }
+    }
+    edges
+}
+
+/// Notes a page's edges in the checkpoint; they reach storage with the
+/// next commit, together with the rows they describe.
+fn note_edges(st: &mut UnitState, edges: Edges) {
+    if let Some(p) = edges.first_parent_hash {
+        st.first_parent_hash = Some(p);
+    }
+    if let Some(lb) = edges.last_block
+        && st.last_block.as_ref().is_none_or(|l| lb.number > l.number)
+    {
+        st.last_block = Some(lb);
+    }
+}
+
+/// Rows and pages fetched since the last commit, and the cursor after them.
+struct Pending {
+    cursor: Option<String>,
+    rows: u64,
+    pages: u64,
+}
+
+/// A unit being run.
+struct UnitRun<'a> {
+    shared: &'a Shared,
+    unit: &'a Arc<Unit>,
+    key: ExportKey,
+    st: UnitState,
+    writer: UnitWriter,
+    pending: Pending,
+    pages: u64,
+}
+
+/// Runs `unit` from its checkpoint `st` (None: from the start) to its end,
+/// a failure or a signal.
+pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>) -> Result<(), UnitError> {
+    let spec = &shared.spec;
+    let Some(export) = spec.exports.get(unit.export) else {
+        return Ok(());
+    };
+    let st = st.unwrap_or_else(|| UnitState {
+        version: STATE_VERSION,
+        unit: unit.id.clone(),
+        ..Default::default()
+    });
+    let key = ExportKey::of(unit);
+    let decoder = UnitDecoder {
+        unit: unit.clone(),
+        enc: spec.output.hash_encoding,
+    };
+    let mut pager = Pager::start(
+        shared.client_for(key),
+        unit.clone(),
+        export,
+        spec.source.page_size,
+        st.cursor.clone(),
+        decoder,
+    );
+    let writer = UnitWriter::new(
+        shared.sink.clone(),
+        unit.dataset,
+        unit.chain,
+        &shared.state.file_prefix(&unit.id),
+        schema_for(unit.dataset, &spec.output),
+        st.next_seq,
+        spec.output.memory_budget / units_in_flight(spec),
+    );
+    let mut run = UnitRun {
+        shared,
+        unit,
+        key,
+        pending: Pending {
+            cursor: st.cursor.clone(),
+            rows: 0,
+            pages: 0,
+        },
+        st,
+        writer,
+        pages: 0,
+    };
+    match run.pages(&mut pager).await {
+        Ok(done) => {
+            run.commit(done).await?;
+            if done && let Some(p) = shared.progress.get(unit.export) {
+                p.unit_done(unit.estimated_requests, run.pages);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            // Rows since the last commit are discarded: the cursor has not
+            // moved past them, so the next run fetches them again.
+            run.writer.abort().await;
+            Err(e)
+        }
+    }
+}
+
+impl UnitRun<'_> {
+    /// Pages until the unit ends (true) or a signal stops it (false),
+    /// committing as it goes.
+    async fn pages(&mut self, pager: &mut Pager<UnitDecoder>) -> Result<bool, UnitError> {
+        let out = &self.shared.spec.output;
+        let progress = self.shared.progress.get(self.unit.export).cloned().unwrap_or_default();
+        let mut guard = PageGuard::new(self.unit.chain, self.unit.dataset, &self.unit.id, self.st.cursor.as_deref());
+        let mut last_commit = Instant::now();
+        loop {
+            if *self.shared.cancel.borrow() {
+                return Ok(false);
+            }
+            let f = match pager.next().await {
+                Ok(Some(f)) => f,
+                Ok(None) => return Ok(true),
+                // A signal: keep what is buffered (committed by the caller).
+                Err(FetchError::Api(ApiError::Cancelled)) => return Ok(false),
+                Err(e) => return Err(e.into()),
+            };
+            let page = f.page?;
+            self.pages = f.number;
+            note_edges(&mut self.st, page.edges);
+            guard.check(f.number, &page.decoded.batch, f.next.as_deref())?;
+            let rows = page.decoded.batch.num_rows() as u64;
+            self.writer.write(page.decoded).await?;
+            progress.page(rows);
+            self.pending.rows += rows;
+            self.pending.pages += 1;
+            let last = f.next.is_none();
+            self.pending.cursor = f.next;
+            if last {
+                return Ok(true);
+            }
+            if self.pending.pages >= out.commit_pages as u64
+                || last_commit.elapsed() >= out.commit_interval
+                || self.writer.max_open_rows() >= out.file_rows as u64
+                || self.writer.max_open_bytes() >= out.file_bytes
+            {
+                self.commit(false).await?;
+                last_commit = Instant::now();
+            }
+        }
+    }
+
+    /// Finishes the open files, then checkpoints what they hold (`done`:
+    /// the unit is complete).
+    async fn commit(&mut self, done: bool) -> Result<(), UnitError> {
+        if self.pending.pages == 0 && !done {
+            return Ok(());
+        }
+        let files = self.writer.finish().await?;
+        if !files.is_empty() {
+            crate::util::failpoint::hit("after-file-write");
+        }
+        let st = &mut self.st;
+        st.cursor = if done { None } else { self.pending.cursor.clone() };
+        st.next_seq = self.writer.next_seq;
+        st.rows += self.pending.rows;
+        st.pages += self.pending.pages;
+        st.files += files.len() as u64;
+        st.committed.extend(files.iter().map(|f| CommittedFile {
+            path: f.rel.clone(),
+            rows: f.rows,
+            bytes: f.bytes,
+        }));
+        let bytes: u64 = files.iter().map(|f| f.bytes).sum();
+        st.bytes += bytes;
+        st.done = done;
+        st.updated_at = chrono::Utc::now().to_rfc3339();
+        self.shared.state.save_unit(st).await?;
+        let rows = self.pending.rows;
+        let elapsed = self.shared.started.elapsed().as_secs_f64();
+        self.shared.tally(self.key, |t| {
+            t.rows += rows;
+            t.files += files.len() as u64;
+            t.bytes += bytes;
+            t.elapsed_secs = elapsed;
+            t.units_done += u64::from(done);
+        });
+        self.pending = Pending {
+            cursor: st.cursor.clone(),
+            rows: 0,
+            pages: 0,
+        };
+        Ok(())
+    }
+}
