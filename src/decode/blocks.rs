@@ -2,41 +2,31 @@
 
 use super::{Ctx, DecodeError, Decoded, HexCol, owns, parse_i64, parse_i128, parse_ts_micros, schema};
 use crate::api::types::{Block, Exact};
-use crate::spec::Dataset;
+use crate::spec::{Dataset, HashEncoding};
 use arrow::array::{ArrayRef, Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use std::sync::Arc;
 
+/// The hash and hex columns, in schema order.
+const HEX_NAMES: [&str; 11] = [
+    "extra_data",
+    "hash",
+    "logs_bloom",
+    "miner",
+    "nonce",
+    "parent_hash",
+    "receipt_root",
+    "sha3_uncles",
+    "state_root",
+    "transactions_root",
+    "withdrawals_root",
+];
+
 /// Decodes a page of blocks.
 pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
-    let n = blocks.len();
-    let enc = ctx.enc;
-    let mut chain = StringBuilder::with_capacity(n, n * 8);
-    let mut base_fee = Int64Builder::with_capacity(n);
-    let mut difficulty = Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
-    let mut total_difficulty = Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
-    let mut gas_limit = Int64Builder::with_capacity(n);
-    let mut gas_used = Int64Builder::with_capacity(n);
-    let mut number = Int64Builder::with_capacity(n);
-    let mut size = Int64Builder::with_capacity(n);
-    let mut tx_count = Int64Builder::with_capacity(n);
-    let mut timestamp = TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC");
-    let names = [
-        "extra_data",
-        "hash",
-        "logs_bloom",
-        "miner",
-        "nonce",
-        "parent_hash",
-        "receipt_root",
-        "sha3_uncles",
-        "state_root",
-        "transactions_root",
-        "withdrawals_root",
-    ];
-    let mut hexes: Vec<HexCol> = names.iter().map(|_| HexCol::new(enc, n)).collect();
-    let mut days = Vec::with_capacity(n);
+    let mut cols = Columns::new(blocks.len(), ctx.enc);
+    let mut days = Vec::with_capacity(blocks.len());
     let mut dropped = 0;
     for (row, b) in blocks.iter().enumerate() {
         let num = ctx.required(row, "number", &b.number)?.0;
@@ -46,10 +36,56 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
             continue;
         }
         ctx.required(row, "hash", &b.hash)?;
-        chain.append_value(ctx.unit.chain.name());
-        number.append_value(num);
-        timestamp.append_value(ts);
+        cols.append(&ctx, row, b, num, ts)?;
         days.push(ts.div_euclid(86_400_000_000) as i32);
+    }
+    let batch = RecordBatch::try_new(schema(Dataset::Blocks, ctx.enc), cols.finish()).map_err(|e| ctx.err(0, "number", e.to_string()))?;
+    Ok(Decoded {
+        batch,
+        days: Some(days),
+        dropped,
+    })
+}
+
+/// The builders of a page's columns.
+struct Columns {
+    chain: StringBuilder,
+    base_fee: Int64Builder,
+    difficulty: Decimal128Builder,
+    total_difficulty: Decimal128Builder,
+    gas_limit: Int64Builder,
+    gas_used: Int64Builder,
+    number: Int64Builder,
+    size: Int64Builder,
+    tx_count: Int64Builder,
+    timestamp: TimestampMicrosecondBuilder,
+    /// In [`HEX_NAMES`] order.
+    hexes: [HexCol; 11],
+}
+
+impl Columns {
+    fn new(n: usize, enc: HashEncoding) -> Columns {
+        let decimal = || Decimal128Builder::with_capacity(n).with_data_type(DataType::Decimal128(38, 0));
+        Columns {
+            chain: StringBuilder::with_capacity(n, n * 8),
+            base_fee: Int64Builder::with_capacity(n),
+            difficulty: decimal(),
+            total_difficulty: decimal(),
+            gas_limit: Int64Builder::with_capacity(n),
+            gas_used: Int64Builder::with_capacity(n),
+            number: Int64Builder::with_capacity(n),
+            size: Int64Builder::with_capacity(n),
+            tx_count: Int64Builder::with_capacity(n),
+            timestamp: TimestampMicrosecondBuilder::with_capacity(n).with_timezone("UTC"),
+            hexes: std::array::from_fn(|_| HexCol::new(enc, n)),
+        }
+    }
+
+    /// Appends block `b` (row `row` of the page), whose number and time are parsed.
+    fn append(&mut self, ctx: &Ctx<'_>, row: usize, b: &Block, num: i64, ts: i64) -> Result<(), DecodeError> {
+        self.chain.append_value(ctx.unit.chain.name());
+        self.number.append_value(num);
+        self.timestamp.append_value(ts);
         let int = |field: &'static str, v: &Option<Exact>, out: &mut Int64Builder| -> Result<(), DecodeError> {
             match v {
                 None => out.append_null(),
@@ -64,13 +100,13 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
             }
             Ok(())
         };
-        int("base_fee_per_gas", &b.base_fee_per_gas, &mut base_fee)?;
-        int("gas_limit", &b.gas_limit, &mut gas_limit)?;
-        int("gas_used", &b.gas_used, &mut gas_used)?;
-        dec("difficulty", &b.difficulty, &mut difficulty)?;
-        dec("total_difficulty", &b.total_difficulty, &mut total_difficulty)?;
-        size.append_option(b.size.map(|v| v.0));
-        tx_count.append_option(b.transaction_count.map(|v| v.0));
+        int("base_fee_per_gas", &b.base_fee_per_gas, &mut self.base_fee)?;
+        int("gas_limit", &b.gas_limit, &mut self.gas_limit)?;
+        int("gas_used", &b.gas_used, &mut self.gas_used)?;
+        dec("difficulty", &b.difficulty, &mut self.difficulty)?;
+        dec("total_difficulty", &b.total_difficulty, &mut self.total_difficulty)?;
+        self.size.append_option(b.size.map(|v| v.0));
+        self.tx_count.append_option(b.transaction_count.map(|v| v.0));
         let values = [
             &b.extra_data,
             &b.hash,
@@ -84,53 +120,37 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
             &b.transactions_root,
             &b.withdrawals_root,
         ];
-        for ((col, v), name) in hexes.iter_mut().zip(values).zip(names) {
+        for ((col, v), name) in self.hexes.iter_mut().zip(values).zip(HEX_NAMES) {
             col.append(v.as_deref()).map_err(|m| ctx.err(row, name, m))?;
         }
+        Ok(())
     }
-    let decimal = |b: &mut Decimal128Builder| -> ArrayRef { Arc::new(b.finish()) };
-    let mut h = hexes.iter_mut().map(|c| c.finish());
-    let mut next = || h.next().unwrap_or_else(|| Arc::new(StringBuilder::new().finish()));
-    let (extra, hash, bloom, miner, nonce, parent, receipt, uncles, state, txroot, wroot) = (
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-        next(),
-    );
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(chain.finish()),
-        Arc::new(base_fee.finish()),
-        decimal(&mut difficulty),
-        extra,
-        Arc::new(gas_limit.finish()),
-        Arc::new(gas_used.finish()),
-        hash,
-        bloom,
-        miner,
-        nonce,
-        Arc::new(number.finish()),
-        parent,
-        receipt,
-        uncles,
-        Arc::new(size.finish()),
-        state,
-        Arc::new(timestamp.finish()),
-        decimal(&mut total_difficulty),
-        Arc::new(tx_count.finish()),
-        txroot,
-        wroot,
-    ];
-    let batch = RecordBatch::try_new(schema(Dataset::Blocks, enc), columns).map_err(|e| ctx.err(0, "number", e.to_string()))?;
-    Ok(Decoded {
-        batch,
-        days: Some(days),
-        dropped,
-    })
+
+    /// The columns in schema order.
+    fn finish(mut self) -> Vec<ArrayRef> {
+        let [extra, hash, bloom, miner, nonce, parent, receipt, uncles, state, txroot, wroot] = self.hexes.each_mut().map(|c| c.finish());
+        vec![
+            Arc::new(self.chain.finish()),
+            Arc::new(self.base_fee.finish()),
+            Arc::new(self.difficulty.finish()),
+            extra,
+            Arc::new(self.gas_limit.finish()),
+            Arc::new(self.gas_used.finish()),
+            hash,
+            bloom,
+            miner,
+            nonce,
+            Arc::new(self.number.finish()),
+            parent,
+            receipt,
+            uncles,
+            Arc::new(self.size.finish()),
+            state,
+            Arc::new(self.timestamp.finish()),
+            Arc::new(self.total_difficulty.finish()),
+            Arc::new(self.tx_count.finish()),
+            txroot,
+            wroot,
+        ]
+    }
 }

@@ -5,6 +5,7 @@ mod common;
 mod export;
 mod hostile;
 mod input;
+mod layout;
 mod operator;
 mod resume;
 mod s3;
