@@ -20,7 +20,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target/release/chainetl")
+BIN = os.environ.get("CHAINETL_BIN") or os.path.join(ROOT, "target/release/chainetl")
 OUT = os.path.join(ROOT, "bench-out")
 FROZEN = "2025-06-01T00:00:00Z"
 FIRST = 20_000_000
