@@ -5,6 +5,7 @@
 //! malformed value is an error naming chain, unit, page, row and field —
 //! never a silent null.
 
+pub mod abi;
 pub mod blocks;
 pub mod events;
 mod hex;
