@@ -13,8 +13,11 @@
 //! before anything is planned (counting is arithmetic: it allocates
 //! nothing however large the window), so planning memory is bounded.
 
-use crate::spec::{Dataset, Export, Selection, Spec};
+pub use crate::spec::{MAX_UNITS, NUMBERS_PER_REQUEST, TOKENS_PER_UNIT, unit_count};
+
+use crate::spec::{Dataset, Export, PORTFOLIO_DAYS_PER_PAGE, Selection, Spec, rows_per_block};
 use crate::vocab::chain::Chain;
+use crate::vocab::cuts::Cuts;
 use crate::vocab::window::{Resolved, Window, day_of};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -186,11 +189,6 @@ pub fn is_unit_id(id: &str) -> bool {
     }
 }
 
-/// Blocks per `numbers` request, the service's bound.
-pub const NUMBERS_PER_REQUEST: usize = 1000;
-/// Token lookups per unit.
-pub const TOKENS_PER_UNIT: usize = 50;
-
 /// The instant relative windows resolve against: now, or the frozen clock
 /// of a built-in simulator (so a frozen demo stays reproducible).
 pub fn job_now(spec: &Spec) -> i64 {
@@ -262,17 +260,15 @@ pub fn plan(spec: &Spec, windows: &[Option<Resolved>], page_size: u32, segments:
     units
 }
 
+/// Adds the units of `e` on `chain` to `out`: over `frozen` when given (a
+/// frozen window or a segment's range), else over the export's window
+/// resolved at 0; `page` rows a page.
 fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, out: &mut Vec<Unit>) {
-    let prefix = format!("e{}-{}-{}", e.index, e.dataset, chain);
-    let mut push = |id: String, range: UnitRange, estimated_requests: u64| {
-        out.push(Unit {
-            id,
-            export: e.index,
-            dataset: e.dataset,
-            chain,
-            range,
-            estimated_requests: estimated_requests.max(1),
-        });
+    let mut units = Units {
+        prefix: format!("e{}-{}-{}", e.index, e.dataset, chain),
+        export: e,
+        chain,
+        out,
     };
     match &e.selection {
         Selection::BlockWindow {
@@ -288,259 +284,111 @@ fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, ou
         } => {
             let resolved = frozen.unwrap_or_else(|| window.resolve(0));
             let per_block = rows_per_block(&e.selection);
+            let cuts = Cuts::of_window(resolved, *chunk_blocks, *chunk_secs, per_block, chain, page);
             match resolved {
-                Resolved::Blocks { first, last } => {
-                    let (lo, hi) = (i128::from(first), i128::from(last) + 1);
-                    let cuts = match chunk_blocks {
-                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
-                        None => Cuts::auto(lo, hi, per_block as f64, page as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
-                    };
-                    for (s, end) in cuts.ranges() {
-                        // Cuts lie within [first, last + 1]; only last = u64::MAX
-                        // (refused by validation) could saturate here.
-                        let (s, end) = (u64::try_from(s).unwrap_or(u64::MAX), u64::try_from(end).unwrap_or(u64::MAX));
-                        let blocks = end.saturating_sub(s);
-                        push(
-                            format!("{prefix}-b{s}-{end}"),
-                            UnitRange::Blocks { start: s, end },
-                            (blocks.saturating_mul(per_block) / page).saturating_add(1),
-                        );
-                    }
-                }
-                Resolved::Time { start, end } => {
-                    let (lo, hi) = (i128::from(start), i128::from(end));
-                    let cuts = match chunk_secs {
-                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
-                        None => {
-                            let rows_per_sec = per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
-                            Cuts::auto(lo, hi, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
-                        }
-                    };
-                    for (s, t) in cuts.ranges() {
-                        // Cuts lie within [start, end], both i64.
-                        let (s, t) = (i64::try_from(s).unwrap_or(i64::MAX), i64::try_from(t).unwrap_or(i64::MAX));
-                        let ms = u64::try_from(chain.block_ms()).unwrap_or(1).max(1);
-                        let blocks = u64::try_from(i128::from(t) - i128::from(s)).unwrap_or(0).saturating_mul(1000) / ms;
-                        push(
-                            format!("{prefix}-t{s}-{t}"),
-                            UnitRange::Time { start: s, end: t },
-                            (blocks.saturating_mul(per_block) / page).saturating_add(1),
-                        );
-                    }
-                }
+                Resolved::Blocks { .. } => units.blocks(&cuts, per_block, page),
+                Resolved::Time { .. } => units.times(&cuts, per_block, page),
             }
         }
-        Selection::BlockNumbers(numbers) => {
-            for (i, batch) in numbers.chunks(NUMBERS_PER_REQUEST).enumerate() {
-                let n = batch.len() as u64;
-                push(
-                    format!("{prefix}-n{i:05}"),
-                    UnitRange::Numbers { numbers: batch.to_vec() },
-                    n.div_ceil(page),
-                );
-            }
-        }
-        Selection::Portfolio { wallets, window, .. } => {
-            let (start, end) = match frozen.unwrap_or_else(|| window.resolve(0)) {
-                Resolved::Time { start, end } => (start, end),
-                // Validation rejects block ranges for portfolios.
-                Resolved::Blocks { .. } => return,
-            };
-            let days = u64::try_from((i128::from(end) - i128::from(start)) / 86_400 + 1).unwrap_or(0);
-            for w in wallets {
-                push(
-                    format!("{prefix}-w{}-d{}-{}", &w[2..], day_of(start), day_of(end)),
-                    UnitRange::Wallet {
-                        wallet: w.clone(),
-                        start,
-                        end,
-                    },
-                    days.div_ceil(page.min(31)),
-                );
-            }
-        }
-        Selection::Tokens { addresses } => {
-            for (i, batch) in addresses.chunks(TOKENS_PER_UNIT).enumerate() {
-                push(
-                    format!("{prefix}-a{i:05}"),
-                    UnitRange::Tokens { addresses: batch.to_vec() },
-                    batch.len() as u64,
-                );
-            }
-        }
+        Selection::BlockNumbers(numbers) => units.numbers(numbers, page),
+        Selection::Portfolio { wallets, window, .. } => match frozen.unwrap_or_else(|| window.resolve(0)) {
+            Resolved::Time { start, end } => units.wallets(wallets, start, end, page),
+            // Validation rejects block ranges for portfolios.
+            Resolved::Blocks { .. } => {}
+        },
+        Selection::Tokens { addresses } => units.tokens(addresses),
     }
 }
 
-/// A window without `chunk_blocks`/`chunk_duration` is cut into at least
-/// this many units where it is big enough: pages of one unit are fetched one
-/// after another (cursors are sequential), so units are what lets
-/// `max_concurrency` requests be in flight at once.
-const AUTO_UNITS: i64 = 64;
-/// Largest automatic unit, in blocks and in seconds.
-const MAX_AUTO_BLOCKS: i64 = 10_000;
-const MAX_AUTO_SECS: i64 = 3_600;
-/// Smallest automatic unit, in estimated pages: every unit costs a file, a
-/// checkpoint and a last page that is rarely full, so units of a page or
-/// two would cost requests (and a quota) as well as small files.
-const MIN_UNIT_PAGES: f64 = 8.0;
-/// The end of a window (this share of its units) is cut finer, down to
-/// `MIN_TAIL_PAGES`: units run largest first, so the job ends on short
-/// units and the request slots stay busy until close to the end, instead
-/// of idling while the last big units page through alone.
-const TAIL_SHARE: usize = 8;
-const MIN_TAIL_PAGES: f64 = 2.0;
-/// Automatic unit sizes are round numbers, so unit ids read well and the
-/// cuts fall on the same blocks whatever the window.
-const NICE_BLOCKS: [i64; 13] = [10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000];
-const NICE_SECS: [i64; 7] = [60, 300, 600, 900, 1_200, 1_800, 3_600];
-
-/// The units of one export and chain are at most this many: each costs
-/// memory while the job runs (its id, range and state, ~0.2 KiB) and a
-/// checkpoint file, so a window cut finer than this is refused by
-/// `validate` (a year of Arbitrum, the fastest chain, cut automatically is
-/// ~20,000 units).
-pub const MAX_UNITS: u64 = 200_000;
-
-/// The largest nice size of at most `want`, but no smaller than the
-/// smallest nice size of at least `min` and no larger than `max`.
-fn nice_size(want: i128, min: i128, max: i128, nice: &[i64]) -> i128 {
-    let floor = nice.iter().map(|&n| i128::from(n)).find(|&n| n >= min).unwrap_or(max).min(max);
-    let at_most = nice.iter().map(|&n| i128::from(n)).rev().find(|&n| n <= want).unwrap_or(0);
-    at_most.clamp(floor, max)
+/// Units of one export and chain being made.
+struct Units<'a> {
+    /// `e<export>-<dataset>-<chain>`, the start of every id.
+    prefix: String,
+    export: &'a Export,
+    chain: Chain,
+    out: &'a mut Vec<Unit>,
 }
 
-/// How `[lo, hi)` is cut: at multiples of `size` up to `tail_from`, then
-/// at multiples of `fine`. Described by four numbers, so the units of any
-/// window can be counted without being made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Cuts {
-    lo: i128,
-    hi: i128,
-    size: i128,
-    tail_from: i128,
-    fine: i128,
-}
+impl Units<'_> {
+    fn push(&mut self, id: String, range: UnitRange, estimated_requests: u64) {
+        self.out.push(Unit {
+            id,
+            export: self.export.index,
+            dataset: self.export.dataset,
+            chain: self.chain,
+            range,
+            estimated_requests: estimated_requests.max(1),
+        });
+    }
 
-impl Cuts {
-    /// `[lo, hi)` cut at multiples of `size`.
-    fn even(lo: i128, hi: i128, size: i128) -> Cuts {
-        let size = size.max(1);
-        Cuts {
-            lo,
-            hi,
-            size,
-            tail_from: hi.max(lo),
-            fine: size,
+    /// Block ranges `[s, end)`, ids `…-b<s>-<end>`.
+    fn blocks(&mut self, cuts: &Cuts, per_block: u64, page: u64) {
+        for (s, end) in cuts.ranges() {
+            // Cuts lie within [first, last + 1]; only last = u64::MAX
+            // (refused by validation) could saturate here.
+            let (s, end) = (u64::try_from(s).unwrap_or(u64::MAX), u64::try_from(end).unwrap_or(u64::MAX));
+            let blocks = end.saturating_sub(s);
+            self.push(
+                format!("{}-b{s}-{end}", self.prefix),
+                UnitRange::Blocks { start: s, end },
+                (blocks.saturating_mul(per_block) / page).saturating_add(1),
+            );
         }
     }
 
-    /// `[lo, hi)` cut automatically (`rows` estimated rows per block or
-    /// second, `page` rows a page): into `AUTO_UNITS` units or more, of at
-    /// least `MIN_UNIT_PAGES`; the last `1/TAIL_SHARE` of them a quarter as
-    /// long, where that stays above `MIN_TAIL_PAGES`.
-    fn auto(lo: i128, hi: i128, rows: f64, page: f64, max: i64, nice: &[i64]) -> Cuts {
-        // A float-to-int `as` saturates (and NaN is 0): no wrap.
-        let min_size = |pages: f64| (pages * page / rows.max(1e-9)).ceil() as i128;
-        let max = i128::from(max);
-        let size = nice_size((hi - lo) / i128::from(AUTO_UNITS), min_size(MIN_UNIT_PAGES), max, nice).max(1);
-        let mut cuts = Cuts::even(lo, hi, size);
-        let fine = nice_size(size / 4, min_size(MIN_TAIL_PAGES), max, nice).max(1);
-        let n = count_chunks(lo, hi, size);
-        if fine < size && n >= TAIL_SHARE as i128 {
-            let keep = n - (n + TAIL_SHARE as i128 - 1) / TAIL_SHARE as i128;
-            // The start of cut number `keep` (keep >= 7, so not the first).
-            cuts.tail_from = (lo.div_euclid(size) + keep) * size;
-            cuts.fine = fine;
+    /// Time ranges `[s, t)`, ids `…-t<s>-<t>`.
+    fn times(&mut self, cuts: &Cuts, per_block: u64, page: u64) {
+        for (s, t) in cuts.ranges() {
+            // Cuts lie within [start, end], both i64.
+            let (s, t) = (i64::try_from(s).unwrap_or(i64::MAX), i64::try_from(t).unwrap_or(i64::MAX));
+            let ms = u64::try_from(self.chain.block_ms()).unwrap_or(1).max(1);
+            let blocks = u64::try_from(i128::from(t) - i128::from(s)).unwrap_or(0).saturating_mul(1000) / ms;
+            self.push(
+                format!("{}-t{s}-{t}", self.prefix),
+                UnitRange::Time { start: s, end: t },
+                (blocks.saturating_mul(per_block) / page).saturating_add(1),
+            );
         }
-        cuts
     }
 
-    /// How many ranges [`Cuts::ranges`] gives, without making them.
-    fn count(&self) -> u64 {
-        let n = count_chunks(self.lo, self.tail_from, self.size) + count_chunks(self.tail_from, self.hi, self.fine);
-        u64::try_from(n).unwrap_or(u64::MAX)
-    }
-
-    /// The ranges, in order; they cover `[lo, hi)` exactly.
-    fn ranges(&self) -> Vec<(i128, i128)> {
-        let mut out = chunks(self.lo, self.tail_from, self.size);
-        out.extend(chunks(self.tail_from, self.hi, self.fine));
-        out
-    }
-}
-
-/// Number of ranges `chunks(lo, hi, size)` gives.
-fn count_chunks(lo: i128, hi: i128, size: i128) -> i128 {
-    let size = size.max(1);
-    if lo >= hi {
-        0
-    } else {
-        (hi - 1).div_euclid(size) - lo.div_euclid(size) + 1
-    }
-}
-
-/// `[lo, hi)` cut at multiples of `size`.
-fn chunks(lo: i128, hi: i128, size: i128) -> Vec<(i128, i128)> {
-    let size = size.max(1);
-    let mut out = Vec::with_capacity(usize::try_from(count_chunks(lo, hi, size)).unwrap_or(0).min(1 << 20));
-    let mut s = lo;
-    while s < hi {
-        let e = ((s.div_euclid(size) + 1) * size).min(hi);
-        out.push((s, e));
-        s = e;
-    }
-    out
-}
-
-/// How many units an export selecting `selection` makes on `chain` for
-/// the window `w` at page size `page`, counted without making them; page
-/// size 1 gives the most units any page size can (automatic units only
-/// grow with the page).
-pub fn unit_count(selection: &Selection, chain: Chain, w: Resolved, page: u64) -> u64 {
-    let page = page.max(1);
-    match selection {
-        Selection::BlockWindow {
-            chunk_blocks, chunk_secs, ..
+    /// Batches of explicit block numbers, one request each, ids `…-n<5 digits>`.
+    fn numbers(&mut self, numbers: &[u64], page: u64) {
+        for (i, batch) in numbers.chunks(NUMBERS_PER_REQUEST).enumerate() {
+            let n = batch.len() as u64;
+            self.push(
+                format!("{}-n{i:05}", self.prefix),
+                UnitRange::Numbers { numbers: batch.to_vec() },
+                n.div_ceil(page),
+            );
         }
-        | Selection::Events {
-            chunk_blocks, chunk_secs, ..
-        } => {
-            let per_block = rows_per_block(selection);
-            let cuts = match w {
-                Resolved::Blocks { first, last } => {
-                    let (lo, hi) = (i128::from(first), i128::from(last) + 1);
-                    match chunk_blocks {
-                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
-                        None => Cuts::auto(lo, hi, per_block as f64, page as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
-                    }
-                }
-                Resolved::Time { start, end } => {
-                    let (lo, hi) = (i128::from(start), i128::from(end));
-                    match chunk_secs {
-                        Some(c) => Cuts::even(lo, hi, i128::from(*c)),
-                        None => {
-                            let rows_per_sec = per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
-                            Cuts::auto(lo, hi, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
-                        }
-                    }
-                }
-            };
-            cuts.count()
-        }
-        Selection::BlockNumbers(n) => n.len().div_ceil(NUMBERS_PER_REQUEST) as u64,
-        Selection::Portfolio { wallets, .. } => wallets.len() as u64,
-        Selection::Tokens { addresses } => addresses.len().div_ceil(TOKENS_PER_UNIT) as u64,
     }
-}
 
-/// Estimated rows a block: a filter keeps a fraction of the events.
-fn rows_per_block(s: &Selection) -> u64 {
-    match s {
-        Selection::Events {
-            contract_address, topics, ..
-        } if contract_address.is_some() || !topics.is_empty() => 4,
-        Selection::Events { .. } => 40,
-        _ => 1,
+    /// One unit per wallet over the days of `[start, end)`, ids
+    /// `…-w<40 hex>-d<day>-<day>`.
+    fn wallets(&mut self, wallets: &[String], start: i64, end: i64, page: u64) {
+        let days = u64::try_from((i128::from(end) - i128::from(start)) / 86_400 + 1).unwrap_or(0);
+        for w in wallets {
+            self.push(
+                format!("{}-w{}-d{}-{}", self.prefix, &w[2..], day_of(start), day_of(end)),
+                UnitRange::Wallet {
+                    wallet: w.clone(),
+                    start,
+                    end,
+                },
+                days.div_ceil(page.min(PORTFOLIO_DAYS_PER_PAGE)),
+            );
+        }
+    }
+
+    /// Batches of token addresses, ids `…-a<5 digits>`.
+    fn tokens(&mut self, addresses: &[String]) {
+        for (i, batch) in addresses.chunks(TOKENS_PER_UNIT).enumerate() {
+            self.push(
+                format!("{}-a{i:05}", self.prefix),
+                UnitRange::Tokens { addresses: batch.to_vec() },
+                batch.len() as u64,
+            );
+        }
     }
 }
 
@@ -587,122 +435,8 @@ pub fn describe_window(w: &Option<Resolved>, written: &Option<String>) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::window::MAX_BLOCK;
     use proptest::prelude::*;
-
-    fn auto_cuts(lo: i64, hi: i64, rows: f64, page: f64, max: i64, nice: &[i64]) -> Vec<(i128, i128)> {
-        let c = Cuts::auto(lo.into(), hi.into(), rows, page, max, nice);
-        let r = c.ranges();
-        assert_eq!(c.count(), r.len() as u64);
-        r
-    }
-
-    /// Checks that `cuts` cover `[lo, hi)` exactly, in order, with no empty range.
-    fn covers(cuts: &[(i128, i128)], lo: i128, hi: i128) -> bool {
-        let contiguous = cuts.windows(2).all(|w| w[0].1 == w[1].0);
-        let nonempty = cuts.iter().all(|(a, b)| a < b);
-        let ends = match (cuts.first(), cuts.last()) {
-            (Some(f), Some(l)) => f.0 == lo && l.1 == hi,
-            _ => lo >= hi,
-        };
-        contiguous && nonempty && ends
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
-        #[test]
-        fn cuts_cover_the_window_exactly_and_count_without_making_them(
-            lo in prop_oneof![0i128..1_000, 0i128..=1_000_000_000_000, Just(1_000_000_000_000i128 - 5)],
-            len in prop_oneof![0i128..200, 0i128..5_000_000],
-            size in 1i128..100_000,
-            rows in prop_oneof![Just(1.0f64), Just(4.0), Just(40.0), 0.01f64..200.0],
-            page in 1.0f64..1_000.0,
-        ) {
-            let hi = lo + len;
-            let even = Cuts::even(lo, hi, size.max(len / 1_000));
-            let r = even.ranges();
-            prop_assert!(covers(&r, lo, hi));
-            prop_assert_eq!(even.count(), r.len() as u64);
-            for (max, nice) in [(MAX_AUTO_BLOCKS, &NICE_BLOCKS[..]), (MAX_AUTO_SECS, &NICE_SECS[..])] {
-                let auto = Cuts::auto(lo, hi, rows, page, max, nice);
-                let r = auto.ranges();
-                prop_assert!(covers(&r, lo, hi));
-                prop_assert_eq!(auto.count(), r.len() as u64);
-                // Page size 1 makes the most units: validation's bound holds for any page.
-                prop_assert!(Cuts::auto(lo, hi, rows, 1.0, max, nice).count() >= auto.count());
-            }
-        }
-
-        #[test]
-        fn counting_huge_windows_neither_wraps_nor_allocates(
-            first in 0u64..=u64::MAX,
-            last in 0u64..=u64::MAX,
-            size in 1i128..=i128::from(u64::MAX),
-        ) {
-            let (lo, hi) = (i128::from(first.min(last)), i128::from(first.max(last)) + 1);
-            let n = Cuts::even(lo, hi, size).count();
-            prop_assert!(n >= 1);
-            let a = Cuts::auto(lo, hi, 40.0, 1.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS).count();
-            prop_assert!(a >= 1);
-        }
-    }
-
-    #[test]
-    fn chunks_align_to_multiples() {
-        assert_eq!(
-            chunks(18_000_005, 18_020_001, 10_000),
-            vec![(18_000_005, 18_010_000), (18_010_000, 18_020_000), (18_020_000, 18_020_001)]
-        );
-        assert_eq!(chunks(5, 5, 10), vec![]);
-    }
-
-    #[test]
-    fn unset_chunks_give_enough_units_for_the_requests_in_flight() {
-        let sizes = |cuts: &[(i128, i128)]| cuts.iter().map(|(a, b)| b - a).collect::<Vec<_>>();
-        // Events (40 rows a block) at 100-row pages: at least 8 pages (20
-        // blocks, so 25), 2 at the end (5, so 10): 2,000 blocks → 70 units
-        // of 25, then 25 of 10.
-        let c = auto_cuts(20_000_000, 20_002_000, 40.0, 100.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
-        assert_eq!(c.first(), Some(&(20_000_000, 20_000_025)));
-        assert_eq!(c.last(), Some(&(20_001_990, 20_002_000)));
-        assert_eq!(sizes(&c).iter().filter(|&&s| s == 25).count(), 70);
-        assert_eq!(sizes(&c).iter().filter(|&&s| s == 10).count(), 25);
-        // The cuts cover the window exactly, in order.
-        assert!(c.windows(2).all(|w| w[0].1 == w[1].0));
-        // At 1000-row pages the same window gets 200-block units: fewer
-        // requests wasted on part-full last pages.
-        let c = auto_cuts(20_000_000, 20_002_000, 40.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
-        assert_eq!(sizes(&c)[..8], [200; 8]);
-        assert_eq!(sizes(&c)[8..], [50; 8]);
-        // Big windows keep 10,000-block units (the tail 2,500).
-        let c = auto_cuts(0, 5_000_000, 40.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
-        assert_eq!(sizes(&c)[0], 10_000);
-        assert_eq!(*sizes(&c).last().unwrap(), 2_500);
-        // Small windows stop at the floor, with no finer tail.
-        assert_eq!(sizes(&auto_cuts(0, 100, 40.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS)), vec![100]);
-        // Blocks (a row a block): 10,000 at 1000-row pages; 1,000 and a
-        // tail of 250 at 100-row pages.
-        assert_eq!(
-            sizes(&auto_cuts(0, 20_000, 1.0, 1_000.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS)),
-            vec![10_000; 2]
-        );
-        let c = auto_cuts(0, 20_000, 1.0, 100.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS);
-        assert_eq!(sizes(&c)[..17], [1_000; 17]);
-        assert_eq!(sizes(&c)[17..], [250; 12]);
-        // Time: a day of Ethereum events (3.3 rows a second) → hours, the
-        // last three in 15 minutes (1000-row pages), or 20-minute units
-        // ending in 5 minutes (100-row pages); blocks stay at an hour.
-        let c = auto_cuts(0, 86_400, 40.0 / 12.0, 1_000.0, MAX_AUTO_SECS, &NICE_SECS);
-        assert_eq!(sizes(&c)[..21], [3_600; 21]);
-        assert_eq!(sizes(&c)[21..], [900; 12]);
-        let c = auto_cuts(0, 86_400, 40.0 / 12.0, 100.0, MAX_AUTO_SECS, &NICE_SECS);
-        assert_eq!(sizes(&c)[0], 1_200);
-        assert_eq!(*sizes(&c).last().unwrap(), 300);
-        assert_eq!(
-            sizes(&auto_cuts(0, 7_200, 1.0 / 12.0, 1_000.0, MAX_AUTO_SECS, &NICE_SECS)),
-            vec![3_600; 2]
-        );
-    }
 
     #[test]
     fn unit_ids_are_read_strictly() {
@@ -757,5 +491,46 @@ mod tests {
         let mut want: Vec<String> = units.iter().map(|u| u.id.clone()).collect();
         want.sort();
         assert_eq!(all, want);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn block_windows_that_validate_plan_exactly_without_wrapping(
+            first in prop_oneof![0u64..1_000_000, 0u64..=MAX_BLOCK + 10, (u64::MAX - 10)..=u64::MAX],
+            len in prop_oneof![0u64..5_000, 0u64..100_000_000, Just(MAX_BLOCK)],
+            chunk in prop::option::of(1u64..1_000_000),
+            page in 1u32..=1000,
+        ) {
+            let last = first.saturating_add(len);
+            let chunk = chunk.map(|c| format!("chunk_blocks = {c}\n")).unwrap_or_default();
+            let text = format!(
+                "name = \"w\"\n[source]\nbase_url = \"sim\"\npage_size = {page}\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"{first}..{last}\"\n{chunk}"
+            );
+            let Ok(spec) = Spec::parse("w.toml", &text) else {
+                // Refused: beyond the bound, or too many units.
+                prop_assert!(last > MAX_BLOCK || len / 10 > MAX_UNITS || !chunk.is_empty());
+                return Ok(());
+            };
+            prop_assert!(last <= MAX_BLOCK);
+            let windows = freeze_windows(&spec, 0);
+            let units = plan(&spec, &windows, page, &[]);
+            prop_assert!(units.len() as u64 <= MAX_UNITS);
+            prop_assert_eq!(units.len() as u64, unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page)));
+            let mut next = first;
+            for u in &units {
+                match u.range {
+                    UnitRange::Blocks { start, end } => {
+                        prop_assert_eq!(start, next);
+                        prop_assert!(end > start);
+                        prop_assert_eq!(block_range_of(&u.id), Some((start, end)));
+                        next = end;
+                    }
+                    _ => prop_assert!(false, "not a block unit"),
+                }
+            }
+            prop_assert_eq!(next, last + 1);
+        }
     }
 }

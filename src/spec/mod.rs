@@ -13,15 +13,18 @@
 //!
 //! Invariants of a [`Spec`]: every block number is at most
 //! [`crate::vocab::window::MAX_BLOCK`], every export and chain plans at most
-//! [`crate::plan::MAX_UNITS`] units, the job name fits in file names, and
+//! [`MAX_UNITS`] units, the job name fits in file names, and
 //! no two exports overlap.
 
 mod identity;
 mod raw;
 mod schema;
 mod text;
+mod units;
 
 pub use identity::{ExportIdentity, JobIdentity};
+pub(crate) use units::rows_per_block;
+pub use units::{MAX_UNITS, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, TOKENS_PER_UNIT, unit_count};
 
 use crate::sim::SimOptions;
 pub use crate::vocab::Dataset;
@@ -1142,7 +1145,7 @@ impl Validator<'_> {
             roll_interval,
         })
     }
-    /// Refuses an export and chain cut into more than [`crate::plan::MAX_UNITS`]
+    /// Refuses an export and chain cut into more than [`MAX_UNITS`]
     /// units, counted without making them and at page size 1 (the most units
     /// any page size gives, so a resumed job with another page size is
     /// covered too). Incremental exports are cut per run, from the mark.
@@ -1172,8 +1175,8 @@ impl Validator<'_> {
         // A relative window's length is what decides its units.
         let resolved = window.resolve(0);
         for &chain in chains {
-            let n = crate::plan::unit_count(selection, chain, resolved, 1);
-            if n <= crate::plan::MAX_UNITS {
+            let n = unit_count(selection, chain, resolved, 1);
+            if n <= MAX_UNITS {
                 continue;
             }
             let (key, span, fix) = match (resolved, chunk_blocks, chunk_secs) {
@@ -1191,8 +1194,7 @@ impl Validator<'_> {
                 span.unwrap_or(dataset_span.clone()),
                 format!("export[{i}].{key}"),
                 format!(
-                    "cuts the window into {n} units on {chain}, more than the {} an export may have on a chain: set {fix}, or split the window over several jobs",
-                    crate::plan::MAX_UNITS
+                    "cuts the window into {n} units on {chain}, more than the {MAX_UNITS} an export may have on a chain: set {fix}, or split the window over several jobs"
                 ),
             );
             return;
@@ -1556,43 +1558,6 @@ chains = ["base"]
                 let text = valid().replace("window = \"100..199\"", &format!("{key} = {v}\nwindow = \"1..2\""));
                 let _ = Spec::parse("v.toml", &text);
             }
-        }
-
-        #[test]
-        fn block_windows_that_validate_plan_exactly_without_wrapping(
-            first in prop_oneof![0u64..1_000_000, 0u64..=MAX_BLOCK + 10, (u64::MAX - 10)..=u64::MAX],
-            len in prop_oneof![0u64..5_000, 0u64..100_000_000, Just(MAX_BLOCK)],
-            chunk in prop::option::of(1u64..1_000_000),
-            page in 1u32..=1000,
-        ) {
-            let last = first.saturating_add(len);
-            let chunk = chunk.map(|c| format!("chunk_blocks = {c}\n")).unwrap_or_default();
-            let text = format!(
-                "name = \"w\"\n[source]\nbase_url = \"sim\"\npage_size = {page}\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"{first}..{last}\"\n{chunk}"
-            );
-            let Ok(spec) = Spec::parse("w.toml", &text) else {
-                // Refused: beyond the bound, or too many units.
-                prop_assert!(last > MAX_BLOCK || len / 10 > crate::plan::MAX_UNITS || !chunk.is_empty());
-                return Ok(());
-            };
-            prop_assert!(last <= MAX_BLOCK);
-            let windows = crate::plan::freeze_windows(&spec, 0);
-            let units = crate::plan::plan(&spec, &windows, page, &[]);
-            prop_assert!(units.len() as u64 <= crate::plan::MAX_UNITS);
-            prop_assert_eq!(units.len() as u64, crate::plan::unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page)));
-            let mut next = first;
-            for u in &units {
-                match u.range {
-                    crate::plan::UnitRange::Blocks { start, end } => {
-                        prop_assert_eq!(start, next);
-                        prop_assert!(end > start);
-                        prop_assert_eq!(crate::plan::block_range_of(&u.id), Some((start, end)));
-                        next = end;
-                    }
-                    _ => prop_assert!(false, "not a block unit"),
-                }
-            }
-            prop_assert_eq!(next, last + 1);
         }
     }
 }
