@@ -19,14 +19,15 @@
 mod identity;
 mod raw;
 mod schema;
+mod sim_options;
 mod text;
 mod units;
 
 pub use identity::{ExportIdentity, JobIdentity};
+pub use sim_options::SimOptions;
 pub(crate) use units::rows_per_block;
 pub use units::{MAX_UNITS, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, TOKENS_PER_UNIT, unit_count};
 
-use crate::sim::SimOptions;
 pub use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use crate::vocab::evm::{EventSignature, is_address, is_hash32};

@@ -54,7 +54,7 @@ pub(crate) struct RawSource {
     pub(crate) sim: Option<Spanned<RawSim>>,
 }
 
-/// `[source.sim]`: the simulator's settings, named as `crate::sim::SimOptions`
+/// `[source.sim]`: the simulator's settings, named as [`super::SimOptions`]
 /// (and the `chainetl sim` flags); checked and converted by the validator.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

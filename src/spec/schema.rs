@@ -70,7 +70,7 @@ const fn req(name: &'static str, kind: Kind) -> Key {
     }
 }
 
-/// `[source.sim]`: the simulator's settings (see `crate::sim::SimOptions`).
+/// `[source.sim]`: the simulator's settings (see [`super::SimOptions`]).
 const SIM: &[Key] = &[
     opt("seed", Kind::UInt(u64::MAX)),
     opt("events_per_block", Kind::UInt(u32::MAX as u64)),
