@@ -30,6 +30,7 @@ pub mod types;
 pub use limit::Limiter;
 use types::*;
 
+use crate::spec::defaults;
 use crate::util::redact::redact;
 use crate::vocab::chain::Chain;
 use backon::BackoffBuilder;
@@ -43,6 +44,11 @@ use tokio::sync::watch;
 /// Error bodies (4xx, 5xx) are read this far: enough for any message,
 /// and what a hostile server sends past it is not kept.
 pub const ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Smallest backoff delay between attempts.
+pub const MIN_BACKOFF: Duration = Duration::from_millis(100);
+/// Largest backoff delay between attempts.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// An API key that never prints.
 #[derive(Clone)]
@@ -92,20 +98,21 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    /// Defaults for `base_url`.
+    /// Defaults for `base_url`: the spec's defaults ([`defaults`]) and the
+    /// backoff bounds [`MIN_BACKOFF`], [`MAX_BACKOFF`].
     pub fn new(base_url: impl Into<String>) -> ClientConfig {
         ClientConfig {
             base_url: base_url.into(),
             api_key: None,
             api_key_env: None,
-            timeout: Duration::from_secs(30),
-            max_retries: 10,
-            max_concurrency: 8,
+            timeout: Duration::from_secs(defaults::TIMEOUT_SECS),
+            max_retries: defaults::MAX_RETRIES,
+            max_concurrency: defaults::MAX_CONCURRENCY,
             requests_per_second: None,
-            min_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(10),
-            max_response_bytes: 64 << 20,
-            max_retry_after: Duration::from_secs(60),
+            min_backoff: MIN_BACKOFF,
+            max_backoff: MAX_BACKOFF,
+            max_response_bytes: defaults::MAX_RESPONSE_MB << 20,
+            max_retry_after: Duration::from_secs(defaults::MAX_RETRY_AFTER_SECS),
         }
     }
 

@@ -16,6 +16,7 @@
 //! [`MAX_UNITS`] units, the job name fits in file names, and
 //! no two exports overlap.
 
+pub mod defaults;
 mod identity;
 mod raw;
 mod schema;
@@ -471,8 +472,8 @@ impl Validator<'_> {
         if raw.export.is_empty() {
             self.err(0..0, "export", "the spec has no [[export]] table: add at least one");
         }
-        let poll = self.duration(&raw.poll_interval, "poll_interval", 15);
-        let roll = self.duration(&raw.roll_interval, "roll_interval", 300);
+        let poll = self.duration(&raw.poll_interval, "poll_interval", defaults::POLL_INTERVAL_SECS as i64);
+        let roll = self.duration(&raw.roll_interval, "roll_interval", defaults::ROLL_INTERVAL_SECS as i64);
         let mut exports = Vec::new();
         for (i, e) in raw.export.iter().enumerate() {
             if let Some(x) = self.export(i, e.get_ref(), poll, roll) {
@@ -533,13 +534,34 @@ impl Validator<'_> {
         Source {
             base_url,
             api_key_env: s.api_key_env.as_ref().map(|e| e.get_ref().clone()),
-            max_concurrency: self.int_in(&s.max_concurrency, "source.max_concurrency", 1, 1024, 8) as usize,
+            max_concurrency: self.int_in(
+                &s.max_concurrency,
+                "source.max_concurrency",
+                1,
+                1024,
+                defaults::MAX_CONCURRENCY as i64,
+            ) as usize,
             requests_per_second: rps,
-            page_size: self.int_in(&s.page_size, "source.page_size", 1, 1000, 1000) as u32,
-            timeout: Duration::from_secs(self.int_in(&s.timeout_secs, "source.timeout_secs", 1, 3600, 30) as u64),
-            max_retries: self.int_in(&s.max_retries, "source.max_retries", 0, 100, 10) as usize,
-            max_response_bytes: (self.int_in(&s.max_response_mb, "source.max_response_mb", 1, 4096, 64) as u64) << 20,
-            max_retry_after: Duration::from_secs(self.int_in(&s.max_retry_after_secs, "source.max_retry_after_secs", 0, 3600, 60) as u64),
+            page_size: self.int_in(&s.page_size, "source.page_size", 1, 1000, i64::from(defaults::PAGE_SIZE)) as u32,
+            timeout: Duration::from_secs(
+                self.int_in(&s.timeout_secs, "source.timeout_secs", 1, 3600, defaults::TIMEOUT_SECS as i64) as u64,
+            ),
+            max_retries: self.int_in(&s.max_retries, "source.max_retries", 0, 100, defaults::MAX_RETRIES as i64) as usize,
+            max_response_bytes: (self.int_in(
+                &s.max_response_mb,
+                "source.max_response_mb",
+                1,
+                4096,
+                defaults::MAX_RESPONSE_MB as i64,
+            ) as u64)
+                << 20,
+            max_retry_after: Duration::from_secs(self.int_in(
+                &s.max_retry_after_secs,
+                "source.max_retry_after_secs",
+                0,
+                3600,
+                defaults::MAX_RETRY_AFTER_SECS as i64,
+            ) as u64),
         }
     }
 
@@ -649,7 +671,13 @@ impl Validator<'_> {
             }
             partition_by.sort();
         }
-        let level = self.int_in(&o.compression_level, "output.compression_level", 1, 22, 1) as i32;
+        let level = self.int_in(
+            &o.compression_level,
+            "output.compression_level",
+            1,
+            22,
+            i64::from(defaults::COMPRESSION_LEVEL),
+        ) as i32;
         let compression = match o.compression.as_ref().map(|c| c.get_ref().as_str()) {
             None | Some("zstd") => Compression::Zstd(level),
             Some("snappy") => Compression::Snappy,
@@ -681,13 +709,33 @@ impl Validator<'_> {
             uri,
             partition_by,
             compression,
-            row_group_rows: self.int_in(&o.row_group_rows, "output.row_group_rows", 1_000, 10_000_000, 131_072) as usize,
-            file_rows: self.int_in(&o.file_rows, "output.file_rows", 1_000, 100_000_000, 1_000_000) as usize,
-            file_bytes: self.int_in(&o.file_mb, "output.file_mb", 1, 1_048_576, 512) as usize * 1024 * 1024,
-            commit_interval: Duration::from_secs(self.int_in(&o.commit_interval_secs, "output.commit_interval_secs", 1, 3600, 30) as u64),
-            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, 25) as usize,
+            row_group_rows: self.int_in(
+                &o.row_group_rows,
+                "output.row_group_rows",
+                1_000,
+                10_000_000,
+                defaults::ROW_GROUP_ROWS as i64,
+            ) as usize,
+            file_rows: self.int_in(&o.file_rows, "output.file_rows", 1_000, 100_000_000, defaults::FILE_ROWS as i64) as usize,
+            file_bytes: self.int_in(&o.file_mb, "output.file_mb", 1, 1_048_576, defaults::FILE_MB as i64) as usize * 1024 * 1024,
+            commit_interval: Duration::from_secs(self.int_in(
+                &o.commit_interval_secs,
+                "output.commit_interval_secs",
+                1,
+                3600,
+                defaults::COMMIT_INTERVAL_SECS as i64,
+            ) as u64),
+            commit_pages: self.int_in(&o.commit_pages, "output.commit_pages", 1, 100_000, defaults::COMMIT_PAGES as i64) as usize,
             hash_encoding,
-            memory_budget: self.int_in(&o.memory_budget_mb, "output.memory_budget_mb", 16, 65_536, 64) as usize * 1024 * 1024,
+            memory_budget: self.int_in(
+                &o.memory_budget_mb,
+                "output.memory_budget_mb",
+                16,
+                65_536,
+                defaults::MEMORY_BUDGET_MB as i64,
+            ) as usize
+                * 1024
+                * 1024,
             endpoint: o.endpoint.as_ref().map(|e| e.get_ref().clone()),
             region: o.region.as_ref().map(|e| e.get_ref().clone()),
             allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),
@@ -887,7 +935,7 @@ impl Validator<'_> {
         let chunk_blocks = e
             .chunk_blocks
             .as_ref()
-            .map(|_| self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, 10_000) as u64);
+            .map(|_| self.int_in(&e.chunk_blocks, &k("chunk_blocks"), 1, 100_000_000, defaults::CHUNK_BLOCKS as i64) as u64);
         let chunk_secs = match &e.chunk_duration {
             None => None,
             Some(d) => match Window::parse(d.get_ref()) {
@@ -1112,7 +1160,9 @@ impl Validator<'_> {
                     }
                     Some(w) => w,
                     None if e.window.is_some() || incremental => return None,
-                    None => Window::Relative { secs: 30 * 86_400 },
+                    None => Window::Relative {
+                        secs: defaults::PORTFOLIO_WINDOW_SECS,
+                    },
                 };
                 Selection::Portfolio {
                     wallets: dedup(wallets),
