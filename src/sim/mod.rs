@@ -12,10 +12,29 @@
 //! replaces the last K blocks up to the head (new hashes, new events),
 //! `POST /_sim/advance?secs=N` moves a frozen clock forward, and
 //! `GET /_sim/forks` lists the reorgs injected so far.
+//!
+//! Invariants: the same seed gives the same data, the same answers and
+//! the same cursors; a cursor is sealed with a secret of the seed and
+//! bound to its query, so a forged or borrowed one is refused; every
+//! query parameter is checked as the service documents it (a bad one is
+//! a 400 naming it); which requests get a fault follows a sequence of
+//! draws fixed by the seed.
+//!
+//! `sim` knows only the shared vocabulary and the spec (its options,
+//! [`SimOptions`], are defined with the spec that validates them).
 
+mod admin;
+mod blocks;
+mod cursor;
 pub mod data;
+mod events;
+mod faults;
 mod json;
+mod params;
+mod portfolio;
+mod reply;
 mod server;
+mod tokens;
 
 /// The simulator's settings, defined with the spec that validates them
 /// (`[source.sim]`) so that `spec` needs nothing of `sim`.
