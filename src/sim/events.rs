@@ -68,7 +68,7 @@ fn topics(pairs: &[(String, String)]) -> Result<Vec<[u8; 32]>, ApiError> {
             )));
         };
         let mut t = [0u8; 32];
-        hex::decode_to_slice(&hex_topic[2..], &mut t).map_err(|_| bad("signatures: bad hex"))?;
+        hex::decode_to_slice(&hex_topic[2..], &mut t).map_err(|e| bad(format!("signatures: bad hex ({e})")))?;
         topics.push(t);
     }
     Ok(topics)

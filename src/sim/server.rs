@@ -75,7 +75,9 @@ pub async fn spawn(opts: SimOptions) -> Result<SimHandle, String> {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| format!("cannot bind the simulator: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the simulator's address: {e}"))?;
     let app = router(opts)?;
     let task = tokio::spawn(async move { axum::serve(listener, app).await });
     Ok(SimHandle { addr, task })
