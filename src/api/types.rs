@@ -38,7 +38,11 @@ impl<'de> Deserialize<'de> for Int {
                 }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Int, E> {
-                v.trim().parse().map(Int).map_err(|_| E::custom(format!("`{v}` is not an integer")))
+                // The parser's reason tells a malformed number from one past i64.
+                v.trim()
+                    .parse()
+                    .map(Int)
+                    .map_err(|e| E::custom(format!("`{v}` is not an integer ({e})")))
             }
         }
         d.deserialize_any(V)

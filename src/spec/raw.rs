@@ -19,9 +19,10 @@ pub(crate) struct RawSpec {
     pub(crate) source: Option<Spanned<RawSource>>,
     /// Where Parquet goes.
     pub(crate) output: Option<Spanned<RawOutput>>,
-    /// Follow mode: how often to poll the head (default for every export).
+    /// Follow mode: how often to poll the head (default for every export; else [`super::defaults::POLL_INTERVAL_SECS`]).
     pub(crate) poll_interval: Option<Spanned<toml::Value>>,
-    /// Follow mode: how often newly confirmed blocks become files (default for every export).
+    /// Follow mode: how often newly confirmed blocks become files (default for every export; else
+    /// [`super::defaults::ROLL_INTERVAL_SECS`]).
     pub(crate) roll_interval: Option<Spanned<toml::Value>>,
     /// One or more exports.
     #[serde(default)]
@@ -36,25 +37,26 @@ pub(crate) struct RawSource {
     pub(crate) base_url: Option<Spanned<String>>,
     /// Name of the environment variable holding the API key.
     pub(crate) api_key_env: Option<Spanned<String>>,
-    /// Requests in flight, whole job (default 8).
+    /// Requests in flight, whole job (default [`super::defaults::MAX_CONCURRENCY`]).
     pub(crate) max_concurrency: Option<Spanned<i64>>,
     /// Request-rate bound (default: none).
     pub(crate) requests_per_second: Option<Spanned<f64>>,
-    /// `limit` per request, capped per endpoint (default 1000; portfolio 31).
+    /// `limit` per request, capped per endpoint (default [`super::defaults::PAGE_SIZE`]; portfolio
+    /// [`super::PORTFOLIO_DAYS_PER_PAGE`]).
     pub(crate) page_size: Option<Spanned<i64>>,
-    /// Per-request timeout in seconds (default 30).
+    /// Per-request timeout in seconds (default [`super::defaults::TIMEOUT_SECS`]).
     pub(crate) timeout_secs: Option<Spanned<i64>>,
-    /// Retries per request (default 10).
+    /// Retries per request (default [`super::defaults::MAX_RETRIES`]).
     pub(crate) max_retries: Option<Spanned<i64>>,
-    /// Largest response body in MiB (default 64).
+    /// Largest response body in MiB (default [`super::defaults::MAX_RESPONSE_MB`]).
     pub(crate) max_response_mb: Option<Spanned<i64>>,
-    /// Longest `Retry-After` honoured, in seconds (default 60).
+    /// Longest `Retry-After` honoured, in seconds (default [`super::defaults::MAX_RETRY_AFTER_SECS`]).
     pub(crate) max_retry_after_secs: Option<Spanned<i64>>,
     /// Settings of the built-in simulator when `base_url = "sim"`.
     pub(crate) sim: Option<Spanned<RawSim>>,
 }
 
-/// `[source.sim]`: the simulator's settings, named as `crate::sim::SimOptions`
+/// `[source.sim]`: the simulator's settings, named as [`super::SimOptions`]
 /// (and the `chainetl sim` flags); checked and converted by the validator.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,21 +101,22 @@ pub(crate) struct RawOutput {
     pub(crate) partition_by: Option<Spanned<Vec<Spanned<String>>>>,
     /// `zstd` (default), `snappy`, `lz4`, `gzip` or `none`.
     pub(crate) compression: Option<Spanned<String>>,
-    /// zstd level 1..=22 (default 1).
+    /// zstd level 1..=22 (default [`super::defaults::COMPRESSION_LEVEL`]).
     pub(crate) compression_level: Option<Spanned<i64>>,
-    /// Rows per row group (default 131072).
+    /// Rows per row group (default [`super::defaults::ROW_GROUP_ROWS`]).
     pub(crate) row_group_rows: Option<Spanned<i64>>,
-    /// Roll to a new file after this many rows (default 1000000).
+    /// Roll to a new file after this many rows (default [`super::defaults::FILE_ROWS`]).
     pub(crate) file_rows: Option<Spanned<i64>>,
-    /// Roll to a new file after about this many MiB (default 512).
+    /// Roll to a new file after about this many MiB (default [`super::defaults::FILE_MB`]).
     pub(crate) file_mb: Option<Spanned<i64>>,
-    /// Commit (close files, checkpoint) at least every this many seconds (default 30).
+    /// Commit (close files, checkpoint) at least every this many seconds (default
+    /// [`super::defaults::COMMIT_INTERVAL_SECS`]).
     pub(crate) commit_interval_secs: Option<Spanned<i64>>,
-    /// Commit at least every this many pages (default 25).
+    /// Commit at least every this many pages (default [`super::defaults::COMMIT_PAGES`]).
     pub(crate) commit_pages: Option<Spanned<i64>>,
     /// `hex` (default) or `binary` for hashes and addresses.
     pub(crate) hash_encoding: Option<Spanned<String>>,
-    /// Memory for rows buffered in open files, whole job, in MiB (default 64).
+    /// Memory for rows buffered in open files, whole job, in MiB (default [`super::defaults::MEMORY_BUDGET_MB`]).
     pub(crate) memory_budget_mb: Option<Spanned<i64>>,
     /// S3: endpoint URL of an S3-compatible store (default: `AWS_ENDPOINT_URL` or AWS).
     pub(crate) endpoint: Option<Spanned<String>>,
@@ -131,7 +134,8 @@ pub(crate) struct RawExport {
     pub(crate) dataset: Option<Spanned<String>>,
     /// Chains to export.
     pub(crate) chains: Option<Spanned<Vec<Spanned<String>>>>,
-    /// Block range, ISO interval or relative duration.
+    /// Block range, ISO interval or relative duration (portfolio default:
+    /// [`super::defaults::PORTFOLIO_WINDOW_SECS`]).
     pub(crate) window: Option<Spanned<String>>,
     /// blocks: explicit block numbers.
     pub(crate) numbers: Option<Spanned<Vec<Spanned<i64>>>>,
@@ -145,9 +149,11 @@ pub(crate) struct RawExport {
     pub(crate) token_address: Option<Spanned<String>>,
     /// tokens: token contract addresses.
     pub(crate) addresses: Option<Spanned<Vec<Spanned<String>>>>,
-    /// blocks/events: blocks per work unit for block ranges (default 10000).
+    /// blocks/events: blocks per work unit for block ranges (default: sized from the
+    /// window and the page, see [`crate::vocab::cuts`]).
     pub(crate) chunk_blocks: Option<Spanned<i64>>,
-    /// blocks/events: duration per work unit for time windows (default `1h`).
+    /// blocks/events: duration per work unit for time windows (default: sized from the
+    /// window and the page, see [`crate::vocab::cuts`]).
     pub(crate) chunk_duration: Option<Spanned<String>>,
     /// Snap a relative window to whole UTC `day`s or `hour`s (scheduled runs).
     pub(crate) align: Option<Spanned<String>>,

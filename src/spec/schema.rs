@@ -70,7 +70,7 @@ const fn req(name: &'static str, kind: Kind) -> Key {
     }
 }
 
-/// `[source.sim]`: the simulator's settings (see `crate::sim::SimOptions`).
+/// `[source.sim]`: the simulator's settings (see [`super::SimOptions`]).
 const SIM: &[Key] = &[
     opt("seed", Kind::UInt(u64::MAX)),
     opt("events_per_block", Kind::UInt(u32::MAX as u64)),
@@ -312,6 +312,7 @@ fn check_value(v: &mut DeValue<'_>, kind: Kind, full: &str, out: &mut Vec<Proble
 
 /// The i64 an integer's text means; TOML integers are 64-bit signed.
 fn int_of(text: &str, radix: u32) -> Result<i64, String> {
+    // toml hands over `from_str_radix` digits: only a value past i64 fails.
     i64::from_str_radix(text, radix).map_err(|_| format!("`{text}` is out of range: TOML integers are 64-bit"))
 }
 

@@ -32,127 +32,149 @@ pub(crate) fn interpolate(file: &str, text: &str, env: &dyn Fn(&str) -> Option<S
     if !text.contains("${") {
         return Ok(text.to_string());
     }
-    let mut out = String::with_capacity(text.len());
-    let mut errors = Vec::new();
-    let bytes = text.as_bytes();
-    let (mut line, mut line_start) = (1usize, 0usize);
-    let (mut ctx, mut multi) = (Ctx::Bare, false);
-    let mut i = 0;
-    let at = |i: usize, pat: &str| text.get(i..).is_some_and(|r| r.starts_with(pat));
-    while i < bytes.len() {
-        let c = bytes[i];
+    let mut s = Interpolation {
+        file,
+        text,
+        env,
+        out: String::with_capacity(text.len()),
+        errors: Vec::new(),
+        i: 0,
+        line: 1,
+        line_start: 0,
+        ctx: Ctx::Bare,
+        multi: false,
+    };
+    while s.i < text.len() {
+        let c = text.as_bytes()[s.i];
         if c == b'\n' {
-            line += 1;
-            line_start = i + 1;
-            // Single-line strings and comments end at a line break.
-            if ctx == Ctx::Comment || ctx == Ctx::Literal || (ctx == Ctx::Basic && !multi) {
-                ctx = Ctx::Bare;
-            }
-            out.push('\n');
-            i += 1;
-            continue;
+            s.newline();
+        } else if s.ctx != Ctx::Comment && s.at(s.i, "$${") {
+            s.out.push_str("${");
+            s.i += 3;
+        } else if s.ctx != Ctx::Comment && s.at(s.i, "${") {
+            s.reference();
+        } else {
+            s.copy(c);
         }
-        if ctx != Ctx::Comment && at(i, "$${") {
-            out.push_str("${");
-            i += 3;
-            continue;
+    }
+    if s.errors.is_empty() { Ok(s.out) } else { Err(s.errors) }
+}
+
+/// The state of one pass of [`interpolate`] over a text.
+struct Interpolation<'a> {
+    file: &'a str,
+    text: &'a str,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    out: String,
+    errors: Vec<SpecError>,
+    /// Byte offset of the next character.
+    i: usize,
+    /// 1-based line of `i`, and the offset that line starts at.
+    line: usize,
+    line_start: usize,
+    /// Where `i` stands, and whether its string is a `"""` one.
+    ctx: Ctx,
+    multi: bool,
+}
+
+impl Interpolation<'_> {
+    fn at(&self, i: usize, pat: &str) -> bool {
+        self.text.get(i..).is_some_and(|r| r.starts_with(pat))
+    }
+
+    fn newline(&mut self) {
+        self.line += 1;
+        self.line_start = self.i + 1;
+        // Single-line strings and comments end at a line break.
+        if self.ctx == Ctx::Comment || self.ctx == Ctx::Literal || (self.ctx == Ctx::Basic && !self.multi) {
+            self.ctx = Ctx::Bare;
         }
-        if ctx != Ctx::Comment && at(i, "${") {
-            let col = i - line_start + 1;
-            let err = |message: String| SpecError {
-                file: file.into(),
-                line,
-                col,
-                key: String::new(),
-                message,
-            };
-            let rest = &text[i + 2..];
-            let close = rest.find(['}', '\n']).filter(|&j| rest.as_bytes()[j] == b'}');
-            let Some(end) = close else {
-                errors.push(err("`${` without a closing `}`".into()));
-                out.push_str("${");
-                i += 2;
-                continue;
-            };
-            let name = &rest[..end];
-            i += 2 + end + 1;
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                errors.push(err(format!(
-                    "`${{{name}}}` is not a variable reference: names are letters, digits and `_`"
-                )));
-                continue;
-            }
-            let Some(v) = env(name) else {
-                errors.push(err(format!("`${{{name}}}`: environment variable `{name}` is not set")));
-                continue;
-            };
-            match ctx {
-                Ctx::Basic => escape_basic(&v, &mut out),
-                Ctx::Literal if v.contains(['\'', '\n', '\r']) => errors.push(err(format!(
-                    "the value of `{name}` holds a quote or a line break, which a literal string '…' cannot: use a \"…\" string"
-                ))),
-                Ctx::MultiLiteral if v.contains("'''") => errors.push(err(format!(
-                    "the value of `{name}` holds three quotes in a row, which a ''' string cannot: use a \"\"\" string"
-                ))),
-                _ => out.push_str(&v),
-            }
-            continue;
+        self.out.push('\n');
+        self.i += 1;
+    }
+
+    /// `${NAME}` at `i`: the variable's value, escaped for where it stands.
+    fn reference(&mut self) {
+        let col = self.i - self.line_start + 1;
+        let (file, line) = (self.file, self.line);
+        let err = |message: String| SpecError {
+            file: file.into(),
+            line,
+            col,
+            key: String::new(),
+            message,
+        };
+        let rest = &self.text[self.i + 2..];
+        let close = rest.find(['}', '\n']).filter(|&j| rest.as_bytes()[j] == b'}');
+        let Some(end) = close else {
+            self.errors.push(err("`${` without a closing `}`".into()));
+            self.out.push_str("${");
+            self.i += 2;
+            return;
+        };
+        let name = &rest[..end];
+        self.i += 2 + end + 1;
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            self.errors.push(err(format!(
+                "`${{{name}}}` is not a variable reference: names are letters, digits and `_`"
+            )));
+            return;
         }
-        // Not a `${`: copy and track strings and comments.
+        let Some(v) = (self.env)(name) else {
+            self.errors
+                .push(err(format!("`${{{name}}}`: environment variable `{name}` is not set")));
+            return;
+        };
+        match self.ctx {
+            Ctx::Basic => escape_basic(&v, &mut self.out),
+            Ctx::Literal if v.contains(['\'', '\n', '\r']) => self.errors.push(err(format!(
+                "the value of `{name}` holds a quote or a line break, which a literal string '…' cannot: use a \"…\" string"
+            ))),
+            Ctx::MultiLiteral if v.contains("'''") => self.errors.push(err(format!(
+                "the value of `{name}` holds three quotes in a row, which a ''' string cannot: use a \"\"\" string"
+            ))),
+            _ => self.out.push_str(&v),
+        }
+    }
+
+    /// Not a `${`: copies what starts at `i` (byte `c`), tracking strings
+    /// and comments.
+    fn copy(&mut self, c: u8) {
+        let (text, i) = (self.text, self.i);
         let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
         let closing = |q: &str| {
             // Up to two more quotes may belong to the string itself.
             let mut n = 3;
-            while n < 5 && at(i + n, q) {
+            while n < 5 && self.at(i + n, q) {
                 n += 1;
             }
             n
         };
-        let n = match ctx {
-            Ctx::Bare if c == b'#' => {
-                ctx = Ctx::Comment;
-                1
-            }
-            Ctx::Bare if at(i, "\"\"\"") => {
-                (ctx, multi) = (Ctx::Basic, true);
-                3
+        let (ctx, multi) = (self.ctx, self.multi);
+        let (n, next) = match ctx {
+            Ctx::Bare if c == b'#' => (1, Ctx::Comment),
+            Ctx::Bare if self.at(i, "\"\"\"") => {
+                self.multi = true;
+                (3, Ctx::Basic)
             }
             Ctx::Bare if c == b'"' => {
-                (ctx, multi) = (Ctx::Basic, false);
-                1
+                self.multi = false;
+                (1, Ctx::Basic)
             }
-            Ctx::Bare if at(i, "'''") => {
-                ctx = Ctx::MultiLiteral;
-                3
-            }
-            Ctx::Bare if c == b'\'' => {
-                ctx = Ctx::Literal;
-                1
-            }
+            Ctx::Bare if self.at(i, "'''") => (3, Ctx::MultiLiteral),
+            Ctx::Bare if c == b'\'' => (1, Ctx::Literal),
             // An escape: the next character cannot end the string.
-            Ctx::Basic if c == b'\\' => 1 + text[i + 1..].chars().next().map_or(0, char::len_utf8),
-            Ctx::Basic if multi && at(i, "\"\"\"") => {
-                ctx = Ctx::Bare;
-                closing("\"")
-            }
-            Ctx::Basic if !multi && c == b'"' => {
-                ctx = Ctx::Bare;
-                1
-            }
-            Ctx::Literal if c == b'\'' => {
-                ctx = Ctx::Bare;
-                1
-            }
-            Ctx::MultiLiteral if at(i, "'''") => {
-                ctx = Ctx::Bare;
-                closing("'")
-            }
-            _ => ch_len,
+            Ctx::Basic if c == b'\\' => (1 + text[i + 1..].chars().next().map_or(0, char::len_utf8), ctx),
+            Ctx::Basic if multi && self.at(i, "\"\"\"") => (closing("\""), Ctx::Bare),
+            Ctx::Basic if !multi && c == b'"' => (1, Ctx::Bare),
+            Ctx::Literal if c == b'\'' => (1, Ctx::Bare),
+            Ctx::MultiLiteral if self.at(i, "'''") => (closing("'"), Ctx::Bare),
+            _ => (ch_len, ctx),
         };
-        out.push_str(&text[i..i + n]);
-        i += n;
+        self.ctx = next;
+        self.out.push_str(&text[i..i + n]);
+        self.i += n;
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
 }
 
 /// Appends `v` escaped for a TOML basic string.

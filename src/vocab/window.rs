@@ -195,18 +195,26 @@ impl fmt::Display for Resolved {
 }
 
 /// Parses an ISO 8601 UTC date-time (`2024-01-01T00:00:00Z`, fractional
-/// seconds and `+00:00` accepted) or a bare date (midnight UTC) to unix seconds.
+/// seconds and `+00:00` accepted) or a bare date (midnight UTC) to unix
+/// seconds. The error gives the parser's reason for the form the text
+/// looks like (a date-time when it has a time, else a date), so that
+/// `2024-02-30` reads as out of range rather than as malformed.
 pub fn parse_instant(s: &str) -> Result<i64, String> {
-    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
-        return Ok(dt.with_timezone(&Utc).timestamp());
-    }
+    let as_datetime = match DateTime::parse_from_rfc3339(s) {
+        Ok(dt) => return Ok(dt.with_timezone(&Utc).timestamp()),
+        Err(e) => e,
+    };
     if let Ok(dt) = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S") {
         return Ok(Utc.from_utc_datetime(&dt).timestamp());
     }
-    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default()).timestamp());
-    }
-    Err(format!("`{s}` is not an ISO 8601 UTC date-time such as 2024-01-31T00:00:00Z"))
+    let as_date = match NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        Ok(d) => return Ok(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0).unwrap_or_default()).timestamp()),
+        Err(e) => e,
+    };
+    let why = if s.contains(['T', ':']) { as_datetime } else { as_date };
+    Err(format!(
+        "`{s}` is not an ISO 8601 UTC date-time such as 2024-01-31T00:00:00Z ({why})"
+    ))
 }
 
 /// Unix seconds as `YYYY-MM-DDThh:mm:ssZ`.
@@ -289,6 +297,17 @@ mod tests {
         );
         assert_eq!(day_of(i64::MAX), i32::MAX);
         let _ = Align::Day.resolve(86_400, i64::MIN);
+    }
+
+    #[test]
+    fn a_bad_instant_says_why() {
+        let e = parse_instant("2024-02-30").unwrap_err();
+        assert!(
+            e.starts_with("`2024-02-30` is not an ISO 8601 UTC date-time") && e.contains("out of range"),
+            "{e}"
+        );
+        let e = parse_instant("2024-01-01T25:00:00Z").unwrap_err();
+        assert!(e.contains("out of range"), "{e}");
     }
 
     #[test]

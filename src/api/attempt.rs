@@ -1,0 +1,213 @@
+//! One attempt of a request: send it under the client's limits, read the
+//! body within its cap, and decide from the answer whether the request is
+//! done, should be retried (429, 5xx, transport errors, a body cut short)
+//! or has failed for good (any other 4xx, a body that is not the
+//! documented JSON, a body over the cap).
+
+use super::bad_body::bad_body;
+use super::body::{ERROR_BODY_BYTES, read_body};
+use super::client::Parser;
+use super::error_body::{error_message, error_parts};
+use super::{ApiError, Client};
+use crate::util::redact::redact;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How one attempt ended.
+pub(super) enum Attempt<T> {
+    /// The answer, read.
+    Done(T),
+    /// Worth another attempt.
+    Retry {
+        /// What went wrong, for the error if no attempt succeeds.
+        why: String,
+        /// The server's `Retry-After`, capped.
+        after: Option<Duration>,
+        /// A connection error, reset or timeout.
+        transport: bool,
+        /// No connection was made.
+        connect: bool,
+    },
+    /// Not worth another attempt.
+    Fail(ApiError),
+}
+
+impl<T> Attempt<T> {
+    /// A retry after anything but a transport error.
+    fn retry(why: String, after: Option<Duration>) -> Attempt<T> {
+        Attempt::Retry {
+            why,
+            after,
+            transport: false,
+            connect: false,
+        }
+    }
+}
+
+/// A response whose body has been read.
+struct Answer {
+    status: u16,
+    /// `Retry-After`, capped at `max_retry_after`.
+    retry_after: Option<Duration>,
+    body: bytes::Bytes,
+}
+
+impl Client {
+    /// One attempt, within `left` of the request's budget.
+    pub(super) async fn attempt<T>(&self, url: &str, shown: &str, left: Duration, parser: &Parser<'_, T>) -> Attempt<T> {
+        let permit = self.limiter.acquire().await;
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        let resp = match self.send(url, left).await {
+            Ok(r) => r,
+            Err(a) => return a,
+        };
+        self.health.contact();
+        let answer = match self.receive(resp, shown).await {
+            Ok(a) => a,
+            Err(a) => return a,
+        };
+        // The slot is for the exchange; parsing (and, for events, decoding)
+        // must not hold it.
+        drop(permit);
+        self.stats.bytes.fetch_add(answer.body.len() as u64, Ordering::Relaxed);
+        self.judge(answer, shown, parser).await
+    }
+
+    /// Sends the request; a transport error is retried, and tells the
+    /// service's health whether a connection was made.
+    async fn send<T>(&self, url: &str, left: Duration) -> Result<reqwest::Response, Attempt<T>> {
+        let mut req = self
+            .http
+            .get(url)
+            .header("accept", "application/json")
+            .timeout(self.cfg.timeout.min(left).max(Duration::from_millis(1)));
+        if let Some(k) = &self.cfg.api_key {
+            req = req.bearer_auth(k.expose());
+        }
+        let e = match req.send().await {
+            Ok(r) => return Ok(r),
+            Err(e) => e,
+        };
+        self.stats.transport_errors.fetch_add(1, Ordering::Relaxed);
+        let why = describe(&e);
+        if e.is_builder() {
+            return Err(Attempt::Fail(ApiError::Config {
+                base_url: self.shown_base.to_string(),
+                message: why,
+            }));
+        }
+        if e.is_connect() {
+            self.health.connect_failed(self.cfg.down_after(), &why);
+        } else {
+            // It connected (then timed out or was cut off): the
+            // service is there.
+            self.health.contact();
+        }
+        Err(Attempt::Retry {
+            why,
+            after: None,
+            transport: true,
+            connect: e.is_connect(),
+        })
+    }
+
+    /// Reads the answer's body within its cap: `max_response_bytes` for a
+    /// 2xx (over it fails), [`ERROR_BODY_BYTES`] for an error (its start is
+    /// enough for the message).
+    async fn receive<T>(&self, mut resp: reqwest::Response, shown: &str) -> Result<Answer, Attempt<T>> {
+        let status = resp.status().as_u16();
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| Duration::from_secs_f64(s.min(self.cfg.max_retry_after.as_secs_f64())));
+        let ok = (200..300).contains(&status);
+        let limit = if ok { self.cfg.max_response_bytes } else { ERROR_BODY_BYTES as u64 };
+        let too_large = || {
+            Attempt::Fail(ApiError::TooLarge {
+                url: shown.to_string(),
+                limit,
+            })
+        };
+        if ok && resp.content_length().is_some_and(|n| n > limit) {
+            return Err(too_large());
+        }
+        let body = match read_body(&mut resp, limit, !ok).await {
+            Ok((body, false)) => body,
+            Ok((_, true)) if ok => return Err(too_large()),
+            // An error body past the cap: its start is enough for the message.
+            Ok((body, true)) => body,
+            Err(e) => {
+                self.stats.transport_errors.fetch_add(1, Ordering::Relaxed);
+                return Err(Attempt::retry(format!("HTTP {status}, body not received: {}", describe(&e)), None));
+            }
+        };
+        Ok(Answer { status, retry_after, body })
+    }
+
+    /// What the answer means for the request.
+    async fn judge<T>(&self, answer: Answer, shown: &str, parser: &Parser<'_, T>) -> Attempt<T> {
+        let Answer { status, retry_after, body } = answer;
+        match status {
+            200..=299 => match (parser.parse)(&body) {
+                Ok(v) => {
+                    self.limiter.accepted().await;
+                    Attempt::Done(v)
+                }
+                Err(e) if e.classify() == serde_json::error::Category::Eof => {
+                    // Cut short in transit: the next attempt may get it whole.
+                    self.stats.bad_bodies.fetch_add(1, Ordering::Relaxed);
+                    Attempt::retry(format!("response body cut short ({} bytes): {e}", body.len()), None)
+                }
+                Err(e) => {
+                    self.stats.bad_bodies.fetch_add(1, Ordering::Relaxed);
+                    Attempt::Fail(bad_body(&body, &e, parser.locate, shown))
+                }
+            },
+            429 => {
+                self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                self.limiter.throttled().await;
+                let wait = retry_after.unwrap_or(Duration::from_secs(1).min(self.cfg.max_retry_after));
+                Attempt::retry("HTTP 429 Too Many Requests".into(), Some(wait))
+            }
+            500..=599 => {
+                self.stats.server_errors.fetch_add(1, Ordering::Relaxed);
+                Attempt::retry(format!("HTTP {status}: {}", error_message(&body)), retry_after)
+            }
+            401 => Attempt::Fail(ApiError::Unauthorized {
+                env: self.cfg.api_key_env.clone(),
+                message: error_message(&body),
+                url: shown.to_string(),
+            }),
+            _ => {
+                let (code, message) = error_parts(&body);
+                Attempt::Fail(ApiError::Rejected {
+                    status,
+                    code,
+                    message,
+                    url: shown.to_string(),
+                })
+            }
+        }
+    }
+}
+
+/// A reqwest error with its causes, without the URL (which is reported separately).
+fn describe(e: &reqwest::Error) -> String {
+    let mut s = if e.is_timeout() {
+        "timed out".to_string()
+    } else if e.is_connect() {
+        "connection failed".to_string()
+    } else {
+        "request failed".to_string()
+    };
+    let mut src = std::error::Error::source(e);
+    while let Some(cause) = src {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        src = cause.source();
+    }
+    redact(&s).into_owned()
+}

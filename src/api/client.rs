@@ -1,0 +1,237 @@
+//! The client and its retry loop: one GET, attempted until it succeeds,
+//! fails for good, runs out of retries or of its time budget, or is
+//! stopped (the job cancelled, the service declared down).
+
+use super::attempt::Attempt;
+use super::health::Health;
+use super::{ApiError, ClientConfig, Limiter, Stats};
+use crate::util::redact::{redact, register_url};
+use backon::BackoffBuilder;
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The client. Cheap to clone; clones share limits, counters, the
+/// service's health and the cancel signal.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub(super) http: reqwest::Client,
+    pub(super) cfg: Arc<ClientConfig>,
+    pub(super) limiter: Arc<Limiter>,
+    pub(super) stats: Arc<Stats>,
+    pub(super) health: Arc<Health>,
+    cancel: Option<watch::Receiver<bool>>,
+    /// `base_url` with any password masked, for messages.
+    pub(super) shown_base: Arc<str>,
+}
+
+/// Reads a 2xx body into `T`, and on failure says where in the body
+/// (`events[3].log_index`) the first bad value is.
+pub(super) struct Parser<'p, T> {
+    pub(super) parse: &'p (dyn Fn(&[u8]) -> Result<T, serde_json::Error> + Sync),
+    pub(super) locate: &'p (dyn Fn(&[u8]) -> Option<String> + Sync),
+}
+
+impl Client {
+    /// Builds a client; fails only when the HTTP stack cannot start.
+    pub fn new(cfg: ClientConfig) -> Result<Client, ApiError> {
+        let shown_base: Arc<str> = register_url(&cfg.base_url).into();
+        let http = reqwest::Client::builder()
+            .timeout(cfg.timeout)
+            .connect_timeout(cfg.connect_timeout())
+            .pool_max_idle_per_host(cfg.max_concurrency.max(1) * 2)
+            .tcp_nodelay(true)
+            .user_agent(concat!("chainetl/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ApiError::Config {
+                base_url: shown_base.to_string(),
+                message: redact(&e.to_string()).into_owned(),
+            })?;
+        let limiter = Arc::new(Limiter::new(cfg.max_concurrency, cfg.requests_per_second));
+        Ok(Client {
+            http,
+            cfg: Arc::new(cfg),
+            limiter,
+            stats: Arc::new(Stats::default()),
+            health: Arc::new(Health::new()),
+            cancel: None,
+            shown_base,
+        })
+    }
+
+    /// The same client, stopping every wait and request once `cancel`
+    /// turns true (requests then fail with [`ApiError::Cancelled`]).
+    pub fn with_cancel(&self, cancel: watch::Receiver<bool>) -> Client {
+        Client {
+            cancel: Some(cancel),
+            ..self.clone()
+        }
+    }
+
+    /// The same client (connections, limits) counting into `stats`, so
+    /// requests can be attributed to an export.
+    pub fn with_stats(&self, stats: Arc<Stats>) -> Client {
+        Client { stats, ..self.clone() }
+    }
+
+    /// The shared counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ClientConfig {
+        &self.cfg
+    }
+
+    /// The error every request now fails with, once the service has been
+    /// declared down.
+    pub fn service_down(&self) -> Option<ApiError> {
+        self.health.down.get().map(|(secs, last)| ApiError::ServiceDown {
+            base_url: self.shown_base.to_string(),
+            secs: *secs,
+            last: last.clone(),
+        })
+    }
+
+    /// GET of a body read with serde.
+    pub(super) async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
+        let parser = Parser {
+            parse: &|body: &[u8]| serde_json::from_slice::<T>(body),
+            locate: &super::bad_body::locate::<T>,
+        };
+        self.get_with(path, params, parser).await
+    }
+
+    /// Resolves when the job is cancelled or the service declared down,
+    /// with the error the request ends with.
+    async fn stopped(&self) -> ApiError {
+        let mut cancel = self.cancel.clone();
+        let mut down = self.health.down_tx.subscribe();
+        loop {
+            if cancel.as_ref().is_some_and(|c| *c.borrow()) {
+                return ApiError::Cancelled;
+            }
+            if let Some(e) = self.service_down() {
+                return e;
+            }
+            let cancelled = async {
+                match cancel.as_mut() {
+                    Some(c) => c.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                alive = cancelled => if !alive {
+                    // The sender is gone: nothing can cancel any more.
+                    cancel = None;
+                },
+                _ = down.changed() => {}
+            }
+        }
+    }
+
+    /// GET with retries, within the request's time budget; stops at once
+    /// when the job is cancelled or the service declared down.
+    pub(super) async fn get_with<T>(&self, path: &str, params: &[(&str, String)], parser: Parser<'_, T>) -> Result<T, ApiError> {
+        let path_q = path_and_query(path, params);
+        let url = format!("{}{}", self.cfg.base_url.trim_end_matches('/'), path_q);
+        let shown = format!("{}{}", self.shown_base.trim_end_matches('/'), path_q);
+        let mut backoff = backon::ExponentialBuilder::default()
+            .with_min_delay(self.cfg.min_backoff)
+            .with_max_delay(self.cfg.max_backoff)
+            .with_jitter()
+            .with_max_times(self.cfg.max_retries)
+            .build();
+        let budget = self.cfg.budget();
+        let started = Instant::now();
+        let stopped = self.stopped();
+        tokio::pin!(stopped);
+        let mut attempts = 0;
+        let mut only_transport = true;
+        loop {
+            attempts += 1;
+            let left = budget.saturating_sub(started.elapsed());
+            // `biased`: once cancelled, no further request is sent.
+            let outcome = tokio::select! {
+                biased;
+                e = &mut stopped => return Err(e),
+                a = self.attempt(&url, &shown, left, &parser) => a,
+            };
+            let (why, after, transport, connect) = match outcome {
+                Attempt::Done(v) => return Ok(v),
+                Attempt::Fail(e) => return Err(e),
+                Attempt::Retry {
+                    why,
+                    after,
+                    transport,
+                    connect,
+                } => (why, after, transport, connect),
+            };
+            only_transport &= transport;
+            let Some(delay) = backoff.next() else {
+                return Err(self.out_of_retries(only_transport, shown, attempts, why));
+            };
+            let delay = self.retry_delay(delay, after, connect);
+            if started.elapsed() + delay >= budget {
+                return Err(ApiError::OverBudget {
+                    url: shown,
+                    attempts,
+                    budget,
+                    last: why,
+                });
+            }
+            self.stats.retries.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(path = %path_q, attempt = attempts, delay_ms = delay.as_millis() as u64, "retrying: {why}");
+            tokio::select! {
+                biased;
+                e = &mut stopped => return Err(e),
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// The wait before the next attempt: the backoff's `delay`, or the
+    /// server's `Retry-After` when longer; after a failed connection, no
+    /// longer than until the service would be declared down, so that the
+    /// job learns it then, not a backoff later.
+    fn retry_delay(&self, delay: Duration, after: Option<Duration>, connect: bool) -> Duration {
+        let delay = after.map_or(delay, |a| a.max(delay));
+        if connect {
+            delay.min(self.health.down_in(self.cfg.down_after()) + Duration::from_millis(10))
+        } else {
+            delay
+        }
+    }
+
+    /// The error of a request whose retries are spent: the service could
+    /// not be reached at all, or it kept failing.
+    fn out_of_retries(&self, only_transport: bool, url: String, attempts: usize, last: String) -> ApiError {
+        if only_transport {
+            ApiError::Unreachable {
+                base_url: self.shown_base.to_string(),
+                url,
+                attempts,
+                last,
+            }
+        } else {
+            ApiError::Exhausted { url, attempts, last }
+        }
+    }
+}
+
+/// `path?k=v&…`, the parameters URL-encoded.
+fn path_and_query(path: &str, params: &[(&str, String)]) -> String {
+    let mut path_q = path.to_string();
+    if !params.is_empty() {
+        let mut s = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in params {
+            s.append_pair(k, v);
+        }
+        path_q.push('?');
+        path_q.push_str(&s.finish());
+    }
+    path_q
+}

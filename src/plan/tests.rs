@@ -1,0 +1,101 @@
+use super::*;
+use crate::spec::Dataset;
+use crate::vocab::chain::Chain;
+use crate::vocab::window::MAX_BLOCK;
+use proptest::prelude::*;
+
+#[test]
+fn unit_ids_are_read_strictly() {
+    for id in [
+        "e0-events-ethereum-b22000000-22000100",
+        "e12-blocks-base-t1748476800-1748502000",
+        "e0-blocks-base-t-100-200",
+        "e1-blocks-bsc-n00003",
+        "e2-tokens-polygon-a00000",
+        "e3-portfolio-ethereum-wa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48-d20000-20030",
+    ] {
+        assert!(is_unit_id(id), "{id}");
+    }
+    for id in [
+        "y-e0-events-ethereum-b1-2",
+        "e0-events-ethereum-b1-2-e0-blocks-base-b5-6",
+        "e0-events-ethereum-b1",
+        "e0-events-ethereum-n0003",
+        "e0-logs-ethereum-b1-2",
+        "e0-events-solana-b1-2",
+        "ex-events-ethereum-b1-2",
+        "e0-events-ethereum-b-1-2",
+        "",
+    ] {
+        assert!(!is_unit_id(id), "{id}");
+    }
+    // Every id the planner writes reads back.
+    let spec = crate::spec::Spec::parse(
+        "t.toml",
+        "name = \"t\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"22000000..22009999\"\n",
+    )
+    .unwrap();
+    let windows = freeze_windows(&spec, 0);
+    for u in plan(&spec, &windows, 1000, &[]) {
+        assert!(is_unit_id(&u.id), "{}", u.id);
+    }
+}
+
+#[test]
+fn shards_partition_the_units() {
+    let mk = |i: u64| Unit {
+        id: format!("u{i}"),
+        export: 0,
+        dataset: Dataset::Blocks,
+        chain: Chain::Base,
+        range: UnitRange::Blocks { start: i, end: i + 1 },
+        estimated_requests: 1 + i % 7,
+    };
+    let units: Vec<Unit> = (0..50).map(mk).collect();
+    let mut all: Vec<String> = (1..=3).flat_map(|k| shard(units.clone(), k, 3)).map(|u| u.id).collect();
+    all.sort();
+    let mut want: Vec<String> = units.iter().map(|u| u.id.clone()).collect();
+    want.sort();
+    assert_eq!(all, want);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn block_windows_that_validate_plan_exactly_without_wrapping(
+        first in prop_oneof![0u64..1_000_000, 0u64..=MAX_BLOCK + 10, (u64::MAX - 10)..=u64::MAX],
+        len in prop_oneof![0u64..5_000, 0u64..100_000_000, Just(MAX_BLOCK)],
+        chunk in prop::option::of(1u64..1_000_000),
+        page in 1u32..=1000,
+    ) {
+        let last = first.saturating_add(len);
+        let chunk = chunk.map(|c| format!("chunk_blocks = {c}\n")).unwrap_or_default();
+        let text = format!(
+            "name = \"w\"\n[source]\nbase_url = \"sim\"\npage_size = {page}\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"{first}..{last}\"\n{chunk}"
+        );
+        let Ok(spec) = Spec::parse("w.toml", &text) else {
+            // Refused: beyond the bound, or too many units.
+            prop_assert!(last > MAX_BLOCK || len / 10 > MAX_UNITS || !chunk.is_empty());
+            return Ok(());
+        };
+        prop_assert!(last <= MAX_BLOCK);
+        let windows = freeze_windows(&spec, 0);
+        let units = plan(&spec, &windows, page, &[]);
+        prop_assert!(units.len() as u64 <= MAX_UNITS);
+        prop_assert_eq!(units.len() as u64, unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page)));
+        let mut next = first;
+        for u in &units {
+            match u.range {
+                UnitRange::Blocks { start, end } => {
+                    prop_assert_eq!(start, next);
+                    prop_assert!(end > start);
+                    prop_assert_eq!(block_range_of(&u.id), Some((start, end)));
+                    next = end;
+                }
+                _ => prop_assert!(false, "not a block unit"),
+            }
+        }
+        prop_assert_eq!(next, last + 1);
+    }
+}

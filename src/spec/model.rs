@@ -1,0 +1,230 @@
+//! The validated model of a spec: what `plan` and the rest of the job
+//! read. Built only by validation, so every value here is in range (see
+//! the invariants in the module doc of `spec`).
+
+use super::Dataset;
+use super::sim_options::SimOptions;
+use crate::vocab::chain::Chain;
+use crate::vocab::evm::EventSignature;
+use crate::vocab::window::{Align, Window};
+use serde::Serialize;
+use std::time::Duration;
+/// Where the data comes from.
+#[derive(Debug, Clone)]
+pub enum BaseUrl {
+    /// The built-in simulator, in-process.
+    Sim(SimOptions),
+    /// A real service.
+    Http(String),
+}
+
+/// `[source]`, validated.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Service location.
+    pub base_url: BaseUrl,
+    /// Variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Requests in flight.
+    pub max_concurrency: usize,
+    /// Rate bound.
+    pub requests_per_second: Option<f64>,
+    /// `limit` per request before per-endpoint caps.
+    pub page_size: u32,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Retries per request.
+    pub max_retries: usize,
+    /// Largest response body, in bytes.
+    pub max_response_bytes: u64,
+    /// Longest `Retry-After` honoured.
+    pub max_retry_after: Duration,
+}
+
+/// Parquet compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Compression {
+    /// zstd at a level.
+    Zstd(i32),
+    /// Snappy.
+    Snappy,
+    /// LZ4 (raw).
+    Lz4,
+    /// Gzip.
+    Gzip,
+    /// Uncompressed.
+    None,
+}
+
+/// How hashes and addresses are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HashEncoding {
+    /// Lower-case 0x-hex strings.
+    Hex,
+    /// Raw bytes.
+    Binary,
+}
+
+/// `[output]`, validated.
+#[derive(Debug, Clone, Serialize)]
+pub struct Output {
+    /// Where files go.
+    pub uri: String,
+    /// Hive keys, a subset of `chain`, `date` in that order.
+    pub partition_by: Vec<String>,
+    /// Codec.
+    pub compression: Compression,
+    /// Rows per row group.
+    pub row_group_rows: usize,
+    /// Rows per file before rolling.
+    pub file_rows: usize,
+    /// Bytes per file before rolling.
+    pub file_bytes: usize,
+    /// Commit cadence in time.
+    #[serde(skip)]
+    pub commit_interval: Duration,
+    /// Commit cadence in pages.
+    #[serde(skip)]
+    pub commit_pages: usize,
+    /// Hash/address encoding.
+    pub hash_encoding: HashEncoding,
+    /// Bytes of encoded-but-unflushed row groups the job may hold.
+    #[serde(skip)]
+    pub memory_budget: usize,
+    /// S3 endpoint override.
+    #[serde(skip)]
+    pub endpoint: Option<String>,
+    /// S3 region override.
+    #[serde(skip)]
+    pub region: Option<String>,
+    /// Allow http S3 endpoints.
+    #[serde(skip)]
+    pub allow_http: Option<bool>,
+}
+
+/// What one export selects.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Selection {
+    /// Blocks in a window.
+    BlockWindow {
+        /// The window as written.
+        #[serde(skip)]
+        window: Window,
+        /// Blocks per unit (None: chosen from the window, see `plan`).
+        chunk_blocks: Option<u64>,
+        /// Seconds per unit (None: chosen from the window, see `plan`).
+        chunk_secs: Option<i64>,
+    },
+    /// Explicit blocks (sorted, unique).
+    BlockNumbers(Vec<u64>),
+    /// Events in a window.
+    Events {
+        /// The window as written.
+        #[serde(skip)]
+        window: Window,
+        /// Contract filter, lower-case.
+        contract_address: Option<String>,
+        /// topic0 hashes, lower-case 0x-hex.
+        topics: Vec<String>,
+        /// The ABI signatures among `signatures`, in canonical form, with
+        /// their topic0 (for `plan`; the topics above are what selects).
+        #[serde(skip)]
+        signatures: Vec<EventSignature>,
+        /// Blocks per unit (None: chosen from the window, see `plan`).
+        chunk_blocks: Option<u64>,
+        /// Seconds per unit (None: chosen from the window, see `plan`).
+        chunk_secs: Option<i64>,
+    },
+    /// Wallet portfolios.
+    Portfolio {
+        /// Wallets, lower-case.
+        wallets: Vec<String>,
+        /// Token filter, lower-case.
+        token_address: Option<String>,
+        /// The window as written.
+        #[serde(skip)]
+        window: Window,
+    },
+    /// Token lookups.
+    Tokens {
+        /// Token addresses, lower-case.
+        addresses: Vec<String>,
+    },
+}
+
+/// An incremental export: each run continues from the committed high-water
+/// mark up to the head less the chain's confirmations.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incremental {
+    /// First block (blocks, events) or unix second of the first day (portfolio).
+    pub start: u64,
+    /// Confirmations by chain, overriding [`Chain::default_confirmations`].
+    #[serde(skip)]
+    pub confirmations: std::collections::BTreeMap<Chain, u64>,
+}
+
+impl Incremental {
+    /// Blocks of `chain` within this many of the head are not exported yet.
+    pub fn confirmations(&self, chain: Chain) -> u64 {
+        self.confirmations
+            .get(&chain)
+            .copied()
+            .unwrap_or_else(|| chain.default_confirmations())
+    }
+}
+
+/// One `[[export]]`, validated.
+#[derive(Debug, Clone, Serialize)]
+pub struct Export {
+    /// Position in the spec (0-based).
+    pub index: usize,
+    /// Dataset.
+    pub dataset: Dataset,
+    /// Chains.
+    pub chains: Vec<Chain>,
+    /// What to fetch.
+    pub selection: Selection,
+    /// The window exactly as written, for display and state.
+    pub window_text: Option<String>,
+    /// Scheduled runs: the relative window snaps to whole UTC periods.
+    pub align: Option<Align>,
+    /// Incremental export settings.
+    pub incremental: Option<Incremental>,
+    /// Follow mode: time between polls of the head.
+    #[serde(skip)]
+    pub poll_interval: Duration,
+    /// Follow mode: time between rolls (segments whose files then land).
+    #[serde(skip)]
+    pub roll_interval: Duration,
+}
+
+impl Export {
+    /// Whether its range is decided per run (aligned or incremental)
+    /// rather than frozen once for the job.
+    pub fn per_run(&self) -> bool {
+        self.align.is_some() || self.incremental.is_some()
+    }
+}
+
+/// A validated spec.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Path it was read from.
+    pub file: String,
+    /// Job name.
+    pub name: String,
+    /// Source settings.
+    pub source: Source,
+    /// Output settings.
+    pub output: Output,
+    /// Exports.
+    pub exports: Vec<Export>,
+}
+
+/// The longest job name: it starts every data file name
+/// (`<name>-<unit id>-<seq>.parquet`, unit ids up to ~100 bytes for a
+/// portfolio wallet unit) and names the state directory, and file names
+/// are limited to 255 bytes.
+pub const MAX_NAME_LEN: usize = 64;

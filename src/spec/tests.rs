@@ -1,0 +1,193 @@
+use super::*;
+use crate::vocab::evm::EventSignature;
+use crate::vocab::window::Window;
+
+#[test]
+fn reports_every_error_with_its_line() {
+    let text = r#"name = "t"
+[source]
+base_url = "sim"
+max_concurrency = 0
+[output]
+uri = "out"
+[[export]]
+dataset = "events"
+chains = ["ethereum", "solana"]
+window = "7x"
+contract_address = "0x123"
+[[export]]
+dataset = "blocks"
+chains = ["base"]
+"#;
+    let errs = Spec::parse("t.toml", text).unwrap_err().0;
+    let lines: Vec<usize> = errs.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![4, 9, 10, 11, 13], "{errs:?}");
+    assert!(
+        errs[0]
+            .to_string()
+            .starts_with("t.toml:4:19: source.max_concurrency: must be an integer from 1 to 1024")
+    );
+}
+
+#[test]
+fn unknown_keys_are_errors() {
+    let text = "name = \"t\"\n[source]\nbase_url = \"sim\"\nmax_concurency = 3\n[output]\nuri = \"o\"\n";
+    let errs = Spec::parse("t.toml", text).unwrap_err().0;
+    let e = errs.iter().find(|e| e.line == 4).unwrap_or_else(|| panic!("{errs:?}"));
+    assert_eq!(e.key, "source.max_concurency");
+    assert_eq!(e.message, "unknown key; did you mean `max_concurrency`?");
+    // The missing [[export]] is reported alongside.
+    assert!(errs.iter().any(|e| e.message.contains("no [[export]]")), "{errs:?}");
+}
+
+/// A spec text holding every key of `keys` with a value of its type.
+fn every_key(keys: &[schema::Key], table: &str, out: &mut String) {
+    use schema::Kind;
+    let mut tables = Vec::new();
+    for k in keys {
+        let v = match k.kind {
+            Kind::Str => "\"x\"",
+            Kind::Int | Kind::UInt(_) | Kind::Start | Kind::Confirmations => "1",
+            Kind::Float => "0.5",
+            Kind::Bool => "true",
+            Kind::StrList => "[\"x\"]",
+            Kind::IntList => "[1]",
+            Kind::Duration => "\"5m\"",
+            Kind::Table(_) | Kind::Tables(_) => {
+                tables.push(k);
+                continue;
+            }
+        };
+        out.push_str(&format!("{} = {v}\n", k.name));
+    }
+    for k in tables {
+        let name = if table.is_empty() {
+            k.name.to_string()
+        } else {
+            format!("{table}.{}", k.name)
+        };
+        match k.kind {
+            Kind::Table(inner) => {
+                out.push_str(&format!("[{name}]\n"));
+                every_key(inner, &name, out);
+            }
+            Kind::Tables(inner) => {
+                out.push_str(&format!("[[{name}]]\n"));
+                every_key(inner, &name, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn the_schema_and_the_raw_model_name_the_same_keys() {
+    // Every schema key deserializes into the raw model...
+    let mut text = String::new();
+    every_key(schema::SPEC, "", &mut text);
+    let (mut root, syntax) = toml::de::DeTable::parse_recoverable(&text);
+    assert!(syntax.is_empty(), "{text}");
+    assert_eq!(schema::check(&mut root), vec![], "{text}");
+    let raw = <RawSpec as serde::Deserialize>::deserialize(toml::de::Deserializer::from(root));
+    assert!(raw.is_ok(), "{:?}\n{text}", raw.err());
+    // ...and the raw model takes no key the schema does not list (serde
+    // names what it expected when it meets an unknown one).
+    let tables: [(&str, &[schema::Key]); 5] = [
+        ("", schema::SPEC),
+        ("[source]\n", schema::source()),
+        ("[source.sim]\n", schema::sim()),
+        ("[output]\n", schema::output()),
+        ("[[export]]\n", schema::export()),
+    ];
+    for (header, keys) in tables {
+        let text = format!("{header}zz_unknown = 1\n");
+        let e = toml::from_str::<RawSpec>(&text).unwrap_err().message().to_string();
+        let expected: Vec<&str> = e.split('`').skip(3).step_by(2).collect();
+        let mut want: Vec<&str> = keys.iter().map(|k| k.name).collect();
+        let mut got = expected.clone();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "{header}: {e}");
+    }
+}
+
+fn valid() -> &'static str {
+    "name = \"p\"\n[source]\nbase_url = \"sim\"\nmax_concurrency = 4\n[source.sim]\nfrozen_at = \"2025-06-01T00:00:00Z\"\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"events\"\nchains = [\"base\", \"ethereum\"]\nwindow = \"100..199\"\nsignatures = [\"Transfer(address,address,uint)\"]\n[[export]]\ndataset = \"portfolio\"\nchains = [\"base\"]\nwallets = [\"0x00000000000000000000000000000000000000aa\"]\nwindow = \"2025-01-01..2025-02-01\"\n"
+}
+
+#[test]
+fn the_valid_spec_of_the_property_tests_is_valid() {
+    let s = Spec::parse("p.toml", valid()).unwrap();
+    match &s.exports[0].selection {
+        Selection::Events { topics, signatures, .. } => {
+            assert_eq!(
+                topics,
+                &vec![crate::vocab::evm::signature_topic("Transfer(address,address,uint256)")]
+            );
+            assert_eq!(signatures[0].canonical, "Transfer(address,address,uint256)");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+use proptest::prelude::*;
+
+/// Characters that matter to TOML and to the checks.
+const NOISE: &[char] = &[
+    '"', '\'', '[', ']', '{', '}', '=', '.', ',', '#', '\n', ' ', '\\', '$', '0', '9', '-', ':', 'x', 'é', '\u{0}',
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_spec_text_never_panics(
+        edits in prop::collection::vec((0usize..400, 0usize..NOISE.len(), 0u8..4), 1..6),
+    ) {
+        let mut text: Vec<char> = valid().chars().collect();
+        for (at, c, op) in edits {
+            let at = at % (text.len() + 1);
+            match op {
+                0 => text.insert(at, NOISE[c]),
+                1 if at < text.len() => {
+                    text.remove(at);
+                }
+                2 => {
+                    // Duplicate a line: duplicate keys and tables.
+                    let s: String = text.iter().collect();
+                    let lines: Vec<&str> = s.lines().collect();
+                    if lines.is_empty() {
+                        continue;
+                    }
+                    let l = lines[at % lines.len()];
+                    let mut v: Vec<&str> = lines.clone();
+                    v.insert(at % lines.len(), l);
+                    text = v.join("\n").chars().collect();
+                }
+                _ => text.truncate(at),
+            }
+        }
+        let text: String = text.into_iter().collect();
+        // Err or Ok, never a panic; every error says where.
+        if let Err(e) = Spec::parse("m.toml", &text) {
+            prop_assert!(!e.0.is_empty());
+            prop_assert!(e.0.iter().all(|x| x.file == "m.toml" && !x.message.is_empty()));
+        }
+        let env = |k: &str| k.len().is_multiple_of(2).then(|| "v\\'\"".to_string());
+        let _ = text::interpolate("m.toml", &text, &env);
+        let _ = text::apply_overrides("m.toml", &text, &["export.0.window=1..2".into(), "source.x.y=3".into()]);
+    }
+
+    #[test]
+    fn values_of_any_text_never_panic(s in "\\PC{0,60}") {
+        let _ = Window::parse(&s);
+        let _ = crate::vocab::window::parse_duration(&s);
+        let _ = EventSignature::parse(&s);
+        let value = s.replace('\\', "\\\\").replace('"', "\\\"");
+        for key in ["window", "signatures", "chunk_duration", "start"] {
+            let v = if key == "signatures" { format!("[\"{value}\"]") } else { format!("\"{value}\"") };
+            let text = valid().replace("window = \"100..199\"", &format!("{key} = {v}\nwindow = \"1..2\""));
+            let _ = Spec::parse("v.toml", &text);
+        }
+    }
+}

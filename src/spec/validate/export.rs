@@ -1,0 +1,368 @@
+//! One `[[export]]`: its dataset, chains, window, the keys that apply to
+//! its dataset, unit sizes, schedule (`align`) and incremental settings.
+//! What it selects is checked in [`super::selection`].
+
+use super::Validator;
+use crate::spec::raw::RawExport;
+use crate::spec::{Dataset, Export, Incremental};
+use crate::vocab::chain::Chain;
+use crate::vocab::window::{Align, MAX_BLOCK, Window};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::time::Duration;
+use toml::Spanned;
+
+/// The export being checked: where its errors point and what they name.
+pub(super) struct At<'e> {
+    /// Its position in the spec.
+    pub(super) i: usize,
+    /// As written.
+    pub(super) raw: &'e RawExport,
+    /// Where its `dataset` is, for errors about keys that are missing.
+    pub(super) dataset_span: Range<usize>,
+}
+
+impl At<'_> {
+    /// The key path of `name` in this export: `export[2].window`.
+    pub(super) fn key(&self, name: &str) -> String {
+        format!("export[{}].{name}", self.i)
+    }
+
+    /// Where `v` is, or nowhere in particular when it is absent.
+    pub(super) fn span<T>(v: &Option<Spanned<T>>) -> Range<usize> {
+        v.as_ref().map(|x| x.span()).unwrap_or(0..0)
+    }
+}
+
+/// The keys each dataset takes (beside `dataset` and `chains`).
+fn keys_of(dataset: Dataset) -> &'static [&'static str] {
+    match dataset {
+        Dataset::Blocks => &[
+            "window",
+            "numbers",
+            "chunk_blocks",
+            "chunk_duration",
+            "align",
+            "incremental",
+            "start",
+            "confirmations",
+            "poll_interval",
+            "roll_interval",
+        ],
+        Dataset::Events => &[
+            "window",
+            "contract_address",
+            "signatures",
+            "chunk_blocks",
+            "chunk_duration",
+            "align",
+            "incremental",
+            "start",
+            "confirmations",
+            "poll_interval",
+            "roll_interval",
+        ],
+        Dataset::Portfolio => &["window", "wallets", "token_address", "align", "incremental", "start"],
+        Dataset::Tokens => &["addresses"],
+    }
+}
+
+impl Validator<'_> {
+    pub(super) fn export(&mut self, i: usize, e: &RawExport, poll: i64, roll: i64) -> Option<Export> {
+        let at = At {
+            i,
+            raw: e,
+            dataset_span: At::span(&e.dataset),
+        };
+        let dataset = self.dataset(&at);
+        let chains = self.chains(&at);
+        let window = e.window.as_ref().and_then(|w| match Window::parse(w.get_ref()) {
+            Ok(x) => Some(x),
+            Err(msg) => {
+                self.err(w.span(), at.key("window"), msg);
+                None
+            }
+        });
+        let dataset = dataset?;
+        // Without chains (reported by the schema pass) there is nothing to check further.
+        e.chains.as_ref()?;
+        self.keys_apply(&at, dataset);
+        let chunks = self.chunks(&at);
+        let window_text = e.window.as_ref().map(|w| w.get_ref().trim().to_string());
+        let align = e.align.as_ref().and_then(|a| self.align(&at, a, window));
+        let incremental = self.incremental(&at, dataset);
+        let poll_interval = Duration::from_secs(self.duration(&e.poll_interval, &at.key("poll_interval"), poll) as u64);
+        let roll_interval = Duration::from_secs(self.duration(&e.roll_interval, &at.key("roll_interval"), roll) as u64);
+        // Incremental exports have no window of their own: each run's range
+        // comes from the mark; the placeholder keeps the selection's shape.
+        let window = match &incremental {
+            Some(inc) if dataset == Dataset::Portfolio => Some(Window::Interval {
+                start: inc.start as i64,
+                end: inc.start as i64 + 86_400,
+            }),
+            Some(inc) => Some(Window::Blocks {
+                first: inc.start,
+                last: inc.start,
+            }),
+            None => window,
+        };
+        let is_incremental = e.incremental.as_ref().is_some_and(|x| *x.get_ref());
+        let selection = self.selection(&at, dataset, window, chunks, is_incremental)?;
+        self.unit_bound(&at, &chains, &selection, incremental.is_some());
+        Some(Export {
+            index: i,
+            dataset,
+            chains,
+            selection,
+            window_text,
+            align,
+            incremental,
+            poll_interval,
+            roll_interval,
+        })
+    }
+
+    /// `dataset`; a missing one is reported by the schema pass.
+    fn dataset(&mut self, at: &At<'_>) -> Option<Dataset> {
+        let d = at.raw.dataset.as_ref()?;
+        let parsed = Dataset::parse(d.get_ref());
+        if parsed.is_none() {
+            self.err(
+                d.span(),
+                at.key("dataset"),
+                format!("unknown dataset `{}`: expected blocks, events, portfolio or tokens", d.get_ref()),
+            );
+        }
+        parsed
+    }
+
+    /// `chains`: at least one, each known, none twice.
+    fn chains(&mut self, at: &At<'_>) -> Vec<Chain> {
+        let mut chains = Vec::new();
+        let Some(c) = &at.raw.chains else {
+            return chains;
+        };
+        if c.get_ref().is_empty() {
+            self.err(
+                c.span(),
+                at.key("chains"),
+                format!("must name at least one chain ({})", Chain::names()),
+            );
+        }
+        for c in c.get_ref() {
+            match c.get_ref().parse::<Chain>() {
+                Ok(ch) if chains.contains(&ch) => self.err(c.span(), at.key("chains"), format!("`{ch}` is listed twice")),
+                Ok(ch) => chains.push(ch),
+                Err(msg) => self.err(c.span(), at.key("chains"), msg),
+            }
+        }
+        chains
+    }
+
+    /// Refuses keys that belong to other datasets.
+    fn keys_apply(&mut self, at: &At<'_>, dataset: Dataset) {
+        let e = at.raw;
+        let present: [(&str, Option<Range<usize>>); 15] = [
+            ("window", e.window.as_ref().map(|x| x.span())),
+            ("numbers", e.numbers.as_ref().map(|x| x.span())),
+            ("contract_address", e.contract_address.as_ref().map(|x| x.span())),
+            ("signatures", e.signatures.as_ref().map(|x| x.span())),
+            ("wallets", e.wallets.as_ref().map(|x| x.span())),
+            ("token_address", e.token_address.as_ref().map(|x| x.span())),
+            ("addresses", e.addresses.as_ref().map(|x| x.span())),
+            ("chunk_blocks", e.chunk_blocks.as_ref().map(|x| x.span())),
+            ("chunk_duration", e.chunk_duration.as_ref().map(|x| x.span())),
+            ("align", e.align.as_ref().map(|x| x.span())),
+            ("incremental", e.incremental.as_ref().map(|x| x.span())),
+            ("start", e.start.as_ref().map(|x| x.span())),
+            ("confirmations", e.confirmations.as_ref().map(|x| x.span())),
+            ("poll_interval", e.poll_interval.as_ref().map(|x| x.span())),
+            ("roll_interval", e.roll_interval.as_ref().map(|x| x.span())),
+        ];
+        let allowed = keys_of(dataset);
+        for (name, span) in present {
+            if let Some(span) = span
+                && !allowed.contains(&name)
+            {
+                self.err(
+                    span,
+                    at.key(name),
+                    format!("does not apply to dataset `{dataset}` (it takes: {})", allowed.join(", ")),
+                );
+            }
+        }
+    }
+
+    /// `chunk_blocks` and `chunk_duration` (in seconds): the unit sizes.
+    fn chunks(&mut self, at: &At<'_>) -> (Option<u64>, Option<i64>) {
+        let e = at.raw;
+        let chunk_blocks = e.chunk_blocks.as_ref().map(|_| {
+            let default = crate::spec::defaults::CHUNK_BLOCKS as i64;
+            self.int_in(&e.chunk_blocks, &at.key("chunk_blocks"), 1, 100_000_000, default) as u64
+        });
+        let chunk_secs = match &e.chunk_duration {
+            None => None,
+            Some(d) => match Window::parse(d.get_ref()) {
+                Ok(Window::Relative { secs }) => Some(secs),
+                _ => {
+                    self.err(
+                        d.span(),
+                        at.key("chunk_duration"),
+                        format!("`{}`: expected a duration such as `1h` or `1d`", d.get_ref()),
+                    );
+                    None
+                }
+            },
+        };
+        (chunk_blocks, chunk_secs)
+    }
+
+    /// `align`: whole UTC days or hours, for a relative window of whole periods.
+    fn align(&mut self, at: &At<'_>, a: &Spanned<String>, window: Option<Window>) -> Option<Align> {
+        let al = match a.get_ref().as_str() {
+            "day" => Some(Align::Day),
+            "hour" => Some(Align::Hour),
+            other => {
+                self.err(a.span(), at.key("align"), format!("`{other}`: expected \"day\" or \"hour\""));
+                None
+            }
+        };
+        match (window, al) {
+            (Some(Window::Relative { secs }), Some(al)) if secs % al.secs() != 0 => {
+                self.err(
+                    At::span(&at.raw.window),
+                    at.key("window"),
+                    format!(
+                        "with align = \"{}\" the window must be whole {}s, got {secs} s",
+                        a.get_ref(),
+                        a.get_ref()
+                    ),
+                );
+                None
+            }
+            (Some(Window::Relative { .. }), al) => al,
+            (_, _) => {
+                self.err(
+                    a.span(),
+                    at.key("align"),
+                    "applies to a relative window (`1d`, `24h`): it snaps the window to whole UTC periods",
+                );
+                None
+            }
+        }
+    }
+
+    /// `incremental = true` with its `start` and `confirmations`, which
+    /// apply to nothing else.
+    fn incremental(&mut self, at: &At<'_>, dataset: Dataset) -> Option<Incremental> {
+        let e = at.raw;
+        if !e.incremental.as_ref().is_some_and(|x| *x.get_ref()) {
+            for (name, span) in [
+                ("start", e.start.as_ref().map(|x| x.span())),
+                ("confirmations", e.confirmations.as_ref().map(|x| x.span())),
+            ] {
+                if let Some(span) = span {
+                    self.err(span, at.key(name), "applies only with incremental = true");
+                }
+            }
+            return None;
+        }
+        if let Some(a) = &e.align {
+            self.err(
+                a.span(),
+                at.key("align"),
+                "an incremental export follows the chain; it takes no align",
+            );
+        }
+        if let Some(w) = &e.window {
+            self.err(w.span(), at.key("window"), "an incremental export takes `start`, not a window");
+        }
+        if let Some(n) = &e.numbers {
+            self.err(
+                n.span(),
+                at.key("numbers"),
+                "an incremental export takes `start`, not block numbers",
+            );
+        }
+        let Some(st) = &e.start else {
+            let example = if dataset == Dataset::Portfolio {
+                "the first day, e.g. start = \"2025-01-01\""
+            } else {
+                "the first block, e.g. start = 18000000"
+            };
+            self.err(
+                At::span(&e.incremental),
+                at.key("start"),
+                format!("an incremental export needs `start`: {example}"),
+            );
+            return None;
+        };
+        let start = self.start(st, &at.key("start"), dataset);
+        let confirmations = match &e.confirmations {
+            Some(c) => self.confirmations(c, &at.key("confirmations")),
+            None => Default::default(),
+        };
+        Some(Incremental { start, confirmations })
+    }
+
+    /// `start` of an incremental export: a block number, or a date for portfolios.
+    fn start(&mut self, v: &Spanned<toml::Value>, key: &str, dataset: Dataset) -> u64 {
+        let text = match v.get_ref() {
+            toml::Value::String(s) => s.trim().to_string(),
+            toml::Value::Datetime(d) => d.to_string(),
+            toml::Value::Integer(n) => n.to_string(),
+            other => other.to_string(),
+        };
+        if dataset == Dataset::Portfolio {
+            match crate::vocab::window::parse_instant(&text) {
+                Ok(t) => return (t.div_euclid(86_400) * 86_400).max(0) as u64,
+                Err(m) => self.err(v.span(), key, format!("{m}: portfolios start at a date such as 2025-01-01")),
+            }
+        } else {
+            match text.parse::<u64>() {
+                Ok(n) if n <= MAX_BLOCK => return n,
+                Ok(_) => self.err(
+                    v.span(),
+                    key,
+                    format!("`{text}` is beyond {MAX_BLOCK}, the highest block chainetl accepts"),
+                ),
+                Err(_) => self.err(
+                    v.span(),
+                    key,
+                    format!("`{text}` is not a block number: incremental {dataset} start at a block"),
+                ),
+            }
+        }
+        0
+    }
+
+    /// `confirmations`: one number for every chain, or a table by chain.
+    fn confirmations(&mut self, v: &Spanned<toml::Value>, key: &str) -> BTreeMap<Chain, u64> {
+        let mut out = BTreeMap::new();
+        let mut one = |this: &mut Self, value: &toml::Value, chain: Option<Chain>| match value {
+            toml::Value::Integer(n) if (0..=1_000_000).contains(n) => match chain {
+                Some(c) => {
+                    out.insert(c, *n as u64);
+                }
+                None => {
+                    for c in Chain::ALL {
+                        out.insert(c, *n as u64);
+                    }
+                }
+            },
+            other => this.err(v.span(), key, format!("expected a number of blocks from 0 to 1000000, got {other}")),
+        };
+        match v.get_ref() {
+            toml::Value::Table(t) => {
+                for (name, value) in t {
+                    match name.parse::<Chain>() {
+                        Ok(c) => one(self, value, Some(c)),
+                        Err(m) => self.err(v.span(), key, m),
+                    }
+                }
+            }
+            value => one(self, value, None),
+        }
+        out
+    }
+}
