@@ -219,7 +219,7 @@ async fn fetch_page<D: PageDecoder>(
     cursor: Option<String>,
 ) -> Result<(Result<D::Output, D::Error>, Option<String>), ApiError> {
     let unit = &req.unit;
-    let limit = Some(req.page_size.min(1000));
+    let limit = Some(req.page_size.min(crate::spec::MAX_PAGE_ITEMS));
     match &unit.range {
         UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == Dataset::Blocks => {
             let numbers = match &unit.range {
@@ -255,7 +255,7 @@ async fn fetch_page<D: PageDecoder>(
             let q = PortfolioQuery {
                 token_address: req.token_address.clone(),
                 window: req.window.clone(),
-                limit: Some(req.page_size.min(31)),
+                limit: Some(req.page_size.min(crate::spec::PORTFOLIO_DAYS_PER_PAGE as u32)),
                 cursor,
             };
             let p = client.portfolio(unit.chain, wallet, &q).await?;

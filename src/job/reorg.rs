@@ -59,7 +59,7 @@ pub async fn block_hashes(client: &Client, chain: Chain, numbers: &[u64]) -> Res
             let q = BlocksQuery {
                 numbers: Some(batch.to_vec()),
                 sort: Some(Sort::Earliest),
-                limit: Some(1000),
+                limit: Some(crate::spec::MAX_PAGE_ITEMS),
                 cursor,
                 ..Default::default()
             };

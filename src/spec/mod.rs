@@ -37,7 +37,7 @@ pub use identity::{ExportIdentity, JobIdentity};
 pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, Selection, Source, Spec};
 pub use sim_options::SimOptions;
 pub(crate) use units::rows_per_block;
-pub use units::{MAX_UNITS, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, TOKENS_PER_UNIT, unit_count};
+pub use units::{MAX_PAGE_ITEMS, MAX_UNITS, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, TOKENS_PER_UNIT, unit_count};
 
 use raw::RawSpec;
 use validate::Validator;

@@ -13,6 +13,8 @@ use crate::vocab::window::Resolved;
 pub const NUMBERS_PER_REQUEST: usize = 1000;
 /// Token lookups per unit.
 pub const TOKENS_PER_UNIT: usize = 50;
+/// Items per page of a list endpoint (blocks, events), the service's bound.
+pub const MAX_PAGE_ITEMS: u32 = 1000;
 /// Days per portfolio page, the service's bound.
 pub const PORTFOLIO_DAYS_PER_PAGE: u64 = 31;
 
