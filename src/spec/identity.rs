@@ -91,6 +91,14 @@ impl ExportIdentity {
         }
         k.insert("align".into(), json!(e.align));
         k.insert("incremental".into(), json!(e.incremental.as_ref().map(|i| i.start)));
+        // Only decoding exports have these keys: raw exports' identities
+        // stay as jobs recorded them before decoding existed.
+        if let Some(d) = &e.decoding {
+            let tables: Vec<String> = d.tables.iter().map(|t| format!("{}: {}", t.table, t.signature())).collect();
+            k.insert("decode".into(), json!(tables));
+            k.insert("u256".into(), json!(d.u256));
+            k.insert("also_raw".into(), json!(d.also_raw));
+        }
         ExportIdentity {
             chains: e.chains.iter().map(|c| c.name().to_string()).collect(),
             keys: k,

@@ -20,6 +20,7 @@
 //! `spec` comes first among the stages: it imports only the shared
 //! vocabulary ([`crate::vocab`]).
 
+pub mod decoding;
 pub mod defaults;
 mod error;
 mod identity;
@@ -32,6 +33,7 @@ mod units;
 mod validate;
 
 pub use crate::vocab::Dataset;
+pub use decoding::{DecodedTable, Decoding, U256Columns};
 pub use error::{SpecError, SpecErrors};
 pub use identity::{ExportIdentity, JobIdentity};
 pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, Selection, Source, Spec};

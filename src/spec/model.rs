@@ -198,6 +198,9 @@ pub struct Export {
     /// Follow mode: time between rolls (segments whose files then land).
     #[serde(skip)]
     pub roll_interval: Duration,
+    /// Decoded events: the tables this export writes (None: raw events only).
+    #[serde(skip)]
+    pub decoding: Option<crate::spec::Decoding>,
 }
 
 impl Export {

@@ -167,4 +167,14 @@ pub(crate) struct RawExport {
     pub(crate) poll_interval: Option<Spanned<toml::Value>>,
     /// Follow mode: how often newly confirmed blocks become files.
     pub(crate) roll_interval: Option<Spanned<toml::Value>>,
+    /// events: decode `signatures` into a table per event.
+    pub(crate) decode: Option<Spanned<bool>>,
+    /// events: a JSON ABI file whose events are decoded (and selected).
+    pub(crate) abi: Option<Spanned<String>>,
+    /// Decoded: the table of an export decoding one event.
+    pub(crate) table: Option<Spanned<String>>,
+    /// Decoded: extra columns of wide integers (`decimal38`, `binary`).
+    pub(crate) u256: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Decoded: also write the raw `events` table.
+    pub(crate) also_raw: Option<Spanned<bool>>,
 }

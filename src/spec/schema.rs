@@ -136,6 +136,11 @@ const EXPORT: &[Key] = &[
     opt("confirmations", Kind::Confirmations),
     opt("poll_interval", Kind::Duration),
     opt("roll_interval", Kind::Duration),
+    opt("decode", Kind::Bool),
+    opt("abi", Kind::Str),
+    opt("table", Kind::Str),
+    opt("u256", Kind::StrList),
+    opt("also_raw", Kind::Bool),
 ];
 
 /// The whole spec.

@@ -53,6 +53,11 @@ fn keys_of(dataset: Dataset) -> &'static [&'static str] {
             "window",
             "contract_address",
             "signatures",
+            "decode",
+            "abi",
+            "table",
+            "u256",
+            "also_raw",
             "chunk_blocks",
             "chunk_duration",
             "align",
@@ -107,7 +112,12 @@ impl Validator<'_> {
             None => window,
         };
         let is_incremental = e.incremental.as_ref().is_some_and(|x| *x.get_ref());
-        let selection = self.selection(&at, dataset, window, chunks, is_incremental)?;
+        let mut selection = self.selection(&at, dataset, window, chunks, is_incremental)?;
+        let decoding = if dataset == Dataset::Events {
+            self.decoding(&at, &mut selection)
+        } else {
+            None
+        };
         self.unit_bound(&at, &chains, &selection, incremental.is_some());
         Some(Export {
             index: i,
@@ -119,18 +129,27 @@ impl Validator<'_> {
             incremental,
             poll_interval,
             roll_interval,
+            decoding,
         })
     }
 
     /// `dataset`; a missing one is reported by the schema pass.
     fn dataset(&mut self, at: &At<'_>) -> Option<Dataset> {
         let d = at.raw.dataset.as_ref()?;
-        let parsed = Dataset::parse(d.get_ref());
+        let preset = crate::spec::decoding::PRESETS.iter().any(|(name, _)| name == d.get_ref());
+        let parsed = if preset {
+            Some(Dataset::Events)
+        } else {
+            Dataset::parse(d.get_ref())
+        };
         if parsed.is_none() {
             self.err(
                 d.span(),
                 at.key("dataset"),
-                format!("unknown dataset `{}`: expected blocks, events, portfolio or tokens", d.get_ref()),
+                format!(
+                    "unknown dataset `{}`: expected blocks, events, portfolio, tokens, erc20_transfers, erc20_approvals or erc721_transfers",
+                    d.get_ref()
+                ),
             );
         }
         parsed
@@ -162,7 +181,7 @@ impl Validator<'_> {
     /// Refuses keys that belong to other datasets.
     fn keys_apply(&mut self, at: &At<'_>, dataset: Dataset) {
         let e = at.raw;
-        let present: [(&str, Option<Range<usize>>); 15] = [
+        let present: [(&str, Option<Range<usize>>); 20] = [
             ("window", e.window.as_ref().map(|x| x.span())),
             ("numbers", e.numbers.as_ref().map(|x| x.span())),
             ("contract_address", e.contract_address.as_ref().map(|x| x.span())),
@@ -178,6 +197,11 @@ impl Validator<'_> {
             ("confirmations", e.confirmations.as_ref().map(|x| x.span())),
             ("poll_interval", e.poll_interval.as_ref().map(|x| x.span())),
             ("roll_interval", e.roll_interval.as_ref().map(|x| x.span())),
+            ("decode", e.decode.as_ref().map(|x| x.span())),
+            ("abi", e.abi.as_ref().map(|x| x.span())),
+            ("table", e.table.as_ref().map(|x| x.span())),
+            ("u256", e.u256.as_ref().map(|x| x.span())),
+            ("also_raw", e.also_raw.as_ref().map(|x| x.span())),
         ];
         let allowed = keys_of(dataset);
         for (name, span) in present {

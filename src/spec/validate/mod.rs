@@ -7,6 +7,7 @@
 //! pass reports every problem; [`Validator::spec`] yields the typed
 //! [`Spec`], which is only handed out when nothing was reported.
 
+mod decoding;
 mod export;
 mod output;
 mod overlap;
@@ -36,6 +37,11 @@ impl<'a> Validator<'a> {
             text,
             errors: Vec::new(),
         }
+    }
+
+    /// The spec file's path (relative paths in it are relative to its directory).
+    pub(super) fn file(&self) -> &str {
+        self.file
     }
 
     /// Every problem reported so far, in the order of the text.

@@ -1,0 +1,116 @@
+//! Decoded events: which events an export decodes and into which tables.
+//!
+//! An events export decodes when it has `decode = true` (its `signatures`
+//! must then be full event signatures, not topic0 hashes), an `abi` file
+//! (every non-anonymous event in it; the export selects just those), or is
+//! one of the preset datasets ([`PRESETS`]). Each event gets a table of its
+//! own under the output, `<uri>/<table>/chain=…/date=…/`, named by `table`
+//! (an export decoding one event) or the event's name in snake_case. With
+//! `also_raw = true` the raw `events` table is written too.
+
+use alloy_json_abi::Event;
+use serde::Serialize;
+
+/// The preset datasets: `(dataset, signature)`; the table is the dataset's name.
+pub const PRESETS: [(&str, &str); 3] = [
+    (
+        "erc20_transfers",
+        "event Transfer(address indexed from, address indexed to, uint256 value)",
+    ),
+    (
+        "erc20_approvals",
+        "event Approval(address indexed owner, address indexed spender, uint256 value)",
+    ),
+    (
+        "erc721_transfers",
+        "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",
+    ),
+];
+
+/// Names that cannot be a decoded table: the raw datasets' directories and
+/// the job state's.
+pub const RESERVED_TABLES: [&str; 5] = ["blocks", "events", "portfolio", "tokens", "_chainetl"];
+
+/// Extra columns of integers wider than 64 bits (`u256 = [...]`, as cryo's
+/// `--u256-types`): the exact decimal text and a Float64 are always written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct U256Columns {
+    /// `<name>_decimal38`: Decimal128(38,0), null where it does not fit.
+    pub decimal38: bool,
+    /// `<name>_binary`: 32 bytes, big-endian two's complement.
+    pub binary: bool,
+}
+
+/// One decoded table: its name and the event it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodedTable {
+    /// The table's name: its directory under the output.
+    pub table: String,
+    /// The event, as parsed.
+    pub event: Event,
+}
+
+impl DecodedTable {
+    /// The event's full signature (`event Transfer(address indexed from, …)`).
+    pub fn signature(&self) -> String {
+        self.event.full_signature()
+    }
+
+    /// The event's topic0, lower-case 0x-hex.
+    pub fn topic0(&self) -> String {
+        self.event.selector().to_string()
+    }
+}
+
+/// What an export decodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoding {
+    /// Its tables, in order (a log two tables share a topic0 with goes to
+    /// the first it fits).
+    pub tables: Vec<DecodedTable>,
+    /// Extra columns of wide integers.
+    pub u256: U256Columns,
+    /// Also write the raw `events` table.
+    pub also_raw: bool,
+}
+
+/// Parses an event signature as people paste it: with or without the
+/// `event` keyword, with a trailing `;`.
+pub fn parse_event(text: &str) -> Result<Event, String> {
+    let t = text.trim().trim_end_matches(';').trim_end();
+    Event::parse(t).map_err(|e| e.to_string().lines().next().unwrap_or("not an event signature").to_string())
+}
+
+/// The default table name of an event: its name in snake_case
+/// (`OwnershipTransferred` → `ownership_transferred`, `ERC20Sent` →
+/// `erc20_sent`).
+pub fn snake_case(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if prev.is_ascii_lowercase() || prev.is_ascii_digit() || (prev.is_ascii_uppercase() && next_lower) {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// Whether `name` can be a table's directory: `[a-z][a-z0-9_]*`, at most
+/// 64 characters, not reserved.
+pub fn valid_table_name(name: &str) -> Result<(), String> {
+    let ok_chars = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if name.is_empty() || name.len() > 64 || !ok_chars || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(format!(
+            "`{name}` is not a table name: use 1 to 64 lower-case letters, digits and `_`, starting with a letter"
+        ));
+    }
+    if RESERVED_TABLES.contains(&name) {
+        return Err(format!("`{name}` is reserved (a raw dataset's or the job state's directory)"));
+    }
+    Ok(())
+}

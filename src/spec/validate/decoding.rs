@@ -1,0 +1,228 @@
+//! `decode`, `abi`, `table`, `u256`, `also_raw` and the preset datasets of
+//! an events export (see [`crate::spec::decoding`]). Reads the `abi` file,
+//! relative to the spec's directory: the one file the validator reads.
+
+use super::export::At;
+use super::{Validator, short};
+use crate::spec::Selection;
+use crate::spec::decoding::{DecodedTable, Decoding, PRESETS, U256Columns, parse_event, snake_case, valid_table_name};
+use alloy_json_abi::{Event, JsonAbi};
+use std::ops::Range;
+use toml::Spanned;
+
+/// The `u256` column kinds, and the names they may be given as.
+const U256_KINDS: [(&str, &str); 3] = [("decimal38", "decimal38"), ("decimal128", "decimal38"), ("binary", "binary")];
+
+impl Validator<'_> {
+    /// What the export decodes (None: raw events only). Adds the topic0 of
+    /// every decoded event to what `selection` selects.
+    pub(super) fn decoding(&mut self, at: &At<'_>, selection: &mut Selection) -> Option<Decoding> {
+        let e = at.raw;
+        let preset = e
+            .dataset
+            .as_ref()
+            .and_then(|d| PRESETS.iter().find(|(name, _)| name == d.get_ref()));
+        let decode = e.decode.as_ref().map(|d| *d.get_ref());
+        let mut events: Vec<(Event, Range<usize>)> = Vec::new();
+        if let Some((name, sig)) = preset {
+            for key in ["signatures", "abi", "decode"] {
+                if let Some(span) = self.span_of(at, key) {
+                    self.err(span, at.key(key), format!("does not apply to dataset `{name}`: it decodes `{sig}`"));
+                }
+            }
+            events.extend(parse_event(sig).ok().map(|ev| (ev, at.dataset_span.clone())));
+        } else {
+            if decode == Some(true) {
+                events.extend(self.signature_events(at));
+            }
+            if let Some(abi) = &e.abi {
+                if decode == Some(false) {
+                    self.err(
+                        abi.span(),
+                        at.key("abi"),
+                        "decodes every event of the ABI: drop `decode = false`, or `abi`",
+                    );
+                }
+                events.extend(self.abi_events(at, abi).into_iter().map(|ev| (ev, abi.span())));
+            }
+        }
+        if events.is_empty() {
+            for key in ["table", "u256", "also_raw"] {
+                if let Some(span) = self.span_of(at, key) {
+                    self.err(
+                        span,
+                        at.key(key),
+                        "applies only to a decoding export (`decode = true`, `abi`, or a preset dataset)",
+                    );
+                }
+            }
+            return None;
+        }
+        let tables = self.tables(at, preset.map(|(name, _)| *name), events);
+        if let Selection::Events { topics, .. } = selection {
+            for t in &tables {
+                let topic = t.topic0();
+                if !topics.contains(&topic) {
+                    topics.push(topic);
+                }
+            }
+        }
+        Some(Decoding {
+            tables,
+            u256: self.u256(at),
+            also_raw: e.also_raw.as_ref().is_some_and(|b| *b.get_ref()),
+        })
+    }
+
+    /// Where `key` is in the export, if written.
+    fn span_of(&self, at: &At<'_>, key: &str) -> Option<Range<usize>> {
+        let e = at.raw;
+        let s = |v: Option<Range<usize>>| v;
+        match key {
+            "signatures" => s(e.signatures.as_ref().map(Spanned::span)),
+            "abi" => s(e.abi.as_ref().map(Spanned::span)),
+            "decode" => s(e.decode.as_ref().map(Spanned::span)),
+            "table" => s(e.table.as_ref().map(Spanned::span)),
+            "u256" => s(e.u256.as_ref().map(Spanned::span)),
+            "also_raw" => s(e.also_raw.as_ref().map(Spanned::span)),
+            _ => None,
+        }
+    }
+
+    /// `decode = true`: each of `signatures` parsed as an event; a topic0
+    /// hash cannot be decoded.
+    fn signature_events(&mut self, at: &At<'_>) -> Vec<(Event, Range<usize>)> {
+        let mut out = Vec::new();
+        let Some(list) = &at.raw.signatures else {
+            let span = at.raw.decode.as_ref().map_or(at.dataset_span.clone(), Spanned::span);
+            self.err(
+                span,
+                at.key("signatures"),
+                "decode = true needs `signatures` (full event signatures) or `abi`",
+            );
+            return out;
+        };
+        for s in list.get_ref() {
+            let t = s.get_ref().trim();
+            if t.starts_with("0x") || t.starts_with("0X") {
+                self.err(
+                    s.span(),
+                    at.key("signatures"),
+                    format!("`{}` is a topic0 hash: decode = true needs the event's signature, e.g. `event Transfer(address indexed from, address indexed to, uint256 value)`", short(t)),
+                );
+                continue;
+            }
+            match parse_event(t) {
+                Ok(ev) if ev.anonymous => self.err(
+                    s.span(),
+                    at.key("signatures"),
+                    "an anonymous event has no topic0 to select or decode it by",
+                ),
+                Ok(ev) => out.push((ev, s.span())),
+                // The selection pass reports signatures that do not parse.
+                Err(_) => {}
+            }
+        }
+        out
+    }
+
+    /// The non-anonymous events of the `abi` file.
+    fn abi_events(&mut self, at: &At<'_>, abi: &Spanned<String>) -> Vec<Event> {
+        let path = abi.get_ref().trim();
+        let full = std::path::Path::new(self.file())
+            .parent()
+            .map_or_else(|| path.into(), |dir| dir.join(path));
+        let text = match std::fs::read_to_string(&full) {
+            Ok(t) => t,
+            Err(e) => {
+                self.err(abi.span(), at.key("abi"), format!("cannot read {}: {e}", full.display()));
+                return Vec::new();
+            }
+        };
+        // A bare ABI array, or a build artifact holding one under "abi".
+        let parsed = serde_json::from_str::<JsonAbi>(&text).or_else(|first| {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|v| v.get("abi").cloned())
+                .map_or(Err(first), |inner| serde_json::from_value::<JsonAbi>(inner))
+        });
+        let abi_doc = match parsed {
+            Ok(a) => a,
+            Err(e) => {
+                self.err(abi.span(), at.key("abi"), format!("{} is not a JSON ABI: {e}", full.display()));
+                return Vec::new();
+            }
+        };
+        let events: Vec<Event> = abi_doc.events().filter(|ev| !ev.anonymous).cloned().collect();
+        if events.is_empty() {
+            self.err(
+                abi.span(),
+                at.key("abi"),
+                format!("{} has no event with a topic0 to decode", full.display()),
+            );
+        }
+        events
+    }
+
+    /// Table names: `table` for an export of one event, else each event's
+    /// name in snake_case (a preset: the dataset's name); a name two events
+    /// share gets the later one's topic0 prefix.
+    fn tables(&mut self, at: &At<'_>, preset: Option<&str>, events: Vec<(Event, Range<usize>)>) -> Vec<DecodedTable> {
+        let named = at.raw.table.as_ref();
+        if let Some(t) = named
+            && events.len() > 1
+        {
+            self.err(
+                t.span(),
+                at.key("table"),
+                format!(
+                    "names one table, but this export decodes {} events: drop `table` (each gets its event's name) or split the export",
+                    events.len()
+                ),
+            );
+        }
+        let mut tables: Vec<DecodedTable> = Vec::new();
+        for (event, _) in events {
+            if tables
+                .iter()
+                .any(|t| t.event.selector() == event.selector() && t.event.inputs == event.inputs)
+            {
+                continue;
+            }
+            let mut table = match (named, preset) {
+                (Some(t), _) => t.get_ref().trim().to_string(),
+                (None, Some(p)) => p.to_string(),
+                (None, None) => snake_case(&event.name),
+            };
+            if tables.iter().any(|t| t.table == table) {
+                table = format!("{table}_{}", &event.selector().to_string()[2..10]);
+            }
+            if let Err(m) = valid_table_name(&table) {
+                let span = named.map_or(at.dataset_span.clone(), Spanned::span);
+                self.err(span, at.key("table"), m);
+            }
+            tables.push(DecodedTable { table, event });
+        }
+        tables
+    }
+
+    /// `u256`: extra columns of wide integers.
+    fn u256(&mut self, at: &At<'_>) -> U256Columns {
+        let mut cols = U256Columns::default();
+        for s in self.list(&at.raw.u256, &at.key("u256"), 8).unwrap_or_default() {
+            match U256_KINDS.iter().find(|(name, _)| *name == s.get_ref().trim()) {
+                Some((_, "decimal38")) => cols.decimal38 = true,
+                Some(_) => cols.binary = true,
+                None => self.err(
+                    s.span(),
+                    at.key("u256"),
+                    format!(
+                        "unknown `{}`: expected decimal38 or binary (the exact text and `_f64` are always written)",
+                        short(s.get_ref())
+                    ),
+                ),
+            }
+        }
+        cols
+    }
+}
