@@ -96,10 +96,22 @@ pub(crate) enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Print a dataset's schema.
+    /// Print a dataset's schema, a decoded event's (--event), or every
+    /// table a spec writes (--spec).
     Schema {
-        /// blocks, events, portfolio or tokens.
-        dataset: String,
+        /// blocks, events, portfolio or tokens (or a preset: erc20_transfers,
+        /// erc20_approvals, erc721_transfers).
+        #[arg(required_unless_present_any = ["event", "spec"])]
+        dataset: Option<String>,
+        /// An event signature to decode, e.g. "event Transfer(address indexed from, address indexed to, uint256 value)".
+        #[arg(long, value_name = "SIGNATURE", conflicts_with_all = ["dataset", "spec"])]
+        event: Option<String>,
+        /// Every table of this spec's exports (as its output settings make them).
+        #[arg(long, value_name = "SPEC", conflicts_with = "dataset")]
+        spec: Option<String>,
+        /// Extra columns of wide integers with --event: decimal38, binary.
+        #[arg(long, value_delimiter = ',', requires = "event")]
+        u256: Vec<String>,
         /// json, arrow, duckdb or spark.
         #[arg(long, default_value = "json")]
         format: String,

@@ -18,7 +18,13 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Status { spec } => status(&spec).await,
         Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
         Command::Init { path, force } => init(&path, force),
-        Command::Schema { dataset, format } => schema(&dataset, &format),
+        Command::Schema {
+            dataset,
+            event,
+            spec,
+            u256,
+            format,
+        } => super::schema::schema(dataset.as_deref(), event.as_deref(), spec.as_deref(), &u256, &format),
         Command::Sim { port, host, opts } => {
             let listener = tokio::net::TcpListener::bind((host.as_str(), port))
                 .await
@@ -154,13 +160,5 @@ fn init(path: &str, force: bool) -> Result<Exit, CliError> {
     }
     std::fs::write(path, crate::spec::EXAMPLE).map_err(|e| CliError::io(format!("writing {path}"), e))?;
     println!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
-    Ok(Exit::Success)
-}
-
-fn schema(dataset: &str, format: &str) -> Result<Exit, CliError> {
-    let d = Dataset::parse(dataset)
-        .ok_or_else(|| CliError::Usage(format!("unknown dataset `{dataset}`: expected blocks, events, portfolio or tokens")))?;
-    let text = render::schema_text(d, format).map_err(CliError::Usage)?;
-    print!("{text}");
     Ok(Exit::Success)
 }

@@ -18,6 +18,7 @@ mod logs;
 pub mod progress;
 pub mod render;
 mod run;
+mod schema;
 
 pub use args::Cli;
 pub use logs::{init_logs, runtime};

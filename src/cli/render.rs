@@ -224,9 +224,24 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
 
 /// The schema of `dataset` as JSON, Arrow, DuckDB DDL or Spark DDL.
 pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
-    let s = schema(dataset, HashEncoding::Hex);
+    if format == "json" {
+        return Ok(crate::decode::schema_json(dataset));
+    }
+    table_schema_text(dataset.name(), &schema(dataset, HashEncoding::Hex), format)
+}
+
+/// The schema of table `name` as JSON, Arrow, DuckDB DDL or Spark DDL.
+pub fn table_schema_text(name: &str, s: &Schema, format: &str) -> Result<String, String> {
     match format {
-        "json" => Ok(crate::decode::schema_json(dataset)),
+        "json" => {
+            let cols: Vec<serde_json::Value> = s
+                .fields()
+                .iter()
+                .map(|f| serde_json::json!({"name": f.name(), "type": type_name(f.data_type()), "nullable": f.is_nullable()}))
+                .collect();
+            let doc = serde_json::json!({"table": name, "columns": cols});
+            serde_json::to_string_pretty(&doc).map(|t| t + "\n").map_err(|e| e.to_string())
+        }
         "arrow" => Ok(s
             .fields()
             .iter()
@@ -239,24 +254,40 @@ pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {
                 )
             })
             .collect()),
-        "duckdb" => Ok(format!(
-            "CREATE TABLE {} (\n{}\n);\n",
-            dataset.name(),
-            ddl_columns(&s, duck, "  ").join(",\n")
-        )),
-        "spark" => Ok(ddl_columns(&s, spark, "").join(", ") + "\n"),
+        "duckdb" => Ok(format!("CREATE TABLE {name} (\n{}\n);\n", ddl_columns(s, duck, "  ").join(",\n"))),
+        "spark" => Ok(ddl_columns(s, spark, "").join(", ") + "\n"),
         other => Err(format!("unknown schema format `{other}`: expected json, arrow, duckdb or spark")),
+    }
+}
+
+/// Column names DuckDB and Spark would read as SQL words (decoded event
+/// parameters are often named so): quoted in DDL.
+const SQL_WORDS: [&str; 24] = [
+    "all", "and", "as", "by", "case", "default", "desc", "end", "from", "group", "in", "index", "is", "key", "limit", "not", "null", "or",
+    "order", "select", "table", "to", "user", "where",
+];
+
+/// A column name as DDL writes it: quoted (`q` is the engine's quote) when
+/// it is an SQL word or not a plain lower-case identifier.
+fn ident(name: &str, q: char) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain && !SQL_WORDS.contains(&name) {
+        name.to_string()
+    } else {
+        format!("{q}{name}{q}")
     }
 }
 
 /// `name TYPE [NOT NULL]` per column, with an engine's type names.
 fn ddl_columns(s: &Schema, type_of: fn(&DataType) -> String, indent: &str) -> Vec<String> {
+    let q = if indent.is_empty() { '`' } else { '"' };
     s.fields()
         .iter()
         .map(|f| {
             format!(
                 "{indent}{} {}{}",
-                f.name(),
+                ident(f.name(), q),
                 type_of(f.data_type()),
                 if f.is_nullable() { "" } else { " NOT NULL" }
             )
@@ -268,6 +299,7 @@ fn duck(t: &DataType) -> String {
     match t {
         DataType::Utf8 => "VARCHAR".into(),
         DataType::Binary => "BLOB".into(),
+        DataType::Boolean => "BOOLEAN".into(),
         DataType::Int64 => "BIGINT".into(),
         DataType::Float64 => "DOUBLE".into(),
         DataType::Date32 => "DATE".into(),
@@ -282,6 +314,7 @@ fn spark(t: &DataType) -> String {
     match t {
         DataType::Utf8 => "STRING".into(),
         DataType::Binary => "BINARY".into(),
+        DataType::Boolean => "BOOLEAN".into(),
         DataType::Int64 => "BIGINT".into(),
         DataType::Float64 => "DOUBLE".into(),
         DataType::Date32 => "DATE".into(),

@@ -97,6 +97,7 @@ pub fn type_name(t: &DataType) -> String {
     match t {
         DataType::Utf8 => "string".into(),
         DataType::Binary => "binary".into(),
+        DataType::Boolean => "bool".into(),
         DataType::Int64 => "int64".into(),
         DataType::Float64 => "float64".into(),
         DataType::Date32 => "date32".into(),

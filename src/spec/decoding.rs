@@ -78,7 +78,31 @@ pub struct Decoding {
 /// `event` keyword, with a trailing `;`.
 pub fn parse_event(text: &str) -> Result<Event, String> {
     let t = text.trim().trim_end_matches(';').trim_end();
-    Event::parse(t).map_err(|e| e.to_string().lines().next().unwrap_or("not an event signature").to_string())
+    Event::parse(t).map_err(|e| parser_message(&e.to_string()))
+}
+
+/// alloy's parser errors draw a caret under the text; said in one line:
+/// what was expected, and where.
+fn parser_message(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.iter().position(|l| l.trim_start().starts_with('^')) {
+        Some(caret) => {
+            let col = lines[caret].find('^').unwrap_or(0) + 1;
+            let what: Vec<&str> = lines[caret + 1..].iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+            let what = if what.is_empty() {
+                "not an event signature".to_string()
+            } else {
+                what.join("; ")
+            };
+            format!("{what} (at character {col})")
+        }
+        None => lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(": "),
+    }
 }
 
 /// The default table name of an event: its name in snake_case

@@ -204,6 +204,22 @@ pub struct Export {
 }
 
 impl Export {
+    /// The tables this export writes: directories under the output. A raw
+    /// export writes its dataset's; a decoding one a table per event (and
+    /// `events` too with `also_raw`).
+    pub fn tables(&self) -> Vec<String> {
+        match &self.decoding {
+            None => vec![self.dataset.name().to_string()],
+            Some(d) => {
+                let mut t: Vec<String> = d.tables.iter().map(|t| t.table.clone()).collect();
+                if d.also_raw {
+                    t.push(self.dataset.name().to_string());
+                }
+                t
+            }
+        }
+    }
+
     /// Whether its range is decided per run (aligned or incremental)
     /// rather than frozen once for the job.
     pub fn per_run(&self) -> bool {

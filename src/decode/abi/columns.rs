@@ -26,6 +26,10 @@ pub(super) struct Identity<'a> {
 }
 
 impl<'a> Identity<'a> {
+    pub(super) fn log_index(&self) -> i64 {
+        self.log_index
+    }
+
     pub(super) fn read(ctx: &Ctx<'_>, row: usize, log: &'a Log<'_>, number: i64, ts: i64) -> Result<Identity<'a>, DecodeError> {
         Ok(Identity {
             chain: ctx.unit.chain.name(),

@@ -52,13 +52,8 @@ pub const IDENTITY: [&str; 7] = [
 ];
 
 /// Extra columns of integers wider than 64 bits (`u256 = [...]`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct WideColumns {
-    /// `<name>_decimal38`: Decimal128(38,0), null where it does not fit.
-    pub decimal38: bool,
-    /// `<name>_binary`: 32 bytes, big-endian two's complement.
-    pub binary: bool,
-}
+pub use crate::spec::U256Columns as WideColumns;
+pub use crate::spec::decoding::snake_case;
 
 /// How a parameter becomes columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,25 +235,6 @@ fn table_schema(params: &[Param], enc: HashEncoding, wide: WideColumns) -> Schem
     Arc::new(Schema::new(fields))
 }
 
-/// The default table name of an event: its name in snake_case
-/// (`OwnershipTransferred` → `ownership_transferred`, `ERC20Sent` →
-/// `erc20_sent`).
-pub fn snake_case(name: &str) -> String {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = String::with_capacity(name.len() + 4);
-    for (i, &c) in chars.iter().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            if prev.is_ascii_lowercase() || prev.is_ascii_digit() || (prev.is_ascii_uppercase() && next_lower) {
-                out.push('_');
-            }
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
-}
-
 /// Counts of what decoding left out or changed, per page.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecodeCounts {
@@ -283,6 +259,9 @@ impl std::ops::AddAssign for DecodeCounts {
 pub struct DecodedLogs {
     /// One per table, in the decoder's order (possibly with no rows).
     pub tables: Vec<Decoded>,
+    /// `block_number` and `log_index` of every log of the unit on the
+    /// page, decodable or not: what the paging guard checks.
+    pub keys: arrow::record_batch::RecordBatch,
     /// What was left out or changed.
     pub counts: DecodeCounts,
 }
@@ -327,6 +306,8 @@ impl LogDecoder {
             .map(|t| TableBuilder::new(t, self.enc, self.wide, logs.len()))
             .collect();
         let mut counts = DecodeCounts::default();
+        let mut key_blocks = arrow::array::Int64Builder::with_capacity(logs.len());
+        let mut key_logs = arrow::array::Int64Builder::with_capacity(logs.len());
         let mut topics: Vec<B256> = Vec::with_capacity(4);
         for (row, log) in logs.iter().enumerate() {
             let num = ctx.required(row, "block_number", &log.block_number)?.0;
@@ -336,6 +317,8 @@ impl LogDecoder {
                 continue;
             }
             let id = columns::Identity::read(&ctx, row, log, num, ts)?;
+            key_blocks.append_value(num);
+            key_logs.append_value(id.log_index());
             topics.clear();
             for t in log.topics.iter().flatten() {
                 let t = t.as_ref().ok_or_else(|| ctx.err(row, "topics", "null topic"))?;
@@ -365,6 +348,12 @@ impl LogDecoder {
             .zip(&self.tables)
             .map(|(b, t)| b.finish(t.schema()).map_err(|e| ctx.err(0, "topics", e.to_string())))
             .collect::<Result<_, _>>()?;
-        Ok(DecodedLogs { tables, counts })
+        let key_schema = Arc::new(Schema::new(vec![
+            Field::new("block_number", DataType::Int64, false),
+            Field::new("log_index", DataType::Int64, false),
+        ]));
+        let keys = arrow::record_batch::RecordBatch::try_new(key_schema, vec![Arc::new(key_blocks.finish()), Arc::new(key_logs.finish())])
+            .map_err(|e| ctx.err(0, "log_index", e.to_string()))?;
+        Ok(DecodedLogs { tables, keys, counts })
     }
 }
