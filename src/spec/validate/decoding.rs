@@ -4,8 +4,9 @@
 
 use super::export::At;
 use super::{Validator, short};
-use crate::spec::Selection;
 use crate::spec::decoding::{DecodedTable, Decoding, PRESETS, U256Columns, parse_event, snake_case, valid_table_name};
+use crate::spec::raw::RawExport;
+use crate::spec::{Export, Selection};
 use alloy_json_abi::{Event, JsonAbi};
 use std::ops::Range;
 use toml::Spanned;
@@ -14,6 +15,40 @@ use toml::Spanned;
 const U256_KINDS: [(&str, &str); 3] = [("decimal38", "decimal38"), ("decimal128", "decimal38"), ("binary", "binary")];
 
 impl Validator<'_> {
+    /// Exports may write one decoded table only with one event and the
+    /// same columns: files of both land in one directory, read as one table.
+    pub(super) fn shared_tables(&mut self, raw: &[Spanned<RawExport>], exports: &[Export]) {
+        let mut seen: Vec<(&str, &DecodedTable, U256Columns, usize)> = Vec::new();
+        for e in exports {
+            let Some(d) = &e.decoding else { continue };
+            for t in &d.tables {
+                let clash = seen
+                    .iter()
+                    .find(|(name, other, cols, _)| *name == t.table && (other.event != t.event || *cols != d.u256));
+                if let Some((_, other, _, j)) = clash {
+                    let span = raw.get(e.index).map_or(0..0, |r| {
+                        let r = r.get_ref();
+                        r.table.as_ref().or(r.dataset.as_ref()).map_or(0..0, Spanned::span)
+                    });
+                    let what = if other.event != t.event {
+                        format!("{} there, {} here", other.signature(), t.signature())
+                    } else {
+                        "other `u256` columns".to_string()
+                    };
+                    self.err(
+                        span,
+                        format!("export[{}].table", e.index),
+                        format!(
+                            "table `{}` is also written by export[{j}] with other columns ({what}): name one of them apart with `table`",
+                            t.table
+                        ),
+                    );
+                }
+                seen.push((&t.table, t, d.u256, e.index));
+            }
+        }
+    }
+
     /// What the export decodes (None: raw events only). Adds the topic0 of
     /// every decoded event to what `selection` selects.
     pub(super) fn decoding(&mut self, at: &At<'_>, selection: &mut Selection) -> Option<Decoding> {

@@ -82,6 +82,7 @@ impl<'a> Validator<'a> {
             }
         }
         self.overlaps(&raw.export, &exports);
+        self.shared_tables(&raw.export, &exports);
         Spec {
             file: self.file.into(),
             name,

@@ -16,7 +16,9 @@ impl Validator<'_> {
     pub(super) fn overlaps(&mut self, raw: &[Spanned<RawExport>], exports: &[Export]) {
         for (j, b) in exports.iter().enumerate() {
             for a in &exports[..j] {
-                if a.dataset != b.dataset {
+                // Exports overlap only where they write the same table.
+                let (ta, tb) = (a.tables(), b.tables());
+                if !ta.iter().any(|t| tb.contains(t)) {
                     continue;
                 }
                 let Some(chain) = a.chains.iter().find(|c| b.chains.contains(c)) else {
