@@ -217,7 +217,11 @@ impl Validator<'_> {
             );
         }
         let mut tables: Vec<DecodedTable> = Vec::new();
-        for (event, _) in events {
+        for (event, span) in events {
+            if let Err(m) = decodable(&event) {
+                self.err(span, at.key("signatures"), m);
+                continue;
+            }
             if tables
                 .iter()
                 .any(|t| t.event.selector() == event.selector() && t.event.inputs == event.inputs)
@@ -260,4 +264,18 @@ impl Validator<'_> {
         }
         cols
     }
+}
+
+/// Whether alloy can decode `event`: every type resolves, at most three
+/// parameters are indexed.
+fn decodable(event: &Event) -> Result<(), String> {
+    use alloy_dyn_abi::Specifier;
+    for (i, p) in event.inputs.iter().enumerate() {
+        let _: alloy_dyn_abi::DynSolType = p.resolve().map_err(|e| format!("event {}: parameter {i} (`{}`): {e}", event.name, p.ty))?;
+    }
+    let indexed = event.inputs.iter().filter(|p| p.indexed).count();
+    if indexed > 3 {
+        return Err(format!("event {} has {indexed} indexed parameters: a log has room for 3", event.name));
+    }
+    Ok(())
 }
