@@ -30,12 +30,15 @@ use std::sync::Arc;
 #[non_exhaustive]
 pub enum SinkError {
     /// The output location cannot be used.
-    #[error("output {uri}: {message}")]
+    #[error("output {uri}: {message}{}", source.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
     Config {
         /// The configured URI.
         uri: String,
-        /// What is wrong.
+        /// What is wrong, or what failed.
         message: String,
+        /// Cause, when something failed (rather than the URI being wrong).
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// Deleting a file failed.
     #[error("deleting {path}: {source}")]
@@ -102,11 +105,15 @@ impl Sink {
     /// (credentials and endpoint from the standard AWS variables).
     pub fn open(output: &Output) -> Result<Sink, SinkError> {
         let uri = output.uri.clone();
-        let cfg = |message: String| SinkError::Config { uri: uri.clone(), message };
+        let cfg = |message: &str, source: Option<Box<dyn std::error::Error + Send + Sync>>| SinkError::Config {
+            uri: uri.clone(),
+            message: message.into(),
+            source,
+        };
         let (store, prefix, local_root): (Arc<dyn ObjectStore>, String, Option<PathBuf>) = if let Some(rest) = uri.strip_prefix("s3://") {
             let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
             if bucket.is_empty() {
-                return Err(cfg("no bucket in the URI: expected s3://bucket/prefix".into()));
+                return Err(cfg("no bucket in the URI: expected s3://bucket/prefix", None));
             }
             let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
             if let Some(e) = &output.endpoint {
@@ -134,14 +141,16 @@ impl Sink {
                     ..Default::default()
                 })
                 .build()
-                .map_err(|e| cfg(e.to_string()))?;
+                .map_err(|e| cfg("cannot configure the S3 client", Some(Box::new(e))))?;
             (Arc::new(store), prefix.trim_matches('/').to_string(), None)
         } else {
             let path = uri.strip_prefix("file://").unwrap_or(&uri);
             let dir = PathBuf::from(path);
-            std::fs::create_dir_all(&dir).map_err(|e| cfg(format!("cannot create the directory: {e}")))?;
-            let dir = dir.canonicalize().map_err(|e| cfg(e.to_string()))?;
-            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg(e.to_string()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| cfg("cannot create the directory", Some(Box::new(e))))?;
+            let dir = dir
+                .canonicalize()
+                .map_err(|e| cfg("cannot resolve the directory", Some(Box::new(e))))?;
+            let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| cfg("cannot open the directory", Some(Box::new(e))))?;
             (Arc::new(store), String::new(), Some(dir))
         };
         let compression = match output.compression {

@@ -240,11 +240,11 @@ impl Lease {
                 move || local_lock(&root, &dir, &scope)
             })
             .await
-            .map_err(|e| io(&rel, e))?;
+            .map_err(|e| StateError::io(&rel, "locking", e))?;
             let lock = match lock {
                 Ok(Some(f)) => f,
                 Ok(None) => return Err(local_holder(&root, &dir, job, scope).await),
-                Err(e) => return Err(io(&rel, e).into()),
+                Err(e) => return Err(StateError::io(&rel, "locking", e).into()),
             };
             let lease = Lease {
                 sink: sink.clone(),
@@ -262,22 +262,22 @@ impl Lease {
                         move || local_lock(&root, &dir, &other).map(|f| f.is_none())
                     })
                     .await
-                    .map_err(|e| io(&rel, e))?
-                    .map_err(|e| io(&rel, e))?;
+                    .map_err(|e| StateError::io(&rel, "locking", e))?
+                    .map_err(|e| StateError::io(&rel, "locking", e))?;
                     if held {
                         return Err(local_holder(&root, &dir, job, &other).await);
                     }
                 }
             }
             if let Some(f) = &lease._lock {
-                write_into(f, &doc).map_err(|e| io(&rel, e))?;
+                write_into(f, &doc).map_err(|e| StateError::io(&rel, "writing", e))?;
             }
             return Ok(lease);
         }
 
         let store = sink.store().clone();
         let path = sink.path(&rel);
-        let body = serde_json::to_vec_pretty(&doc).map_err(|e| io(&rel, e))?;
+        let body = serde_json::to_vec_pretty(&doc).map_err(|e| StateError::io(&rel, "encoding", e))?;
         let created = store
             .put_opts(&path, PutPayload::from(body.clone()), PutOptions::from(PutMode::Create))
             .await;
@@ -296,7 +296,7 @@ impl Lease {
                     etag: Default::default(),
                 });
             }
-            Err(e) => return Err(io(&rel, e).into()),
+            Err(e) => return Err(StateError::io(&rel, "creating", e).into()),
         };
         for m in list_leases(&sink, &dir).await? {
             if m.scope != scope && overlaps(scope, &m.scope) && live(&m, &me) {
@@ -337,13 +337,6 @@ impl Lease {
                 let _ = self.sink.store().delete(&path).await;
             }
         }
-    }
-}
-
-fn io(rel: &str, e: impl std::fmt::Display) -> StateError {
-    StateError::Io {
-        path: rel.into(),
-        message: e.to_string(),
     }
 }
 
@@ -436,7 +429,7 @@ async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError
         .list(Some(&sink.path(dir)))
         .try_collect()
         .await
-        .map_err(|e| io(dir, e))?;
+        .map_err(|e| StateError::io(dir, "listing", e))?;
     let mut out = Vec::new();
     for m in metas {
         if let Ok(r) = sink.store().get(&m.location).await
@@ -466,13 +459,13 @@ async fn take_over(sink: &Sink, rel: &str, me: &Holder, job: &str, scope: &str, 
                 Err(_) => Err(holder_of(sink, rel, job, scope).await),
             };
         }
-        Err(e) => return Err(io(rel, e).into()),
+        Err(e) => return Err(StateError::io(rel, "reading", e).into()),
     };
     let version = UpdateVersion {
         e_tag: r.meta.e_tag.clone(),
         version: r.meta.version.clone(),
     };
-    let bytes = r.bytes().await.map_err(|e| io(rel, e))?;
+    let bytes = r.bytes().await.map_err(|e| StateError::io(rel, "reading", e))?;
     if let Ok(doc) = serde_json::from_slice::<LeaseDoc>(&bytes)
         && live(&doc, me)
     {
@@ -488,7 +481,7 @@ async fn take_over(sink: &Sink, rel: &str, me: &Holder, job: &str, scope: &str, 
         Err(object_store::Error::Precondition { .. }) | Err(object_store::Error::AlreadyExists { .. }) => {
             Err(holder_of(sink, rel, job, scope).await)
         }
-        Err(e) => Err(io(rel, e).into()),
+        Err(e) => Err(StateError::io(rel, "writing", e).into()),
     }
 }
 

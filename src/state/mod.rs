@@ -56,24 +56,41 @@ pub const STATE_VERSION: u32 = 1;
 #[non_exhaustive]
 pub enum StateError {
     /// Storage failed.
-    #[error("state {path}: {message}")]
+    #[error("state {path}: {action}: {source}")]
     Io {
         /// Object path.
         path: String,
-        /// What failed.
-        message: String,
+        /// What was being done: `reading`, `writing`, `creating`, `listing`, `encoding`.
+        action: &'static str,
+        /// Cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The file is not ours or is from another version.
     #[error("state file {path} is unreadable: {message}")]
     Corrupt {
-        /// Object path.
+        /// Where the file is, as a user finds it (the output's URI joined with its path).
         path: String,
-        /// What is wrong.
+        /// What is wrong, and the safe fix.
         message: String,
+        /// The parse error, when it did not parse.
+        #[source]
+        source: Option<serde_json::Error>,
     },
     /// Removing files failed.
     #[error(transparent)]
     Sink(#[from] SinkError),
+}
+
+impl StateError {
+    /// Storage failed at `path` while doing `action`.
+    pub(crate) fn io(path: &str, action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StateError {
+        StateError::Io {
+            path: path.into(),
+            action,
+            source: source.into(),
+        }
+    }
 }
 
 /// A state document carrying its format version.
@@ -339,18 +356,11 @@ impl StateStore {
         format!("{}/{rel}", self.sink.uri().trim_end_matches('/'))
     }
 
-    fn io(&self, rel: &str, e: impl std::fmt::Display) -> StateError {
-        StateError::Io {
-            path: rel.into(),
-            message: e.to_string(),
-        }
-    }
-
     async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, StateError> {
         match self.sink.store().get(&self.sink.path(rel)).await {
-            Ok(r) => Ok(Some(r.bytes().await.map_err(|e| self.io(rel, e))?.to_vec())),
+            Ok(r) => Ok(Some(r.bytes().await.map_err(|e| StateError::io(rel, "reading", e))?.to_vec())),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.io(rel, e)),
+            Err(e) => Err(StateError::io(rel, "reading", e)),
         }
     }
 
@@ -378,15 +388,15 @@ impl StateStore {
                 Ok(())
             })
             .await
-            .map_err(|e| self.io(&rel_s, e))?
-            .map_err(|e| self.io(&rel_s, e));
+            .map_err(|e| StateError::io(&rel_s, "writing", e))?
+            .map_err(|e| StateError::io(&rel_s, "writing", e));
         }
         self.sink
             .store()
             .put(&self.sink.path(rel), PutPayload::from(bytes))
             .await
             .map(|_| ())
-            .map_err(|e| self.io(rel, e))
+            .map_err(|e| StateError::io(rel, "writing", e))
     }
 
     /// The job state, if the job ran before.
@@ -399,13 +409,17 @@ impl StateStore {
         let Some(bytes) = self.read(rel).await? else {
             return Ok(None);
         };
-        let corrupt = |what: String| StateError::Corrupt {
+        let corrupt = |what: String, source: Option<serde_json::Error>| StateError::Corrupt {
             path: self.location(rel),
             message: format!("{what}; {}", T::FIX),
+            source,
         };
-        let doc: T = serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a chainetl state document ({e})")))?;
+        let doc: T = serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a chainetl state document ({e})"), Some(e)))?;
         if doc.version() != STATE_VERSION {
-            return Err(corrupt(format!("state format version {} is not {STATE_VERSION}", doc.version())));
+            return Err(corrupt(
+                format!("state format version {} is not {STATE_VERSION}", doc.version()),
+                None,
+            ));
         }
         Ok(Some(doc))
     }
@@ -414,8 +428,8 @@ impl StateStore {
     async fn write_doc(&self, rel: &str, doc: &impl Serialize) -> Result<(), StateError> {
         // Last line: no secret reaches a state document, whatever a server
         // sent (state holds cursors and messages that came from it).
-        let bytes = crate::util::redact::redact_bytes(serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?);
-        self.write(rel, bytes).await
+        let json = serde_json::to_vec_pretty(doc).map_err(|e| StateError::io(rel, "encoding", e))?;
+        self.write(rel, crate::util::redact::redact_bytes(json)).await
     }
 
     /// Objects under `rel_prefix` (relative to the output root).
@@ -426,7 +440,7 @@ impl StateStore {
             .list(Some(&prefix))
             .try_collect()
             .await
-            .map_err(|e| self.io(prefix.as_ref(), e))
+            .map_err(|e| StateError::io(prefix.as_ref(), "listing", e))
     }
 
     /// Every unit checkpoint, by unit id.
@@ -661,7 +675,7 @@ impl StateStore {
     /// locally, `PutMode::Create` on object stores) so that concurrent
     /// shards agree.
     async fn create_doc<T: Serialize + DeserializeOwned + Versioned + Clone>(&self, rel: &str, doc: &T) -> Result<T, StateError> {
-        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| self.io(rel, e))?;
+        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| StateError::io(rel, "encoding", e))?;
         let created = if let Some(root) = self.sink.local_root() {
             let path = root.join(rel);
             let tmp = unique_tmp(&path);
@@ -682,7 +696,7 @@ impl StateStore {
                 std::fs::remove_file(&tmp)?;
                 Ok(won)
             })();
-            r.map_err(|e| self.io(rel, e))?
+            r.map_err(|e| StateError::io(rel, "creating", e))?
         } else {
             let opts = object_store::PutOptions {
                 mode: object_store::PutMode::Create,
@@ -700,15 +714,17 @@ impl StateStore {
                     self.write(rel, bytes).await?;
                     true
                 }
-                Err(e) => return Err(self.io(rel, e)),
+                Err(e) => return Err(StateError::io(rel, "creating", e)),
             }
         };
         if created {
             return Ok(doc.clone());
         }
-        self.read_doc(rel)
-            .await?
-            .ok_or_else(|| self.io(rel, "the document vanished while it was being created"))
+        let vanished = || {
+            let e = std::io::Error::new(std::io::ErrorKind::NotFound, "the document vanished while it was being created");
+            StateError::io(rel, "creating", e)
+        };
+        self.read_doc(rel).await?.ok_or_else(vanished)
     }
 
     /// Records an export appended to the job unless a run (another shard)
