@@ -2,10 +2,10 @@
 //! chunks the upload takes as they are.
 
 /// The encoder's output: bytes in fixed-size chunks handed to the upload
-/// without further copies. (`AsyncArrowWriter` collects a row group in one
-/// `Vec` that doubles as it grows, then copies it again into the upload
-/// buffer: three copies of every row group at its end, and 2–3× its size
-/// in memory.)
+/// without further copies. (`AsyncArrowWriter` instead collects a row
+/// group in one `Vec` that reallocates as it grows and is then copied into
+/// the upload buffer, so a row group's bytes are held several times over
+/// at its end.)
 #[derive(Default)]
 pub(super) struct Chunks {
     done: Vec<bytes::Bytes>,

@@ -1,10 +1,53 @@
 //! Parquet writing through one `object_store` code path for local disk and
-//! S3. Files are hive-partitioned (`<dataset>/chain=…/date=…/`), named
-//! deterministically per unit and sequence (`<unit>-<seq>.parquet`), and
-//! become visible only when complete: `BufWriter` stages the bytes and the
-//! object appears on completion (rename locally, multipart completion on
-//! S3); a failed file is aborted. Locally the finished file is fsynced
-//! before a checkpoint may point past it.
+//! S3: where files go, what they are named, and when they become visible
+//! and durable. What counts as committed is [`crate::state`]'s business.
+//!
+//! # Layout
+//!
+//! A data file's path, relative to the output root (`<uri>/`), is
+//! `<dataset>/<partition dirs>/<job>-<unit>-<seq:06>.parquet`:
+//!
+//! - `<dataset>`: `blocks`, `events`, `portfolio` or `tokens`;
+//! - `<partition dirs>` ([`Sink::partition_dir`]): hive keys in the order
+//!   of `output.partition_by`, each present only if configured:
+//!   `chain=<chain>`, then `date=<YYYY-MM-DD>` (UTC day of the row; rows
+//!   without a day, such as tokens, get no `date` directory). One unit
+//!   writes one file per partition it spans, each with its own sequence;
+//! - the name ([`file_name`], read back strictly by [`parse_file_name`]):
+//!   the job's name, the unit id ([`crate::plan::is_unit_id`]) and a
+//!   sequence number of at least six digits, counted per unit from 0 in
+//!   the order the unit opens files. The same job, unit and sequence
+//!   always name the same file, which is what lets `state` tell committed
+//!   files from orphans.
+//!
+//! For example `events/chain=base/date=2024-01-02/daily-e0-events-base-b100-200-000003.parquet`.
+//! The store's own key prefix (`s3://bucket/<prefix>/`) comes before all of
+//! it ([`Sink::path`]).
+//!
+//! # Visibility and durability
+//!
+//! A file appears under its final name whole or not at all: the encoder's
+//! bytes go to an `object_store` `BufWriter`, which keeps them out of
+//! sight until the file is complete:
+//!
+//! - **Local disk:** the bytes go to a staging file beside the target,
+//!   `<final name>#<n>` (`n` a small number unique among concurrent
+//!   writers of that name), renamed to the final name on completion.
+//!   Staging files are not listed by the store and do not match
+//!   `*.parquet` globs; the ones a dead writer leaves are removed by
+//!   `state` (`StateStore::remove_orphans`, `StateStore::clear`).
+//! - **S3:** a small file is one PUT on completion; a larger one is a
+//!   multipart upload of parts of at least 5 MiB, visible only once the
+//!   upload is completed. An upload that is never completed (the writer
+//!   died) leaves no object; its parts stay until a bucket lifecycle rule
+//!   for incomplete multipart uploads reclaims them.
+//!
+//! A file that fails before completion is aborted. A file is *durable*
+//! when [`UnitWriter::finish`] returns it: its upload is complete and,
+//! locally, the file's bytes have been fsynced. Only then may a checkpoint
+//! count it. (Locally the directory is not fsynced after the rename, so a
+//! power loss, unlike a crash of the process, can lose a finished file's
+//! name; `chainetl verify` then reports it missing.)
 
 mod chunks;
 mod encoding;

@@ -1,38 +1,80 @@
-//! Checkpoints and resume. State lives with the output, under
-//! `<output>/_chainetl/<job>/`, so a job resumes from any machine:
+//! Checkpoints, resume, leases and orphan cleanup: what a job has committed,
+//! kept with the output so that a job resumes from any machine and shards
+//! of one job never write the same object.
 //!
-//! - `job.json`: format version, job name, identity (what the job exports
-//!   and its files' layout) and its hash, the frozen windows, the page size
-//!   units were cut for; written once, create-if-absent;
-//! - `exports/e<i>.json`: an export appended after the job started: its
-//!   identity and frozen window (create-if-absent, so shards agree);
-//! - `units/<unit>.json`: per unit, the cursor after the last committed
-//!   page, the next file sequence number, rows/files/bytes committed, each
-//!   committed file (path, rows, bytes), `done`;
-//! - `marks/e<i>-<chain>.json`: an incremental export's high-water mark and
-//!   the hashes of its last exported blocks;
-//! - `segments/<id>.json`: a slice of an aligned or incremental export fixed
-//!   by a run before its units start; `periods/<id>.json`: a finished period;
-//! - `leases/<scope>.{lock,json}`: the run holding the job ([`lease`]);
-//! - `runs/<run-id>.json`: run reports; `clearing.json`: a `--fresh` in progress.
+//! # Invariants
 //!
-//! Crash invariant (the exactly-once rule): a unit's data files are made
-//! durable *before* its checkpoint is written, and file names are
-//! deterministic (`<job>-<unit>-<seq>.parquet`). So after a crash every
-//! file with `seq < next_seq` is committed and every file with
-//! `seq >= next_seq` is an orphan of uncommitted work, which
-//! [`StateStore::remove_orphans`] deletes before the unit fetches again from
-//! its cursor. A unit without a checkpoint therefore owns no committed
-//! file: deleting a checkpoint makes the unit start over, its files removed
-//! first (the safe fix for a damaged one, and how `verify --repair` works).
-//! Checkpoints are written tmp → fsync → rename locally (temporary names
-//! unique per process and call) and as a single PUT on object stores, so
-//! they are never seen half-written.
+//! 1. **Data before checkpoint (exactly once).** A unit's data files are
+//!    complete and durable (see [`crate::sink`]) *before* the checkpoint
+//!    that counts them is written. File names are deterministic
+//!    (`<job>-<unit>-<seq>.parquet`), so after a crash every file of a unit
+//!    with `seq < next_seq` is committed and every file with
+//!    `seq >= next_seq` is an orphan of uncommitted work, which
+//!    [`StateStore::remove_orphans`] deletes before the unit fetches again
+//!    from its cursor.
+//! 2. **A unit without a checkpoint owns no committed file.** Deleting a
+//!    unit's checkpoint makes it start over, its files removed first: the
+//!    safe fix for a damaged checkpoint, and how `verify --repair` works.
+//! 3. **No document is ever seen half-written.** Documents that change are
+//!    replaced atomically; documents that several runs (shards) may create
+//!    at once are created with an atomic create-if-absent, and every
+//!    creator reads back the one that won (see *Atomicity* below).
+//! 4. **Ownership by exact name.** A job's files are only those whose
+//!    names parse strictly as its own (`<job>-`, then a unit id, see
+//!    [`crate::plan::is_unit_id`], then a sequence of at least six digits),
+//!    never a name prefix: jobs sharing an output never delete, rewrite or
+//!    count each other's files, and state lives under the job's own
+//!    directory.
+//! 5. **One writer per job or shard**: a lease ([`lease`]) is held for as
+//!    long as a run may write the job's files or state.
+//! 6. **`--fresh` finishes once started**: its marker is written first and
+//!    removed last, and state goes before data ([`StateStore::clear`]).
+//! 7. **Versioned documents.** Every document carries `version`
+//!    ([`STATE_VERSION`]); a document of another version, or one that does
+//!    not parse, is a [`StateError::Corrupt`] naming its location and the
+//!    safe fix, never silently ignored or overwritten.
+//! 8. **No secret reaches state.** Documents are redacted
+//!    ([`crate::util::redact`]) as they are written.
 //!
-//! Ownership: a job's files are only those whose names parse strictly as its
-//! own (`<job>-` then a unit id, see [`crate::plan::is_unit_id`], then a
-//! sequence), never a name prefix: jobs sharing an output never touch each
-//! other's files. One run writes a job (or a shard) at a time: [`lease`].
+//! # On-disk format
+//!
+//! Paths are relative to the output root (`<uri>/`). Documents are
+//! pretty-printed JSON.
+//!
+//! | Path under `_chainetl/<job>/` | Written by | When | Atomicity |
+//! |---|---|---|---|
+//! | `job.json` ([`JobState`]) | [`StateStore::create_job`] | the job's first run, before any unit | create-if-absent |
+//! | `exports/e<i>.json` ([`AddedExport`]) | [`StateStore::create_added_export`] | a run finds export `i` appended to the spec | create-if-absent |
+//! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | atomic replace |
+//! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
+//! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
+//! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
+//! | `runs/<run-id>.json` (free-form run report) | [`StateStore::save_doc`] | at the end of every run; never read back | atomic replace |
+//! | `clearing.json` (`{started_at}`) | [`StateStore::clear`] | first thing a `--fresh` writes, last thing it deletes (between them it deletes everything above but the leases) | atomic replace |
+//! | `leases/<scope>.lock` (local disk) | [`lease::Lease::acquire`] | taken for the whole run; holds the holder's JSON, rewritten in place and read tolerantly | OS lock (`flock`) on the open file |
+//! | `leases/<scope>.json` (object stores) | [`lease::Lease::acquire`] | taken for the whole run, renewed every [`lease::RENEW`], deleted on release | create-if-absent, then PUTs conditional on the ETag |
+//! | `…/<name>.<pid>.<n>.tmp` (local disk) | the atomic writes below | exists only during a write | removed by the write; leftovers of a dead writer by [`StateStore::remove_stale_tmp`] under the lease |
+//!
+//! Data files are the sink's (see [`crate::sink`] for partition paths,
+//! staging names and when a file is durable); state names them,
+//! `<dataset>/<partition dirs>/<job>-<unit>-<seq:06>.parquet` (e.g.
+//! `events/chain=base/date=2024-01-02/daily-e0-events-base-b100-200-000003.parquet`),
+//! and deletes them: orphans ([`StateStore::remove_orphans`]), files a
+//! reorg repair replaces ([`StateStore::delete_data`]), and everything of
+//! the job on `--fresh` ([`StateStore::clear`]).
+//!
+//! # Atomicity
+//!
+//! - **Atomic replace**, local disk: the bytes go to a temporary name
+//!   beside the target, unique per process and call, are fsynced, renamed
+//!   over the target, and the directory is fsynced (best effort). A reader sees the old
+//!   document or the new one; a writer that dies leaves only its
+//!   temporary file. Object stores: one PUT, which is atomic.
+//! - **Create-if-absent**, local disk: the fsynced temporary file is
+//!   hard-linked to the target (which fails if it exists), then removed.
+//!   Object stores: `PutMode::Create`. Stores without conditional PUTs fall
+//!   back to an atomic replace (the last creator wins: one run at a time).
+//! - **Leases**: see [`lease`].
 
 mod cleanup;
 mod docs;

@@ -7,16 +7,16 @@
 //! `--shard K/N`. An unsharded run overlaps every shard; shards of one
 //! `N` are disjoint; shards of different `N` overlap.
 //!
-//! On object stores `leases/<scope>.json` holds:
+//! The lease document ([`LeaseDoc`]) is
 //! `{version, job, scope, holder: {host, pid, run_id}, started_at,
-//! renewed_at, expires_at}` (RFC 3339 times, `expires_at` also as unix
-//! seconds in `expires_unix`).
+//! renewed_at, expires_unix}` (RFC 3339 times; the expiry in unix seconds,
+//! meaningless for local locks).
 //!
-//! - **Local disk:** the lease is an OS lock (`flock`) on
+//! - **Local disk** (`local.rs`): the lease is an OS lock (`flock`) on
 //!   `leases/<scope>.lock`, held by the open file: the kernel drops it
 //!   when the process dies, however it dies, so there is nothing to
 //!   expire. The holder writes the JSON above into that file, to be named.
-//! - **Object stores:** the JSON document itself, created with a
+//! - **Object stores** (`object.rs`): the JSON document itself, created with a
 //!   create-if-absent PUT. The holder renews it every [`RENEW`]; it
 //!   expires [`TTL`] after the last renewal. A lease whose holder is
 //!   known dead is taken over at once: same host, and its pid is gone or
