@@ -1,0 +1,180 @@
+//! Writing one unit's rows: rows are routed to their partition, one open
+//! file per partition until the next commit, and every file is completed
+//! and made durable together ([`UnitWriter::finish`]) before the unit's
+//! checkpoint may count them.
+
+use super::layout::file_name;
+use super::open_file::OpenFile;
+use super::{Sink, SinkError, WrittenFile};
+use crate::decode::Decoded;
+use crate::spec::Dataset;
+use crate::vocab::chain::Chain;
+use arrow::array::BooleanArray;
+use arrow::compute::filter_record_batch;
+use arrow::datatypes::SchemaRef;
+use object_store::ObjectStoreExt;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Writes one unit's rows: one open file per partition until the next commit.
+pub struct UnitWriter {
+    sink: Arc<Sink>,
+    dataset: Dataset,
+    chain: Chain,
+    unit_id: String,
+    schema: SchemaRef,
+    /// Sequence number of the next file to open.
+    pub next_seq: u64,
+    open: BTreeMap<Option<i32>, OpenFile>,
+    /// End a row group early once an open file buffers this many bytes.
+    flush_bytes: usize,
+}
+
+impl UnitWriter {
+    /// A writer whose first file gets sequence `next_seq`, buffering at
+    /// most about `memory_share` bytes of unflushed row groups. `unit_id`
+    /// is the start of its files' names: `<job>-<unit>`.
+    pub fn new(
+        sink: Arc<Sink>,
+        dataset: Dataset,
+        chain: Chain,
+        unit_id: &str,
+        schema: SchemaRef,
+        next_seq: u64,
+        memory_share: usize,
+    ) -> UnitWriter {
+        let flush_bytes = memory_share.max(1024 * 1024);
+        UnitWriter {
+            sink,
+            dataset,
+            chain,
+            unit_id: unit_id.into(),
+            schema,
+            next_seq,
+            open: BTreeMap::new(),
+            flush_bytes,
+        }
+    }
+
+    /// Rows in the largest open file (to roll files by size).
+    pub fn max_open_rows(&self) -> u64 {
+        self.open.values().map(|f| f.rows).max().unwrap_or(0)
+    }
+
+    /// Bytes (written and buffered) of the largest open file (to roll files by size).
+    pub fn max_open_bytes(&self) -> usize {
+        self.open
+            .values()
+            .map(|f| f.writer.bytes_written() + f.writer.in_progress_size())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Rows written since the last commit.
+    pub fn open_rows(&self) -> u64 {
+        self.open.values().map(|f| f.rows).sum()
+    }
+
+    /// Appends decoded rows, routed to their date partition.
+    pub async fn write(&mut self, d: Decoded) -> Result<(), SinkError> {
+        if d.batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let days = match (&d.days, self.sink.partitions_by_date()) {
+            (Some(days), true) => days,
+            _ => return self.write_part(None, &d.batch).await,
+        };
+        let first = days[0];
+        if days.iter().all(|x| *x == first) {
+            return self.write_part(Some(first), &d.batch).await;
+        }
+        let mut distinct: Vec<i32> = days.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for day in distinct {
+            let mask = BooleanArray::from(days.iter().map(|x| *x == day).collect::<Vec<bool>>());
+            let part = filter_record_batch(&d.batch, &mask).map_err(|e| SinkError::Write {
+                path: self.unit_id.clone(),
+                source: Box::new(e),
+            })?;
+            self.write_part(Some(day), &part).await?;
+        }
+        Ok(())
+    }
+
+    async fn write_part(&mut self, day: Option<i32>, batch: &arrow::record_batch::RecordBatch) -> Result<(), SinkError> {
+        if !self.open.contains_key(&day) {
+            let rel = format!(
+                "{}/{}",
+                self.sink.partition_dir(self.dataset, self.chain, day),
+                file_name(&self.unit_id, self.next_seq)
+            );
+            self.next_seq += 1;
+            let file = OpenFile::create(&self.sink, rel, self.schema.clone())?;
+            self.open.insert(day, file);
+        }
+        let Some(f) = self.open.get_mut(&day) else {
+            return Ok(());
+        };
+        f.write(batch).await?;
+        f.rows += batch.num_rows() as u64;
+        // Memory stays bounded whatever the job's size: when the unit's open
+        // files (one per day it spans) together buffer its share, end the
+        // largest row group early.
+        if self.open.values().map(|f| f.writer.in_progress_size()).sum::<usize>() >= self.flush_bytes
+            && let Some(f) = self.open.values_mut().max_by_key(|f| f.writer.in_progress_size())
+        {
+            f.end_row_group().await?;
+        }
+        crate::util::failpoint::hit("during-file-write");
+        Ok(())
+    }
+
+    /// Completes every open file and makes it durable. On error the
+    /// remaining files are aborted, so no partial object is left visible.
+    pub async fn finish(&mut self) -> Result<Vec<WrittenFile>, SinkError> {
+        let mut done = Vec::new();
+        let open = std::mem::take(&mut self.open);
+        let mut iter = open.into_values();
+        while let Some(f) = iter.next() {
+            let rows = f.rows;
+            let rel = match f.close().await {
+                Ok(rel) => rel,
+                Err(e) => {
+                    for rest in iter {
+                        rest.abort().await;
+                    }
+                    return Err(e);
+                }
+            };
+            let bytes = make_durable(&self.sink, &rel).await?;
+            done.push(WrittenFile { rel, rows, bytes });
+        }
+        Ok(done)
+    }
+
+    /// Drops every open file without completing it.
+    pub async fn abort(&mut self) {
+        for (_, f) in std::mem::take(&mut self.open) {
+            f.abort().await;
+        }
+    }
+}
+
+/// The size of completed file `rel`, once it is durable: locally its
+/// bytes are fsynced (the upload renamed them into place without).
+async fn make_durable(sink: &Sink, rel: &str) -> Result<u64, SinkError> {
+    let error = |e: Box<dyn std::error::Error + Send + Sync>| SinkError::Write {
+        path: rel.into(),
+        source: e,
+    };
+    let bytes = sink.store.head(&sink.path(rel)).await.map_err(|e| error(Box::new(e)))?.size;
+    if let Some(root) = &sink.local_root {
+        let file = root.join(rel);
+        tokio::task::spawn_blocking(move || std::fs::File::open(&file).and_then(|f| f.sync_all()))
+            .await
+            .map_err(|e| error(Box::new(e)))?
+            .map_err(|e| error(Box::new(e)))?;
+    }
+    Ok(bytes)
+}

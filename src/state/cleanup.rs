@@ -1,0 +1,81 @@
+//! Cleanup of what dead writers leave behind: data files of uncommitted
+//! work (orphans, invariant 1 of [`super`]), temporary state files, and
+//! local staging files of unfinished uploads. Each removes only names this
+//! job wrote.
+
+use super::{StateError, StateStore, UnitState};
+use crate::plan::Unit;
+use crate::sink::parse_file_name;
+use crate::spec::Dataset;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Deletes the files under `roots` (recursively) that `remove` selects;
+/// returns how many were deleted. Directories that cannot be read are skipped.
+fn remove_local_files(mut roots: Vec<PathBuf>, remove: impl Fn(&Path) -> bool) -> usize {
+    let mut removed = 0;
+    while let Some(dir) = roots.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                roots.push(p);
+            } else if remove(&p) && std::fs::remove_file(&p).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
+impl StateStore {
+    /// Deletes files of `units` that no checkpoint covers (written after the
+    /// unit's last commit by a run that died), and local staging leftovers.
+    /// Returns how many were removed.
+    pub async fn remove_orphans(&self, units: &[Unit], states: &HashMap<String, UnitState>) -> Result<usize, StateError> {
+        let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
+        let datasets: HashSet<Dataset> = units.iter().map(|u| u.dataset).collect();
+        let mut removed = 0;
+        for (rel, unit, seq) in self.data_files(&datasets).await? {
+            if !ours.contains(unit.as_str()) {
+                continue;
+            }
+            let committed = states.get(&unit).map_or(0, |s| s.next_seq);
+            if seq >= committed {
+                self.sink.delete(&rel).await?;
+                removed += 1;
+            }
+        }
+        removed += self.remove_local_staging(&datasets);
+        Ok(removed)
+    }
+
+    /// Temporary state files left by writers that died mid-write (their
+    /// names are unique per process, so nothing else replaces them). Only
+    /// called while holding the job's lease: no live writer has one open.
+    /// Object stores write state in single PUTs and leave none.
+    pub fn remove_stale_tmp(&self) -> usize {
+        let Some(root) = self.sink.local_root() else {
+            return 0;
+        };
+        remove_local_files(vec![root.join(&self.dir)], |p| p.extension().is_some_and(|x| x == "tmp"))
+    }
+
+    /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
+    pub(super) fn remove_local_staging(&self, datasets: &HashSet<Dataset>) -> usize {
+        let Some(root) = self.sink.local_root() else {
+            return 0;
+        };
+        let prefix = format!("{}-", self.job);
+        remove_local_files(datasets.iter().map(|d| root.join(d.name())).collect(), |p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.split_once('#'))
+                .and_then(|(file, _)| file.strip_prefix(&prefix))
+                .and_then(parse_file_name)
+                .is_some()
+        })
+    }
+}

@@ -1,0 +1,199 @@
+//! The state documents: what each file under `_chainetl/<job>/` holds (see
+//! the table in [`super`]), and what to do when one cannot be read.
+//! Fields added after a format version was released are optional
+//! (`#[serde(default)]`), so documents written by earlier builds of the same
+//! [`STATE_VERSION`](super::STATE_VERSION) still load.
+
+use crate::plan::Segment;
+use crate::vocab::chain::Chain;
+use crate::vocab::window::Resolved;
+use serde::{Deserialize, Serialize};
+
+/// A block as exported: its number and hash, to notice later that a
+/// reorg replaced it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TailBlock {
+    /// Block number.
+    pub number: u64,
+    /// Its hash when it was exported.
+    pub hash: String,
+}
+
+/// High-water mark of an incremental export on one chain
+/// (`marks/e<idx>-<chain>.json`): everything below `next` is exported and
+/// committed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mark {
+    /// Format version.
+    pub version: u32,
+    /// Export index.
+    pub export: usize,
+    /// Chain.
+    pub chain: Chain,
+    /// First block (or, for portfolios, unix second of the first day) not exported yet.
+    pub next: u64,
+    /// Hashes of the last exported blocks, oldest first.
+    #[serde(default)]
+    pub tail: Vec<TailBlock>,
+    /// A reorg repair in progress: files of blocks from here on are being replaced.
+    #[serde(default)]
+    pub repair_from: Option<u64>,
+    /// Reorgs repaired so far.
+    #[serde(default)]
+    pub reorgs: u64,
+    /// Time of the last change (RFC 3339).
+    pub updated_at: String,
+}
+
+/// A pending segment as stored (`segments/<key>.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SegmentDoc {
+    /// Format version.
+    pub version: u32,
+    /// The segment.
+    #[serde(flatten)]
+    pub segment: Segment,
+    /// When a run fixed it (RFC 3339).
+    pub created_at: String,
+}
+
+/// Job-level state, written once when the job starts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobState {
+    /// Format version.
+    pub version: u32,
+    /// Job name.
+    pub name: String,
+    /// Spec content hash.
+    pub spec_hash: String,
+    /// Frozen windows, one per export.
+    pub windows: Vec<Option<Resolved>>,
+    /// The page size the windows were cut into units for (frozen with them;
+    /// absent in jobs started before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u32>,
+    /// When the job was first started (RFC 3339).
+    pub created_at: String,
+    /// chainetl version that started it.
+    pub chainetl_version: String,
+    /// What the job exports and how its files are laid out (absent in jobs
+    /// started before it was recorded: those compare `spec_hash`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<crate::spec::JobIdentity>,
+}
+
+/// An export appended to a job after it started (`exports/e<idx>.json`):
+/// its identity and its window, frozen when it was added.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AddedExport {
+    /// Format version.
+    pub version: u32,
+    /// Export index.
+    pub export: usize,
+    /// What it exports.
+    pub identity: crate::spec::ExportIdentity,
+    /// Its frozen window.
+    pub window: Option<Resolved>,
+    /// When it was added (RFC 3339).
+    pub created_at: String,
+}
+
+impl Versioned for AddedExport {
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+/// One unit's checkpoint.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct UnitState {
+    /// Format version.
+    pub version: u32,
+    /// Unit id.
+    pub unit: String,
+    /// Cursor of the next page to fetch (None: from the start, or done).
+    pub cursor: Option<String>,
+    /// Sequence number of the next file.
+    pub next_seq: u64,
+    /// Rows committed.
+    pub rows: u64,
+    /// Files committed.
+    pub files: u64,
+    /// Bytes committed.
+    pub bytes: u64,
+    /// Pages committed.
+    pub pages: u64,
+    /// Whether the unit is complete.
+    pub done: bool,
+    /// Time of the last commit (RFC 3339).
+    pub updated_at: String,
+    /// Blocks units: parent hash of the first block exported, for continuity checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_parent_hash: Option<String>,
+    /// Blocks units: number and hash of the last block exported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_block: Option<TailBlock>,
+    /// Every file committed, for `verify` (absent in checkpoints written
+    /// before it was recorded: those are checked by sequence number only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub committed: Vec<CommittedFile>,
+}
+
+/// A committed data file, as its checkpoint records it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CommittedFile {
+    /// Path relative to the output root.
+    pub path: String,
+    /// Rows in it.
+    pub rows: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// A state document carrying its format version.
+pub(super) trait Versioned {
+    /// The format version the document says it is.
+    fn version(&self) -> u32;
+    /// What to do when the document cannot be read: the safe fix.
+    const FIX: &'static str = "re-run with --fresh to start the job over (this deletes its output)";
+}
+
+impl Versioned for JobState {
+    fn version(&self) -> u32 {
+        self.version
+    }
+}
+
+impl JobState {
+    /// The page size to cut units for: the one frozen when the job started,
+    /// so a resumed run (or another shard) finds the same units even with a
+    /// different `page_size` in the spec.
+    pub fn cut_page_size(&self, spec: &crate::spec::Spec) -> u32 {
+        self.page_size.unwrap_or(spec.source.page_size)
+    }
+}
+
+impl Versioned for UnitState {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    // Safe because a unit without a checkpoint owns no committed file: the
+    // next run removes every file of the unit before fetching it again.
+    const FIX: &'static str = "delete this file and re-run: the unit is exported again from the start, \
+         its earlier files removed first (the rest of the job is kept)";
+}
+
+impl Versioned for Mark {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    const FIX: &'static str = "restore it from a backup, or re-run with --fresh to start the job over \
+         (this deletes its output); do not delete it alone: the export would start again from `start` \
+         beside the files it already wrote";
+}
+
+impl Versioned for SegmentDoc {
+    fn version(&self) -> u32 {
+        self.version
+    }
+}

@@ -1,0 +1,58 @@
+//! The job's data files, found by name: only names this job wrote (its
+//! exact name, a unit id, a sequence; invariant 4 of [`super`]) count,
+//! never a file of another job sharing the output.
+
+use super::{StateError, StateStore};
+use crate::sink::parse_file_name;
+use crate::spec::Dataset;
+use std::collections::HashSet;
+
+impl StateStore {
+    /// This job's data files under the given datasets: `(rel, unit, seq)`.
+    pub(super) async fn data_files(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64)>, StateError> {
+        Ok(self
+            .data_files_sized(datasets)
+            .await?
+            .into_iter()
+            .map(|(rel, unit, seq, _)| (rel, unit, seq))
+            .collect())
+    }
+
+    /// This job's data files, and their sizes: `(rel, unit, seq, bytes)`.
+    pub(super) async fn data_files_sized(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64, u64)>, StateError> {
+        let mut out = Vec::new();
+        let prefix = format!("{}-", self.job);
+        for d in datasets {
+            for m in self.list(d.name()).await? {
+                let Some(name) = m.location.filename() else {
+                    continue;
+                };
+                let Some(rest) = name.strip_prefix(&prefix) else {
+                    continue;
+                };
+                if let Some((unit, seq)) = parse_file_name(rest) {
+                    out.push((self.sink.rel_of(&m.location), unit.to_string(), seq, m.size));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// This job's committed data files of units whose id starts with
+    /// `unit_prefix`: `(rel, unit)`.
+    pub async fn unit_files(&self, dataset: Dataset, unit_prefix: &str) -> Result<Vec<(String, String)>, StateError> {
+        let set = HashSet::from([dataset]);
+        Ok(self
+            .data_files(&set)
+            .await?
+            .into_iter()
+            .filter(|(_, unit, _)| unit.starts_with(unit_prefix))
+            .map(|(rel, unit, _)| (rel, unit))
+            .collect())
+    }
+
+    /// Deletes one data file (reorg repair).
+    pub async fn delete_data(&self, rel: &str) -> Result<(), StateError> {
+        Ok(self.sink.delete(rel).await?)
+    }
+}

@@ -1,0 +1,32 @@
+//! Job-level documents: `job.json` (the frozen windows and identity),
+//! `exports/e<i>.json` (exports appended later) and `runs/<run-id>.json`
+//! (run reports).
+
+use super::{AddedExport, JobState, StateError, StateStore};
+
+impl StateStore {
+    /// The job state, if the job ran before.
+    pub async fn load_job(&self) -> Result<Option<JobState>, StateError> {
+        self.read_doc(&format!("{}/job.json", self.dir)).await
+    }
+
+    /// Writes the job state unless another process (a shard) did first, and
+    /// returns whichever state won, so every shard freezes the same windows.
+    pub async fn create_job(&self, job: &JobState) -> Result<JobState, StateError> {
+        self.create_doc(&format!("{}/job.json", self.dir), job).await
+    }
+
+    /// Records an export appended to the job unless a run (another shard)
+    /// did first; returns whichever record won, so every shard freezes the
+    /// same window for it.
+    pub async fn create_added_export(&self, doc: &AddedExport) -> Result<AddedExport, StateError> {
+        self.create_doc(&format!("{}/exports/e{}.json", self.dir, doc.export), doc).await
+    }
+
+    /// Writes an arbitrary JSON document under the job's state directory (run reports).
+    pub async fn save_doc(&self, name: &str, doc: &serde_json::Value) -> Result<String, StateError> {
+        let rel = format!("{}/{name}", self.dir);
+        self.write_doc(&rel, doc).await?;
+        Ok(rel)
+    }
+}

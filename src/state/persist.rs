@@ -1,0 +1,196 @@
+//! How a state document reaches storage and comes back: atomic replace,
+//! create-if-absent, versioned reads and listing (the *Atomicity* section of
+//! [`super`]). Every other file of `state` goes through these.
+
+use super::docs::Versioned;
+use super::{STATE_VERSION, StateError, StateStore};
+use futures::TryStreamExt;
+use object_store::{ObjectStoreExt, PutPayload};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::path::{Path, PathBuf};
+
+/// A temporary name beside `path`, unique to this process and call, so two
+/// writers of one document (two runs of a job, however they came to run at
+/// once) can never interleave their bytes in one file:
+/// `<name>.<pid>.<n>.tmp`.
+pub(super) fn unique_tmp(path: &Path) -> PathBuf {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".{}.{n}.tmp", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Local atomic replace: tmp → fsync → rename → fsync the directory.
+fn replace_local(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = unique_tmp(path);
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    crate::util::failpoint::hit("during-checkpoint");
+    std::fs::rename(&tmp, path)?;
+    // Best effort: without it a power loss may bring back the previous
+    // document, which is safe (its unit redoes work whose files are then
+    // orphans, see invariant 1), and some file systems refuse to sync a
+    // directory at all.
+    if let Some(parent) = path.parent()
+        && let Ok(d) = std::fs::File::open(parent)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Local create-if-absent: an fsynced temporary file hard-linked to `path`
+/// (which fails if `path` exists), then removed. Whether we created it.
+fn create_local(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    use std::io::Write;
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p)?;
+    }
+    let tmp = unique_tmp(path);
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    // hard_link fails if the target exists: an atomic create-if-absent.
+    let won = match std::fs::hard_link(&tmp, path) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(e),
+    };
+    std::fs::remove_file(&tmp)?;
+    Ok(won)
+}
+
+impl StateStore {
+    /// The bytes at `rel`, or `None` if there is no such object.
+    pub(super) async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, StateError> {
+        match self.sink.store().get(&self.sink.path(rel)).await {
+            Ok(r) => Ok(Some(r.bytes().await.map_err(|e| StateError::io(rel, "reading", e))?.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(StateError::io(rel, "reading", e)),
+        }
+    }
+
+    /// Writes `bytes` at `rel` atomically.
+    pub(super) async fn write(&self, rel: &str, bytes: Vec<u8>) -> Result<(), StateError> {
+        if let Some(root) = self.sink.local_root() {
+            let path = root.join(rel);
+            return tokio::task::spawn_blocking(move || replace_local(&path, &bytes))
+                .await
+                .map_err(|e| StateError::io(rel, "writing", e))?
+                .map_err(|e| StateError::io(rel, "writing", e));
+        }
+        self.sink
+            .store()
+            .put(&self.sink.path(rel), PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| StateError::io(rel, "writing", e))
+    }
+
+    /// Reads a JSON state document of this build's format version.
+    pub(super) async fn read_doc<T: DeserializeOwned + Versioned>(&self, rel: &str) -> Result<Option<T>, StateError> {
+        let Some(bytes) = self.read(rel).await? else {
+            return Ok(None);
+        };
+        let corrupt = |what: String, source: Option<serde_json::Error>| StateError::Corrupt {
+            path: self.location(rel),
+            message: format!("{what}; {}", T::FIX),
+            source,
+        };
+        let doc: T = serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a chainetl state document ({e})"), Some(e)))?;
+        if doc.version() != STATE_VERSION {
+            return Err(corrupt(
+                format!("state format version {} is not {STATE_VERSION}", doc.version()),
+                None,
+            ));
+        }
+        Ok(Some(doc))
+    }
+
+    /// Writes a JSON document atomically.
+    pub(super) async fn write_doc(&self, rel: &str, doc: &impl Serialize) -> Result<(), StateError> {
+        // Last line: no secret reaches a state document, whatever a server
+        // sent (state holds cursors and messages that came from it).
+        let json = serde_json::to_vec_pretty(doc).map_err(|e| StateError::io(rel, "encoding", e))?;
+        self.write(rel, crate::util::redact::redact_bytes(json)).await
+    }
+
+    /// Writes `doc` at `rel` unless it exists, and returns whichever
+    /// document is there afterwards: an atomic create-if-absent (a hard link
+    /// locally, `PutMode::Create` on object stores) so that concurrent
+    /// shards agree.
+    pub(super) async fn create_doc<T: Serialize + DeserializeOwned + Versioned + Clone>(
+        &self,
+        rel: &str,
+        doc: &T,
+    ) -> Result<T, StateError> {
+        let bytes = serde_json::to_vec_pretty(doc).map_err(|e| StateError::io(rel, "encoding", e))?;
+        let created = match self.sink.local_root() {
+            Some(root) => create_local(&root.join(rel), &bytes).map_err(|e| StateError::io(rel, "creating", e))?,
+            None => self.create_in_store(rel, bytes).await?,
+        };
+        if created {
+            return Ok(doc.clone());
+        }
+        let vanished = || {
+            let e = std::io::Error::new(std::io::ErrorKind::NotFound, "the document vanished while it was being created");
+            StateError::io(rel, "creating", e)
+        };
+        self.read_doc(rel).await?.ok_or_else(vanished)
+    }
+
+    /// Object-store create-if-absent (`PutMode::Create`); stores without
+    /// conditional PUTs get an atomic replace. Whether we created it.
+    async fn create_in_store(&self, rel: &str, bytes: Vec<u8>) -> Result<bool, StateError> {
+        let opts = object_store::PutOptions {
+            mode: object_store::PutMode::Create,
+            ..Default::default()
+        };
+        match self
+            .sink
+            .store()
+            .put_opts(&self.sink.path(rel), PutPayload::from(bytes.clone()), opts)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => Ok(false),
+            Err(object_store::Error::NotImplemented { .. }) => {
+                self.write(rel, bytes).await?;
+                Ok(true)
+            }
+            Err(e) => Err(StateError::io(rel, "creating", e)),
+        }
+    }
+
+    /// Objects under `rel_prefix` (relative to the output root).
+    pub(super) async fn list(&self, rel_prefix: &str) -> Result<Vec<object_store::ObjectMeta>, StateError> {
+        let prefix = self.sink.path(rel_prefix);
+        self.sink
+            .store()
+            .list(Some(&prefix))
+            .try_collect()
+            .await
+            .map_err(|e| StateError::io(prefix.as_ref(), "listing", e))
+    }
+
+    /// Every JSON document under `<job>/<sub>/`.
+    pub(super) async fn load_dir<T: DeserializeOwned + Versioned>(&self, sub: &str) -> Result<Vec<T>, StateError> {
+        let mut out = Vec::new();
+        for m in self.list(&format!("{}/{sub}", self.dir)).await? {
+            let rel = self.sink.rel_of(&m.location);
+            if rel.ends_with(".json")
+                && let Some(doc) = self.read_doc::<T>(&rel).await?
+            {
+                out.push(doc);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,94 @@
+//! `chainetl verify`: checks that every file a checkpoint says was
+//! committed is still there and as it was committed.
+
+use super::{StateError, StateStore, UnitState};
+use crate::spec::Dataset;
+use object_store::ObjectStoreExt;
+use std::collections::{HashMap, HashSet};
+
+/// A committed file that is not as its checkpoint says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    /// The unit that committed it.
+    pub unit: String,
+    /// Path relative to the output root.
+    pub path: String,
+    /// What is wrong.
+    pub what: String,
+}
+
+impl StateStore {
+    /// Checks every file the checkpoints of `datasets` say was committed:
+    /// it exists, has the recorded size, and its Parquet footer holds the
+    /// recorded rows. Checkpoints written before files were recorded are
+    /// checked by sequence number (every sequence below `next_seq` exists).
+    pub async fn verify(&self, datasets: &HashSet<Dataset>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
+        let files = self.data_files_sized(datasets).await?;
+        let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
+        let mut seqs: HashMap<&str, HashSet<u64>> = HashMap::new();
+        for (_, unit, seq, _) in &files {
+            seqs.entry(unit.as_str()).or_default().insert(*seq);
+        }
+        let mut problems = Vec::new();
+        let mut ids: Vec<&String> = states.keys().collect();
+        ids.sort();
+        for id in ids {
+            let st = &states[id];
+            let problem = |path: &str, what: String| FileProblem {
+                unit: id.clone(),
+                path: path.into(),
+                what,
+            };
+            if st.committed.is_empty() {
+                let present = seqs.get(id.as_str());
+                for seq in (0..st.next_seq).filter(|s| !present.is_some_and(|p| p.contains(s))) {
+                    let name = crate::sink::file_name(&self.file_prefix(id), seq);
+                    problems.push(problem(&name, "missing".into()));
+                }
+                continue;
+            }
+            for f in &st.committed {
+                match sizes.get(f.path.as_str()) {
+                    None => problems.push(problem(&f.path, format!("missing ({} rows)", f.rows))),
+                    Some(&b) if b != f.bytes => problems.push(problem(&f.path, format!("changed: {b} bytes, {} when committed", f.bytes))),
+                    Some(&b) => match self.parquet_rows(&f.path, b).await {
+                        Ok(rows) if rows == f.rows => {}
+                        Ok(rows) => problems.push(problem(&f.path, format!("changed: {rows} rows, {} when committed", f.rows))),
+                        Err(e) => problems.push(problem(&f.path, format!("changed: not a readable Parquet file ({e})"))),
+                    },
+                }
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Rows in a Parquet file of `size` bytes, from its footer (two range
+    /// reads; the metadata length is checked against the size first, so a
+    /// damaged file cannot make us read or allocate past it).
+    async fn parquet_rows(&self, rel: &str, size: u64) -> Result<u64, String> {
+        use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
+        let path = self.sink.path(rel);
+        if size < 12 {
+            return Err(format!("{size} bytes is too short"));
+        }
+        let tail = self
+            .sink
+            .store()
+            .get_range(&path, size - 8..size)
+            .await
+            .map_err(|e| e.to_string())?;
+        let tail: [u8; 8] = tail.as_ref().try_into().map_err(|_| "short read".to_string())?;
+        let len = FooterTail::try_new(&tail).map_err(|e| e.to_string())?.metadata_length() as u64;
+        if len + 12 > size {
+            return Err(format!("footer length {len} exceeds the file"));
+        }
+        let meta = self
+            .sink
+            .store()
+            .get_range(&path, size - 8 - len..size - 8)
+            .await
+            .map_err(|e| e.to_string())?;
+        let meta = ParquetMetaDataReader::decode_metadata(&meta).map_err(|e| e.to_string())?;
+        Ok(meta.file_metadata().num_rows().max(0) as u64)
+    }
+}
