@@ -89,6 +89,14 @@ pub enum RunError {
     /// Bad shard argument.
     #[error("--shard {0}: expected K/N with 1 <= K <= N")]
     Shard(String),
+    /// A decoding export's events cannot be decoded.
+    #[error("export[{export}]: {message}")]
+    Decoder {
+        /// Export index.
+        export: usize,
+        /// Why.
+        message: String,
+    },
 }
 
 impl RunError {
@@ -102,7 +110,8 @@ impl RunError {
             | RunError::BadKey { .. }
             | RunError::Shard(_)
             | RunError::Follow
-            | RunError::AsOf { .. } => 2,
+            | RunError::AsOf { .. }
+            | RunError::Decoder { .. } => 2,
             _ => 1,
         }
     }

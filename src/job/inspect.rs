@@ -5,9 +5,9 @@
 use super::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
-use crate::spec::{Dataset, Spec};
+use crate::spec::Spec;
 use crate::state::{FileProblem, Mark, StateStore, UnitState};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What `status` shows of a job.
@@ -54,7 +54,6 @@ pub async fn verify(spec: &Spec) -> Result<Vec<FileProblem>, RunError> {
     if state.clear_interrupted().await? || state.load_job().await?.is_none() {
         return Ok(Vec::new());
     }
-    let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
     let states = state.load_units().await?;
-    Ok(state.verify(&datasets, &states).await?)
+    Ok(state.verify(&spec.tables(), &states).await?)
 }

@@ -176,7 +176,7 @@ async fn run_leased(
     prepare::delete_repaired(&state, &opts.repair).await?;
     prepare::check_as_of(&spec, &job, opts.as_of)?;
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
-    let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel));
+    let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);
     let mut passes = Passes::new(shared.clone(), &job, &opts, now).await?;
     let result = passes.run().await;
     if let Some(sim) = sim {

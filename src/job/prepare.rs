@@ -7,9 +7,8 @@
 use super::error::RunError;
 use crate::plan;
 use crate::sink::Sink;
-use crate::spec::{Dataset, ExportIdentity, JobIdentity, Spec};
+use crate::spec::{ExportIdentity, JobIdentity, Spec};
 use crate::state::{AddedExport, JobState, STATE_VERSION, StateStore};
-use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Opens the job's state in `sink`, finishes or does a `--fresh`, and
@@ -25,8 +24,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
     }
     if fresh || interrupted {
-        let datasets: HashSet<Dataset> = spec.exports.iter().map(|e| e.dataset).collect();
-        let n = state.clear(&datasets).await?;
+        let n = state.clear(&spec.tables()).await?;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
     }
     let identity = JobIdentity::of(spec);

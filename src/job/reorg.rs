@@ -115,7 +115,7 @@ pub async fn check_tail(
 pub async fn repair(state: &StateStore, e: &Export, mark: &mut Mark, n0: u64, pending: &mut Vec<Segment>) -> Result<Reorg, UnitError> {
     let chain = mark.chain;
     let prefix = unit_prefix(e, chain);
-    let files = state.unit_files(e.dataset, &prefix).await?;
+    let files = state.unit_files(&e.tables().into_iter().collect(), &prefix).await?;
     let from = match mark.repair_from {
         Some(f) => f,
         None => files

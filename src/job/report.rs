@@ -88,6 +88,13 @@ pub struct Tally {
     pub server_errors: u64,
     /// Reorgs detected and repaired.
     pub reorgs: u64,
+    /// Decoding exports: logs that fit no decoded event (left out of the
+    /// decoded tables; kept in the raw table with `also_raw`).
+    pub undecodable: u64,
+    /// Decoding exports: wide integers too large for `_decimal38` (null there).
+    pub decimal38_nulls: u64,
+    /// Decoding exports: `string` values that were not UTF-8 (written as hex).
+    pub invalid_utf8: u64,
     /// Seconds from the start of the run to this export's last commit.
     pub elapsed_secs: f64,
     /// Rows per second over that time.

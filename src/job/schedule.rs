@@ -58,7 +58,7 @@ impl Passes<'_> {
                 states: &states,
             });
         }
-        let removed = state.remove_orphans(&units, &states).await?;
+        let removed = state.remove_orphans(&units, &states, &spec.tables()).await?;
         if removed > 0 {
             tracing::info!(files = removed, "removed files of uncommitted work left by an interrupted run");
         }

@@ -7,6 +7,7 @@ use super::error::RunError;
 use super::progress::ExportProgress;
 use super::report::{ExportKey, Tally};
 use crate::api::{Client, ClientConfig, Secret, Stats};
+use crate::decode::abi::LogDecoder;
 use crate::sim::{self, SimHandle};
 use crate::sink::Sink;
 use crate::spec::{BaseUrl, Spec};
@@ -90,6 +91,8 @@ pub(crate) struct Shared {
     pub(crate) stats: HashMap<ExportKey, Arc<Stats>>,
     /// Live counters per export, by export index.
     pub(crate) progress: Vec<Arc<ExportProgress>>,
+    /// Decoding exports' decoders of logs, by export index.
+    pub(crate) decoders: Vec<Option<Arc<LogDecoder>>>,
     pub(crate) started: Instant,
     pub(crate) cancel: watch::Receiver<bool>,
 }
@@ -102,7 +105,18 @@ impl Shared {
         state: StateStore,
         started: Instant,
         cancel: watch::Receiver<bool>,
-    ) -> Shared {
+    ) -> Result<Shared, RunError> {
+        let decoders = spec
+            .exports
+            .iter()
+            .map(|e| {
+                e.decoding
+                    .as_ref()
+                    .map(|d| LogDecoder::of(d, spec.output.hash_encoding).map(Arc::new))
+                    .transpose()
+                    .map_err(|message| RunError::Decoder { export: e.index, message })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let keys: Vec<ExportKey> = spec
             .exports
             .iter()
@@ -131,17 +145,18 @@ impl Shared {
                 })
             })
             .collect();
-        Shared {
+        Ok(Shared {
             client,
             sink,
             state,
+            decoders,
             spec: Arc::new(spec),
             tallies: Mutex::new(keys.into_iter().map(|k| (k, Tally::default())).collect()),
             stats,
             progress,
             started,
             cancel,
-        }
+        })
     }
 
     /// Updates the tally of `key`. A unit task that panicked while holding

@@ -1,9 +1,11 @@
 //! One unit: page → decode → write → commit.
 //!
 //! The unit's [`Pager`] requests pages in its own task and decodes each
-//! with [`UnitDecoder`] (every dataset through [`crate::decode::page`]);
-//! this loop checks the page against the paging guard, hands the rows to
-//! the unit's [`UnitWriter`], and commits every `commit_pages` pages or
+//! with [`UnitDecoder`] (every dataset through [`crate::decode::page`];
+//! a decoding export's logs through its [`LogDecoder`], into a table per
+//! event); this loop checks the page against the paging guard, hands the
+//! rows to the unit's [`UnitWriter`]s (one per table the export writes, in
+//! [`crate::spec::Export::tables`] order), and commits every `commit_pages` pages or
 //! `commit_interval`, or when an open file reaches `file_rows`/`file_bytes`.
 //! A commit finishes the open files (durable under their final names) and
 //! only then writes the unit's checkpoint with the cursor after the last
@@ -17,6 +19,7 @@ use super::schedule::units_in_flight;
 use super::setup::Shared;
 use crate::api::ApiError;
 use crate::api::types::Block;
+use crate::decode::abi::{DecodeCounts, LogDecoder};
 use crate::decode::{self, Ctx, DecodeError, Decoded};
 use crate::fetch::guard::PageGuard;
 use crate::fetch::{FetchError, PageDecoder, Pager, Records};
@@ -32,15 +35,24 @@ use std::time::Instant;
 pub struct UnitDecoder {
     unit: Arc<Unit>,
     enc: HashEncoding,
+    /// A decoding export's decoder of logs.
+    logs: Option<Arc<LogDecoder>>,
+    /// With `logs`: also the raw `events` table.
+    also_raw: bool,
 }
 
-/// A decoded page, and for block units the edges the checkpoint notes.
+/// A decoded page: rows for each table the unit writes, what the paging
+/// guard checks, and for block units the edges the checkpoint notes.
 #[derive(Debug)]
 pub struct UnitPage {
-    /// The rows.
-    pub decoded: Decoded,
+    /// Rows per table, in the unit's writers' order.
+    pub outputs: Vec<Decoded>,
+    /// The page's keys (`block_number`/`log_index`, …) for the guard.
+    pub guard: arrow::record_batch::RecordBatch,
     /// Block edges seen on this page (block units only).
     pub edges: Edges,
+    /// Decoded events: what was left out or changed.
+    pub counts: DecodeCounts,
 }
 
 /// What a page of blocks says of its unit's edges, for reorg checks: the
@@ -61,13 +73,29 @@ impl PageDecoder for UnitDecoder {
             page,
             enc: self.enc,
         };
+        if let (Records::Events(logs), Some(decoder)) = (records, &self.logs) {
+            let d = decoder.decode(ctx, logs)?;
+            let mut outputs = d.tables;
+            if self.also_raw {
+                outputs.push(decode::page(ctx, records)?);
+            }
+            return Ok(UnitPage {
+                outputs,
+                guard: d.keys,
+                edges: Edges::default(),
+                counts: d.counts,
+            });
+        }
         let edges = match records {
             Records::Blocks(b) => block_edges(&self.unit.range, b),
             _ => Edges::default(),
         };
+        let decoded = decode::page(ctx, records)?;
         Ok(UnitPage {
-            decoded: decode::page(ctx, records)?,
+            guard: decoded.batch.clone(),
+            outputs: vec![decoded],
             edges,
+            counts: DecodeCounts::default(),
         })
     }
 }
@@ -113,10 +141,12 @@ fn note_edges(st: &mut UnitState, edges: Edges) {
 }
 
 /// Rows and pages fetched since the last commit, and the cursor after them.
+#[derive(Default)]
 struct Pending {
     cursor: Option<String>,
     rows: u64,
     pages: u64,
+    counts: DecodeCounts,
 }
 
 /// A unit being run.
@@ -125,7 +155,8 @@ struct UnitRun<'a> {
     unit: &'a Arc<Unit>,
     key: ExportKey,
     st: UnitState,
-    writer: UnitWriter,
+    /// One per table the export writes.
+    writers: Vec<UnitWriter>,
     pending: Pending,
     pages: u64,
 }
@@ -143,9 +174,12 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         ..Default::default()
     });
     let key = ExportKey::of(unit);
+    let logs = shared.decoders.get(unit.export).cloned().flatten();
     let decoder = UnitDecoder {
         unit: unit.clone(),
         enc: spec.output.hash_encoding,
+        also_raw: export.decoding.as_ref().is_some_and(|d| d.also_raw),
+        logs: logs.clone(),
     };
     let mut pager = Pager::start(
         shared.client_for(key),
@@ -155,26 +189,29 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         st.cursor.clone(),
         decoder,
     );
-    let writer = UnitWriter::new(
-        shared.sink.clone(),
-        unit.dataset,
-        unit.chain,
-        &shared.state.file_prefix(&unit.id),
-        schema_for(unit.dataset, &spec.output),
-        st.next_seq,
-        spec.output.memory_budget / units_in_flight(spec),
-    );
+    let tables = export.tables();
+    let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
+    let schemas: Vec<_> = schemas
+        .chain(std::iter::repeat_with(|| schema_for(unit.dataset, &spec.output)))
+        .take(tables.len())
+        .collect();
+    let share = spec.output.memory_budget / units_in_flight(spec) / tables.len().max(1);
+    let prefix = shared.state.file_prefix(&unit.id);
+    let writers = tables
+        .iter()
+        .zip(schemas)
+        .map(|(table, schema)| UnitWriter::new(shared.sink.clone(), table, unit.chain, &prefix, schema, st.next_seq, share))
+        .collect();
     let mut run = UnitRun {
         shared,
         unit,
         key,
         pending: Pending {
             cursor: st.cursor.clone(),
-            rows: 0,
-            pages: 0,
+            ..Pending::default()
         },
         st,
-        writer,
+        writers,
         pages: 0,
     };
     match run.pages(&mut pager).await {
@@ -188,7 +225,9 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         Err(e) => {
             // Rows since the last commit are discarded: the cursor has not
             // moved past them, so the next run fetches them again.
-            run.writer.abort().await;
+            for w in &mut run.writers {
+                w.abort().await;
+            }
             Err(e)
         }
     }
@@ -216,12 +255,16 @@ impl UnitRun<'_> {
             let page = f.page?;
             self.pages = f.number;
             note_edges(&mut self.st, page.edges);
-            guard.check(f.number, &page.decoded.batch, f.next.as_deref())?;
-            let rows = page.decoded.batch.num_rows() as u64;
-            self.writer.write(page.decoded).await?;
+            guard.check(f.number, &page.guard, f.next.as_deref())?;
+            let mut rows = 0;
+            for (writer, decoded) in self.writers.iter_mut().zip(page.outputs) {
+                rows += decoded.batch.num_rows() as u64;
+                writer.write(decoded).await?;
+            }
             progress.page(rows);
             self.pending.rows += rows;
             self.pending.pages += 1;
+            self.pending.counts += page.counts;
             let last = f.next.is_none();
             self.pending.cursor = f.next;
             if last {
@@ -229,8 +272,10 @@ impl UnitRun<'_> {
             }
             if self.pending.pages >= out.commit_pages as u64
                 || last_commit.elapsed() >= out.commit_interval
-                || self.writer.max_open_rows() >= out.file_rows as u64
-                || self.writer.max_open_bytes() >= out.file_bytes
+                || self
+                    .writers
+                    .iter()
+                    .any(|w| w.max_open_rows() >= out.file_rows as u64 || w.max_open_bytes() >= out.file_bytes)
             {
                 self.commit(false).await?;
                 last_commit = Instant::now();
@@ -244,13 +289,23 @@ impl UnitRun<'_> {
         if self.pending.pages == 0 && !done {
             return Ok(());
         }
-        let files = self.writer.finish().await?;
+        let mut files = Vec::new();
+        for w in &mut self.writers {
+            files.extend(w.finish().await?);
+        }
         if !files.is_empty() {
             crate::util::failpoint::hit("after-file-write");
         }
+        // Every writer continues from the highest sequence: files written
+        // after this checkpoint all have sequences at or above it, which
+        // is what makes them uncommitted (see `StateStore::remove_orphans`).
+        let next_seq = self.writers.iter().map(|w| w.next_seq).max().unwrap_or(self.st.next_seq);
+        for w in &mut self.writers {
+            w.next_seq = next_seq;
+        }
         let st = &mut self.st;
         st.cursor = if done { None } else { self.pending.cursor.clone() };
-        st.next_seq = self.writer.next_seq;
+        st.next_seq = next_seq;
         st.rows += self.pending.rows;
         st.pages += self.pending.pages;
         st.files += files.len() as u64;
@@ -265,8 +320,12 @@ impl UnitRun<'_> {
         st.updated_at = chrono::Utc::now().to_rfc3339();
         self.shared.state.save_unit(st).await?;
         let rows = self.pending.rows;
+        let counts = self.pending.counts;
         let elapsed = self.shared.started.elapsed().as_secs_f64();
         self.shared.tally(self.key, |t| {
+            t.undecodable += counts.undecodable;
+            t.decimal38_nulls += counts.decimal38_nulls;
+            t.invalid_utf8 += counts.invalid_utf8;
             t.rows += rows;
             t.files += files.len() as u64;
             t.bytes += bytes;
@@ -275,8 +334,7 @@ impl UnitRun<'_> {
         });
         self.pending = Pending {
             cursor: st.cursor.clone(),
-            rows: 0,
-            pages: 0,
+            ..Pending::default()
         };
         Ok(())
     }

@@ -3,14 +3,14 @@
 //! unit and sequence a file is, read back strictly.
 
 use super::Sink;
-use crate::spec::Dataset;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::date_string;
 
 impl Sink {
-    /// Partition directory of a row group: `<dataset>/chain=<c>/date=<d>`.
-    pub fn partition_dir(&self, dataset: Dataset, chain: Chain, day: Option<i32>) -> String {
-        let mut dir = dataset.name().to_string();
+    /// Partition directory of a row group: `<table>/chain=<c>/date=<d>`
+    /// (`table`: a dataset's name, or a decoded table's).
+    pub fn partition_dir(&self, table: &str, chain: Chain, day: Option<i32>) -> String {
+        let mut dir = table.to_string();
         for key in &self.partition_by {
             match (key.as_str(), day) {
                 ("chain", _) => dir.push_str(&format!("/chain={chain}")),

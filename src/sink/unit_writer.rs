@@ -7,7 +7,6 @@ use super::layout::file_name;
 use super::open_file::OpenFile;
 use super::{Sink, SinkError, WrittenFile};
 use crate::decode::Decoded;
-use crate::spec::Dataset;
 use crate::vocab::chain::Chain;
 use arrow::array::BooleanArray;
 use arrow::compute::filter_record_batch;
@@ -19,7 +18,8 @@ use std::sync::Arc;
 /// Writes one unit's rows: one open file per partition until the next commit.
 pub struct UnitWriter {
     sink: Arc<Sink>,
-    dataset: Dataset,
+    /// The table's directory under the output.
+    table: String,
     chain: Chain,
     unit_id: String,
     schema: SchemaRef,
@@ -36,7 +36,7 @@ impl UnitWriter {
     /// is the start of its files' names: `<job>-<unit>`.
     pub fn new(
         sink: Arc<Sink>,
-        dataset: Dataset,
+        table: &str,
         chain: Chain,
         unit_id: &str,
         schema: SchemaRef,
@@ -46,7 +46,7 @@ impl UnitWriter {
         let flush_bytes = memory_share.max(1024 * 1024);
         UnitWriter {
             sink,
-            dataset,
+            table: table.into(),
             chain,
             unit_id: unit_id.into(),
             schema,
@@ -106,7 +106,7 @@ impl UnitWriter {
         if !self.open.contains_key(&day) {
             let rel = format!(
                 "{}/{}",
-                self.sink.partition_dir(self.dataset, self.chain, day),
+                self.sink.partition_dir(&self.table, self.chain, day),
                 file_name(&self.unit_id, self.next_seq)
             );
             self.next_seq += 1;

@@ -227,6 +227,13 @@ impl Export {
     }
 }
 
+impl Spec {
+    /// Every table the job writes: directories under the output.
+    pub fn tables(&self) -> std::collections::BTreeSet<String> {
+        self.exports.iter().flat_map(Export::tables).collect()
+    }
+}
+
 /// A validated spec.
 #[derive(Debug, Clone)]
 pub struct Spec {

@@ -6,8 +6,7 @@
 use super::{StateError, StateStore, UnitState};
 use crate::plan::Unit;
 use crate::sink::parse_file_name;
-use crate::spec::Dataset;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Deletes the files under `roots` (recursively) that `remove` selects;
@@ -31,14 +30,18 @@ fn remove_local_files(mut roots: Vec<PathBuf>, remove: impl Fn(&Path) -> bool) -
 }
 
 impl StateStore {
-    /// Deletes files of `units` that no checkpoint covers (written after the
-    /// unit's last commit by a run that died), and local staging leftovers.
-    /// Returns how many were removed.
-    pub async fn remove_orphans(&self, units: &[Unit], states: &HashMap<String, UnitState>) -> Result<usize, StateError> {
+    /// Deletes files of `units` under `tables` that no checkpoint covers
+    /// (written after the unit's last commit by a run that died), and local
+    /// staging leftovers. Returns how many were removed.
+    pub async fn remove_orphans(
+        &self,
+        units: &[Unit],
+        states: &HashMap<String, UnitState>,
+        tables: &BTreeSet<String>,
+    ) -> Result<usize, StateError> {
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
-        let datasets: HashSet<Dataset> = units.iter().map(|u| u.dataset).collect();
         let mut removed = 0;
-        for (rel, unit, seq) in self.data_files(&datasets).await? {
+        for (rel, unit, seq) in self.data_files(tables).await? {
             if !ours.contains(unit.as_str()) {
                 continue;
             }
@@ -48,7 +51,7 @@ impl StateStore {
                 removed += 1;
             }
         }
-        removed += self.remove_local_staging(&datasets);
+        removed += self.remove_local_staging(tables);
         Ok(removed)
     }
 
@@ -64,12 +67,12 @@ impl StateStore {
     }
 
     /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
-    pub(super) fn remove_local_staging(&self, datasets: &HashSet<Dataset>) -> usize {
+    pub(super) fn remove_local_staging(&self, tables: &BTreeSet<String>) -> usize {
         let Some(root) = self.sink.local_root() else {
             return 0;
         };
         let prefix = format!("{}-", self.job);
-        remove_local_files(datasets.iter().map(|d| root.join(d.name())).collect(), |p| {
+        remove_local_files(tables.iter().map(|t| root.join(t)).collect(), |p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.split_once('#'))

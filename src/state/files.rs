@@ -4,14 +4,14 @@
 
 use super::{StateError, StateStore};
 use crate::sink::parse_file_name;
-use crate::spec::Dataset;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 impl StateStore {
-    /// This job's data files under the given datasets: `(rel, unit, seq)`.
-    pub(super) async fn data_files(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64)>, StateError> {
+    /// This job's data files under the given tables (directories under the
+    /// output: a dataset's, or a decoded table's): `(rel, unit, seq)`.
+    pub(super) async fn data_files(&self, tables: &BTreeSet<String>) -> Result<Vec<(String, String, u64)>, StateError> {
         Ok(self
-            .data_files_sized(datasets)
+            .data_files_sized(tables)
             .await?
             .into_iter()
             .map(|(rel, unit, seq, _)| (rel, unit, seq))
@@ -19,11 +19,11 @@ impl StateStore {
     }
 
     /// This job's data files, and their sizes: `(rel, unit, seq, bytes)`.
-    pub(super) async fn data_files_sized(&self, datasets: &HashSet<Dataset>) -> Result<Vec<(String, String, u64, u64)>, StateError> {
+    pub(super) async fn data_files_sized(&self, tables: &BTreeSet<String>) -> Result<Vec<(String, String, u64, u64)>, StateError> {
         let mut out = Vec::new();
         let prefix = format!("{}-", self.job);
-        for d in datasets {
-            for m in self.list(d.name()).await? {
+        for t in tables {
+            for m in self.list(t).await? {
                 let Some(name) = m.location.filename() else {
                     continue;
                 };
@@ -38,12 +38,11 @@ impl StateStore {
         Ok(out)
     }
 
-    /// This job's committed data files of units whose id starts with
+    /// This job's data files under `tables` of units whose id starts with
     /// `unit_prefix`: `(rel, unit)`.
-    pub async fn unit_files(&self, dataset: Dataset, unit_prefix: &str) -> Result<Vec<(String, String)>, StateError> {
-        let set = HashSet::from([dataset]);
+    pub async fn unit_files(&self, tables: &BTreeSet<String>, unit_prefix: &str) -> Result<Vec<(String, String)>, StateError> {
         Ok(self
-            .data_files(&set)
+            .data_files(tables)
             .await?
             .into_iter()
             .filter(|(_, unit, _)| unit.starts_with(unit_prefix))

@@ -3,8 +3,7 @@
 //! is removed last, state goes before data.
 
 use super::{StateError, StateStore};
-use crate::spec::Dataset;
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 
 impl StateStore {
     /// Marker of a `--fresh` in progress: while it exists the job's state
@@ -22,7 +21,7 @@ impl StateStore {
     /// marker goes first and state before data, because checkpoints that
     /// outlived their files would make a later run skip units whose rows are
     /// gone; a run that finds the marker finishes the clearing.
-    pub async fn clear(&self, datasets: &HashSet<Dataset>) -> Result<usize, StateError> {
+    pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<usize, StateError> {
         let marker = self.clearing_marker();
         self.write_doc(&marker, &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339() }))
             .await?;
@@ -35,12 +34,12 @@ impl StateStore {
             }
         }
         let mut removed = 0;
-        for (rel, _, _) in self.data_files(datasets).await? {
+        for (rel, _, _) in self.data_files(tables).await? {
             self.sink.delete(&rel).await?;
             crate::util::failpoint::hit("during-fresh");
             removed += 1;
         }
-        removed += self.remove_local_staging(datasets);
+        removed += self.remove_local_staging(tables);
         self.sink.delete(&marker).await?;
         Ok(removed)
     }

@@ -2,9 +2,8 @@
 //! committed is still there and as it was committed.
 
 use super::{StateError, StateStore, UnitState};
-use crate::spec::Dataset;
 use object_store::ObjectStoreExt;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// A committed file that is not as its checkpoint says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,12 +17,12 @@ pub struct FileProblem {
 }
 
 impl StateStore {
-    /// Checks every file the checkpoints of `datasets` say was committed:
+    /// Checks every file under `tables` the checkpoints say was committed:
     /// it exists, has the recorded size, and its Parquet footer holds the
     /// recorded rows. Checkpoints written before files were recorded are
     /// checked by sequence number (every sequence below `next_seq` exists).
-    pub async fn verify(&self, datasets: &HashSet<Dataset>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
-        let files = self.data_files_sized(datasets).await?;
+    pub async fn verify(&self, tables: &BTreeSet<String>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
+        let files = self.data_files_sized(tables).await?;
         let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
         let mut seqs: HashMap<&str, HashSet<u64>> = HashMap::new();
         for (_, unit, seq, _) in &files {

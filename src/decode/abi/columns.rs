@@ -81,6 +81,7 @@ impl Col {
 pub(super) struct TableBuilder {
     cols: Vec<Col>,
     days: Vec<i32>,
+    wide: WideColumns,
 }
 
 impl TableBuilder {
@@ -117,6 +118,7 @@ impl TableBuilder {
         TableBuilder {
             cols,
             days: Vec::with_capacity(cap),
+            wide,
         }
     }
 
@@ -132,7 +134,7 @@ impl TableBuilder {
             let Some(v) = list.get(p.pos) else {
                 continue;
             };
-            push_value(&mut next, &p.kind, v, &mut counts);
+            push_value(&mut next, &p.kind, v, self.wide, &mut counts);
         }
         counts
     }
@@ -173,7 +175,13 @@ fn push_identity<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, id: &Identi
     }
 }
 
-fn push_value<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, kind: &Kind, v: &DynSolValue, counts: &mut DecodeCounts) {
+fn push_value<'c>(
+    next: &mut impl FnMut() -> Option<&'c mut Col>,
+    kind: &Kind,
+    v: &DynSolValue,
+    wide: WideColumns,
+    counts: &mut DecodeCounts,
+) {
     match (kind, next()) {
         (Kind::Address, Some(Col::Hex(b))) => {
             let _ = b.append(Some(&hex0x(&word_bytes(v))));
@@ -189,20 +197,20 @@ fn push_value<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, kind: &Kind, v
         }
         (Kind::Wide, Some(Col::Text(b))) => {
             b.append_value(exact(v));
-            push_wide_extras(next, v, counts);
+            push_wide_extras(next, v, wide, counts);
         }
         _ => {}
     }
 }
 
 /// `_f64`, and `_decimal38`/`_binary` where the table has them.
-fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynSolValue, counts: &mut DecodeCounts) {
+fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynSolValue, wide: WideColumns, counts: &mut DecodeCounts) {
     if let Some(Col::Float(b)) = next() {
         b.append_value(exact(v).parse::<f64>().unwrap_or(f64::NAN));
     }
-    // The optional columns follow in a fixed order; peek by type.
-    let mut pending = next();
-    if let Some(Col::Decimal(b)) = pending {
+    if wide.decimal38
+        && let Some(Col::Decimal(b)) = next()
+    {
         match decimal38(v) {
             Some(d) => b.append_value(d),
             None => {
@@ -210,9 +218,10 @@ fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynS
                 counts.decimal38_nulls += 1;
             }
         }
-        pending = next();
     }
-    if let Some(Col::Bytes(b)) = pending {
+    if wide.binary
+        && let Some(Col::Bytes(b)) = next()
+    {
         b.append_value(word_bytes(v));
     }
 }

@@ -291,6 +291,16 @@ impl LogDecoder {
         }
     }
 
+    /// The decoder of an export's [`crate::spec::Decoding`].
+    pub fn of(d: &crate::spec::Decoding, enc: HashEncoding) -> Result<LogDecoder, String> {
+        let tables = d
+            .tables
+            .iter()
+            .map(|t| EventTable::new(&t.table, t.event.clone(), enc, d.u256))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(LogDecoder::new(tables, enc, d.u256))
+    }
+
     /// The tables, in order.
     pub fn tables(&self) -> &[EventTable] {
         &self.tables

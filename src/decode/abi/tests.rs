@@ -293,3 +293,30 @@ fn names_and_schemas() {
         .is_err()
     );
 }
+
+#[test]
+fn every_mix_of_extra_columns_fills_every_column() {
+    let sig = "event Two(uint256 a, uint64 b, int8 c, uint256 d)";
+    let words: String = [1u64, 2, 3, 4].iter().map(|v| format!("{v:064x}")).collect();
+    for (decimal38, binary) in [(false, false), (true, false), (false, true), (true, true)] {
+        let wide = WideColumns { decimal38, binary };
+        let t = table(sig, wide);
+        let topic = t.topic0().to_string();
+        let logs = vec![log_json(
+            3,
+            0,
+            "0x0000000000000000000000000000000000000001",
+            &[&topic],
+            &format!("0x{words}"),
+        )];
+        let d = decode(vec![t], wide, &logs);
+        let r = &d.tables[0];
+        assert_eq!(r.batch.num_rows(), 1, "{wide:?}");
+        assert_eq!(strings(r, "a"), vec!["1"]);
+        assert_eq!(strings(r, "b"), vec!["2"]);
+        assert_eq!(r.batch.column_by_name("c").unwrap().as_primitive::<Int64Type>().value(0), 3);
+        assert_eq!(strings(r, "d"), vec!["4"]);
+        assert_eq!(r.batch.column_by_name("d_decimal38").is_some(), decimal38);
+        assert_eq!(r.batch.column_by_name("d_binary").is_some(), binary);
+    }
+}

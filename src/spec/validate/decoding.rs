@@ -271,11 +271,16 @@ impl Validator<'_> {
 fn decodable(event: &Event) -> Result<(), String> {
     use alloy_dyn_abi::Specifier;
     for (i, p) in event.inputs.iter().enumerate() {
-        let _: alloy_dyn_abi::DynSolType = p.resolve().map_err(|e| format!("event {}: parameter {i} (`{}`): {e}", event.name, p.ty))?;
+        let _: alloy_dyn_abi::DynSolType = p
+            .resolve()
+            .map_err(|e| format!("event {}: parameter {i} (`{}`): {e}", event.name, p.ty))?;
     }
     let indexed = event.inputs.iter().filter(|p| p.indexed).count();
     if indexed > 3 {
-        return Err(format!("event {} has {indexed} indexed parameters: a log has room for 3", event.name));
+        return Err(format!(
+            "event {} has {indexed} indexed parameters: a log has room for 3",
+            event.name
+        ));
     }
     Ok(())
 }

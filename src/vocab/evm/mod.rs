@@ -12,8 +12,6 @@ mod u256;
 pub use signature::{EventSignature, is_abi_signature, signature_topic, split_top_level};
 pub use u256::U256;
 
-use sha3::{Digest, Keccak256};
-
 /// True when `s` matches the service's Address pattern `^0x[a-fA-F0-9]{40}$`.
 pub fn is_address(s: &str) -> bool {
     s.len() == 42 && s.starts_with("0x") && s[2..].bytes().all(|b| b.is_ascii_hexdigit())
@@ -26,9 +24,7 @@ pub fn is_hash32(s: &str) -> bool {
 
 /// Keccak-256 of bytes.
 pub fn keccak(data: &[u8]) -> [u8; 32] {
-    let mut h = Keccak256::new();
-    h.update(data);
-    h.finalize().into()
+    alloy_primitives::keccak256(data).0
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";

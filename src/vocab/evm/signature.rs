@@ -3,10 +3,10 @@
 //! `signatures` parameter (the simulator's).
 //!
 //! Event signatures are parsed by `alloy-sol-type-parser` (the Solidity
-//! type and parameter parser of the alloy family, under `alloy-json-abi`)
-//! and hashed with keccak-256 (RustCrypto `sha3`). Not `alloy-json-abi` /
-//! `alloy-primitives` themselves: they pull in `ruint`, whose releases
-//! without RUSTSEC-2026-0220 need Rust 1.90, above this crate's 1.85.
+//! type and parameter parser under `alloy-json-abi`, whose errors this
+//! module words for a spec) and hashed with `alloy-primitives`' keccak-256;
+//! decoded exports parse them again as `alloy_json_abi::Event`s
+//! ([`crate::spec::decoding`]), which agree on the canonical form.
 //! What is accepted is what the Solidity ABI allows: an optional `event`
 //! keyword, `indexed`, parameter names, the `uint`/`int`/`fixed`/`ufixed`
 //! aliases, tuples (with or without the `tuple` keyword), fixed and dynamic
