@@ -11,4 +11,5 @@ mod s3;
 mod schedule;
 mod seams;
 mod sim;
+mod storage;
 mod truth;
