@@ -30,7 +30,14 @@ const DATA_PAGE_BYTES: usize = 32 * 1024;
 /// The writer properties of `output`'s files.
 pub(super) fn writer_properties(output: &Output) -> Result<WriterProperties, SinkError> {
     let compression = match output.compression {
-        Compression::Zstd(level) => parquet::basic::Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default()),
+        Compression::Zstd(level) => {
+            let level = ZstdLevel::try_new(level).map_err(|e| SinkError::Config {
+                uri: output.uri.clone(),
+                message: format!("zstd level {level}"),
+                source: Some(Box::new(e)),
+            })?;
+            parquet::basic::Compression::ZSTD(level)
+        }
         Compression::Snappy => parquet::basic::Compression::SNAPPY,
         Compression::Lz4 => parquet::basic::Compression::LZ4_RAW,
         Compression::Gzip => parquet::basic::Compression::GZIP(GzipLevel::default()),

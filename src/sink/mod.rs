@@ -56,6 +56,9 @@ mod open;
 mod open_file;
 mod unit_writer;
 
+#[cfg(test)]
+pub(crate) mod tests;
+
 pub use layout::{file_name, parse_file_name};
 pub use unit_writer::UnitWriter;
 

@@ -34,6 +34,15 @@ impl Sink {
         Sink::build(output, store, prefix, local_root)
     }
 
+    /// An output on an object store built by the caller (an S3 client with
+    /// its own credentials, an in-memory store), writing under `prefix`.
+    /// `output.uri` only names it in messages. Its state is written the
+    /// object-store way (single PUTs, conditional PUTs for leases), whatever
+    /// the store keeps its objects in.
+    pub fn with_store(output: &Output, store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Sink, SinkError> {
+        Sink::build(output, store, prefix.trim_matches('/').to_string(), None)
+    }
+
     fn build(output: &Output, store: Arc<dyn ObjectStore>, prefix: String, local_root: Option<PathBuf>) -> Result<Sink, SinkError> {
         let part_bytes = if local_root.is_some() { LOCAL_PART_BYTES } else { STORE_PART_BYTES };
         Ok(Sink {

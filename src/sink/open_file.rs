@@ -81,8 +81,12 @@ impl OpenFile {
         Ok(self.rel)
     }
 
-    /// Drops the upload: nothing appears under the file's name.
+    /// Drops the upload: nothing appears under the file's name. Failing to
+    /// clean up is logged, not returned: what is left (a local staging file,
+    /// the parts of an S3 upload) is never listed as a file.
     pub(super) async fn abort(mut self) {
-        let _ = self.out.abort().await;
+        if let Err(e) = self.out.abort().await {
+            tracing::warn!("abandoning the upload of {}: {e}", self.rel);
+        }
     }
 }

@@ -10,19 +10,31 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Deletes the files under `roots` (recursively) that `remove` selects;
-/// returns how many were deleted. Directories that cannot be read are skipped.
+/// returns how many were deleted. A directory that does not exist has
+/// nothing to clean; one that cannot be read, or a file that cannot be
+/// deleted, is logged and left: leftovers are harmless (listings and the
+/// job's file names never include them) and the next run tries again.
 fn remove_local_files(mut roots: Vec<PathBuf>, remove: impl Fn(&Path) -> bool) -> usize {
     let mut removed = 0;
     while let Some(dir) = roots.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                tracing::warn!("cleanup: cannot read {}: {e}", dir.display());
+                continue;
+            }
         };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
                 roots.push(p);
-            } else if remove(&p) && std::fs::remove_file(&p).is_ok() {
-                removed += 1;
+            } else if remove(&p) {
+                match std::fs::remove_file(&p) {
+                    Ok(()) => removed += 1,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => tracing::warn!("cleanup: cannot delete {}: {e}", p.display()),
+                }
             }
         }
     }

@@ -88,6 +88,9 @@ mod segments;
 mod units;
 mod verify;
 
+#[cfg(test)]
+mod tests;
+
 pub use docs::{AddedExport, CommittedFile, JobState, Mark, SegmentDoc, TailBlock, UnitState};
 pub use verify::FileProblem;
 

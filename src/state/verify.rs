@@ -21,6 +21,9 @@ impl StateStore {
     /// it exists, has the recorded size, and its Parquet footer holds the
     /// recorded rows. Checkpoints written before files were recorded are
     /// checked by sequence number (every sequence below `next_seq` exists).
+    /// A file that cannot be read for a reason of the store (not of the
+    /// file) is an error, not a problem of the file: `verify --repair`
+    /// must not redo a unit because the store was briefly unreachable.
     pub async fn verify(&self, tables: &BTreeSet<String>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
         let files = self.data_files_sized(tables).await?;
         let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
@@ -50,7 +53,7 @@ impl StateStore {
                 match sizes.get(f.path.as_str()) {
                     None => problems.push(problem(&f.path, format!("missing ({} rows)", f.rows))),
                     Some(&b) if b != f.bytes => problems.push(problem(&f.path, format!("changed: {b} bytes, {} when committed", f.bytes))),
-                    Some(&b) => match self.parquet_rows(&f.path, b).await {
+                    Some(&b) => match self.parquet_rows(&f.path, b).await? {
                         Ok(rows) if rows == f.rows => {}
                         Ok(rows) => problems.push(problem(&f.path, format!("changed: {rows} rows, {} when committed", f.rows))),
                         Err(e) => problems.push(problem(&f.path, format!("changed: not a readable Parquet file ({e})"))),
@@ -63,31 +66,39 @@ impl StateStore {
 
     /// Rows in a Parquet file of `size` bytes, from its footer (two range
     /// reads; the metadata length is checked against the size first, so a
-    /// damaged file cannot make us read or allocate past it).
-    async fn parquet_rows(&self, rel: &str, size: u64) -> Result<u64, String> {
+    /// damaged file cannot make us read or allocate past it). The outer
+    /// error is the store's; the inner one says why the file is not a
+    /// readable Parquet file.
+    async fn parquet_rows(&self, rel: &str, size: u64) -> Result<Result<u64, String>, StateError> {
         use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
         let path = self.sink.path(rel);
         if size < 12 {
-            return Err(format!("{size} bytes is too short"));
+            return Ok(Err(format!("{size} bytes is too short")));
         }
-        let tail = self
-            .sink
-            .store()
-            .get_range(&path, size - 8..size)
-            .await
-            .map_err(|e| e.to_string())?;
-        let tail: [u8; 8] = tail.as_ref().try_into().map_err(|_| "short read".to_string())?;
-        let len = FooterTail::try_new(&tail).map_err(|e| e.to_string())?.metadata_length() as u64;
+        let read = |range: std::ops::Range<u64>| {
+            let path = path.clone();
+            async move {
+                self.sink
+                    .store()
+                    .get_range(&path, range)
+                    .await
+                    .map_err(|e| StateError::io(rel, "reading", e))
+            }
+        };
+        let tail = read(size - 8..size).await?;
+        let Ok(tail) = <[u8; 8]>::try_from(tail.as_ref()) else {
+            return Ok(Err(format!("the store returned {} bytes of an 8-byte footer", tail.len())));
+        };
+        let len = match FooterTail::try_new(&tail) {
+            Ok(t) => t.metadata_length() as u64,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
         if len + 12 > size {
-            return Err(format!("footer length {len} exceeds the file"));
+            return Ok(Err(format!("footer length {len} exceeds the file")));
         }
-        let meta = self
-            .sink
-            .store()
-            .get_range(&path, size - 8 - len..size - 8)
-            .await
-            .map_err(|e| e.to_string())?;
-        let meta = ParquetMetaDataReader::decode_metadata(&meta).map_err(|e| e.to_string())?;
-        Ok(meta.file_metadata().num_rows().max(0) as u64)
+        let meta = read(size - 8 - len..size - 8).await?;
+        Ok(ParquetMetaDataReader::decode_metadata(&meta)
+            .map(|m| m.file_metadata().num_rows().max(0) as u64)
+            .map_err(|e| e.to_string()))
     }
 }

@@ -13,4 +13,5 @@ mod s3;
 mod schedule;
 mod seams;
 mod sim;
+mod storage;
 mod truth;

@@ -179,7 +179,7 @@ impl Validator<'_> {
             serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
                 .and_then(|v| v.get("abi").cloned())
-                .map_or(Err(first), |inner| serde_json::from_value::<JsonAbi>(inner))
+                .map_or(Err(first), serde_json::from_value::<JsonAbi>)
         });
         let abi_doc = match parsed {
             Ok(a) => a,

@@ -23,7 +23,7 @@ pub(super) async fn acquire(sink: Arc<Sink>, root: &Path, claim: &Claim) -> Resu
     };
     // Overlapping scopes: hold ours, then try each other lock. The
     // second of two overlapping runs to get here sees the first's.
-    for other in local_scopes(root, dir) {
+    for other in local_scopes(root, dir).map_err(io)? {
         if other != scope && overlaps(scope, &other) {
             let held = try_lock_blocking(root, dir, &other).await.map_err(io)?.is_none();
             if held {
@@ -66,14 +66,14 @@ fn local_lock(root: &Path, dir: &str, scope: &str) -> std::io::Result<Option<std
     }
 }
 
-fn local_scopes(root: &Path, dir: &str) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-        return Vec::new();
-    };
-    entries
+/// The scopes that have a lock file. An error, not an empty list, when the
+/// directory cannot be read: a run must not skip the overlap check.
+fn local_scopes(root: &Path, dir: &str) -> std::io::Result<Vec<String>> {
+    let entries = std::fs::read_dir(root.join(dir))?;
+    Ok(entries
         .flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".lock")).map(str::to_string))
-        .collect()
+        .collect())
 }
 
 /// Writes who holds a local lock into the locked file itself, so a

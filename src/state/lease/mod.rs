@@ -269,17 +269,28 @@ impl Lease {
     }
 
     /// Gives the lease up: local locks are released when the file closes;
-    /// an object-store lease is deleted if it is still ours.
+    /// an object-store lease is deleted if it is still ours. A lease that
+    /// cannot be deleted is logged: it expires [`TTL`] after its last
+    /// renewal, and a run on this host takes it over at once (its holder,
+    /// this process, is gone by then).
     pub async fn release(mut self) {
         if let Some(t) = self.renew.take() {
             t.abort();
             let ours = self.etag.lock().ok().and_then(|e| e.clone());
             let path = self.sink.path(&self.rel);
-            if let Ok(r) = self.sink.store().get(&path).await
-                && r.meta.e_tag.is_some()
-                && r.meta.e_tag == ours
+            let current = match self.sink.store().get(&path).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return,
+                Err(e) => {
+                    tracing::warn!("releasing the job's lease {}: {e}", self.rel);
+                    return;
+                }
+            };
+            if current.meta.e_tag.is_some()
+                && current.meta.e_tag == ours
+                && let Err(e) = self.sink.store().delete(&path).await
             {
-                let _ = self.sink.store().delete(&path).await;
+                tracing::warn!("releasing the job's lease {}: {e}", self.rel);
             }
         }
     }

@@ -40,7 +40,11 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
     };
     for m in list_leases(&sink, &claim.dir).await? {
         if m.scope != claim.scope && overlaps(&claim.scope, &m.scope) && live(&m, &claim.me) {
-            let _ = sink.store().delete(&path).await;
+            // Ours is given back; if that fails it is left to expire, or to
+            // be taken over at once by the next run on this host.
+            if let Err(e) = sink.store().delete(&path).await {
+                tracing::warn!("giving back the job's lease {rel}: {e}");
+            }
             return Err(busy(&m, false));
         }
     }
@@ -55,8 +59,8 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
     })
 }
 
-/// The error naming whoever holds the claimed lease (or a generic one if its
-/// document cannot be read yet: the holder writes it just after locking).
+/// The error naming whoever holds the claimed lease (or a generic one if
+/// its document cannot be read: it is only for the message).
 async fn holder_of(sink: &Sink, claim: &Claim) -> LeaseError {
     let doc = match sink.store().get(&sink.path(&claim.rel)).await {
         Ok(r) => r.bytes().await.ok().and_then(|b| serde_json::from_slice::<LeaseDoc>(&b).ok()),
@@ -77,6 +81,10 @@ fn live(doc: &LeaseDoc, me: &Holder) -> bool {
     doc.holder != *me && chrono::Utc::now().timestamp() <= doc.expires_unix && !doc.holder.known_dead(me)
 }
 
+/// Every lease document of the job. One deleted between the listing and
+/// the read is gone (skipped); one that does not parse is not a lease a run
+/// holds (skipped, as [`take_over`] takes it over). Any other failure to
+/// read one is an error: a lease that cannot be read must not count as free.
 async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError> {
     use futures::TryStreamExt;
     let metas: Vec<_> = sink
@@ -87,10 +95,13 @@ async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError
         .map_err(|e| StateError::io(dir, "listing", e))?;
     let mut out = Vec::new();
     for m in metas {
-        if let Ok(r) = sink.store().get(&m.location).await
-            && let Ok(b) = r.bytes().await
-            && let Ok(doc) = serde_json::from_slice::<LeaseDoc>(&b)
-        {
+        let rel = sink.rel_of(&m.location);
+        let bytes = match sink.store().get(&m.location).await {
+            Ok(r) => r.bytes().await.map_err(|e| StateError::io(&rel, "reading", e))?,
+            Err(object_store::Error::NotFound { .. }) => continue,
+            Err(e) => return Err(StateError::io(&rel, "reading", e)),
+        };
+        if let Ok(doc) = serde_json::from_slice::<LeaseDoc>(&bytes) {
             out.push(doc);
         }
     }
@@ -118,7 +129,8 @@ async fn take_over(sink: &Sink, claim: &Claim, body: &[u8]) -> Result<Option<Str
                 .await
             {
                 Ok(r) => Ok(r.e_tag),
-                Err(_) => Err(holder_of(sink, claim).await),
+                Err(e) if lost(&e) => Err(holder_of(sink, claim).await),
+                Err(e) => Err(StateError::io(rel, "creating", e).into()),
             };
         }
         Err(e) => return Err(StateError::io(rel, "reading", e).into()),
