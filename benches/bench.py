@@ -68,8 +68,9 @@ def run_measured(cmd):
     return secs, out.decode(), err.decode()
 
 
-def run_rss(cmd):
-    """Runs cmd and returns (seconds, peak RSS MiB) using wait4."""
+def run_rss(cmd, cpu=None):
+    """Runs cmd and returns (seconds, peak RSS MiB) using wait4; `cpu`, a
+    list, gets the child's CPU seconds (user + system) appended."""
     t = time.time()
     pid = os.fork()
     if pid == 0:
@@ -81,10 +82,12 @@ def run_rss(cmd):
     secs = time.time() - t
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed ({status}): {' '.join(cmd)}")
+    if cpu is not None:
+        cpu.append(ru.ru_utime + ru.ru_stime)
     return secs, ru.ru_maxrss / 1024.0
 
 
-def spec(name, url, blocks, page_size=1000, concurrency=8, chunk=1000, extra=""):
+def spec(name, url, blocks, page_size=1000, concurrency=8, chunk=1000, extra="", export_extra=""):
     path = os.path.join(OUT, f"{name}.toml")
     with open(path, "w") as f:
         f.write(
@@ -103,6 +106,7 @@ chains = ["ethereum"]
 window = "{FIRST}..{FIRST + blocks - 1}"
 """
             + (f"chunk_blocks = {chunk}\n" if chunk else "")
+            + export_extra
         )
     return path
 
@@ -114,10 +118,23 @@ def report(name):
 
 def chainetl(name, url, blocks, **kw):
     path = spec(name, url, blocks, **kw)
-    secs, rss = run_rss([BIN, "run", path, "--fresh", "-q"])
+    cpu = []
+    secs, rss = run_rss([BIN, "run", path, "--fresh", "-q"], cpu)
     r = report(name)
     rows = sum(t["rows"] for t in r["exports"].values())
-    return {"rows": rows, "seconds": round(secs, 3), "rows_per_sec": round(rows / secs), "peak_rss_mib": round(rss, 1), "requests": r["requests"], "throttled": r["throttled"], "report": r}
+    return {"rows": rows, "seconds": round(secs, 3), "rows_per_sec": round(rows / secs), "cpu_seconds": round(cpu[0], 3), "peak_rss_mib": round(rss, 1), "requests": r["requests"], "throttled": r["throttled"], "report": r}
+
+
+# The simulator's four events, decoded (g): every log fits one of them.
+DECODE_ALL = """decode = true
+signatures = [
+  "event Transfer(address indexed from, address indexed to, uint256 value)",
+  "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",
+  "event Approval(address indexed owner, address indexed spender, uint256 value)",
+  "event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)",
+  "event Sync(uint112 reserve0, uint112 reserve1)",
+]
+"""
 
 
 def median(xs):
@@ -165,6 +182,22 @@ def main():
             "rows_big": big[0]["rows"],
             "rss_big_mib": median(rss_big),
             "rss_big_runs": rss_big,
+        }
+        # (g) decoding: the same events job decoded into a table per event
+        # (no raw table), against the raw job of (b); CPU µs per log.
+        dec = [chainetl("decoded", sim.url, blocks_1m, export_extra=DECODE_ALL) for _ in range(reps)]
+        g = median_run(dec, "rows_per_sec")
+        raw_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in small])
+        dec_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in dec])
+        res["g_decoded"] = {
+            "rows": g["rows"],
+            "rows_per_sec": g["rows_per_sec"],
+            "rows_per_sec_runs": [r["rows_per_sec"] for r in dec],
+            "undecodable": sum(t["undecodable"] for t in g["report"]["exports"].values()),
+            "cpu_us_per_row_raw": round(raw_cpu, 3),
+            "cpu_us_per_row_decoded": round(dec_cpu, 3),
+            "decoding_share_of_raw_cost": round(dec_cpu / raw_cpu - 1, 3),
+            "peak_rss_mib": g["peak_rss_mib"],
         }
         # (c) the Python exporter, on a slice (its rate does not depend on size).
         py_blocks = 200 if smoke else 2_000

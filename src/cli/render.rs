@@ -151,6 +151,27 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
         s.throttled,
         s.server_errors
     );
+    for (k, t) in &s.exports {
+        let mut notes = Vec::new();
+        if t.undecodable > 0 {
+            notes.push(format!(
+                "{} logs fit no decoded event (undecodable: left out of the decoded tables)",
+                t.undecodable
+            ));
+        }
+        if t.decimal38_nulls > 0 {
+            notes.push(format!(
+                "{} values too wide for _decimal38 (null there; exact in the text column)",
+                t.decimal38_nulls
+            ));
+        }
+        if t.invalid_utf8 > 0 {
+            notes.push(format!("{} strings not UTF-8 (written as 0x-hex)", t.invalid_utf8));
+        }
+        if !notes.is_empty() {
+            let _ = writeln!(out, "{k}: {}", notes.join("; "));
+        }
+    }
     if s.units_already_done > 0 {
         let _ = writeln!(out, "{} units were already complete from earlier runs", s.units_already_done);
     }
