@@ -184,9 +184,9 @@ fn push_value<'c>(
 ) {
     match (kind, next()) {
         (Kind::Address, Some(Col::Hex(b))) => {
-            let _ = b.append(Some(&hex0x(&word_bytes(v))));
+            let _ = b.append(Some(&hex0x(&address_bytes(v))));
         }
-        (Kind::Bool, Some(Col::Bool(b))) => b.append_value(matches!(v, DynSolValue::Bool(true))),
+        (Kind::Bool, Some(Col::Bool(b))) => b.append_value(truth(v)),
         (Kind::Int64, Some(Col::Int(b))) => b.append_value(small_int(v)),
         (Kind::Hex, Some(Col::Text(b))) => b.append_value(hex0x(&word_bytes(v))),
         (Kind::Text, Some(Col::Text(b))) => b.append_value(text(v, counts)),
@@ -206,7 +206,7 @@ fn push_value<'c>(
 /// `_f64`, and `_decimal38`/`_binary` where the table has them.
 fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynSolValue, wide: WideColumns, counts: &mut DecodeCounts) {
     if let Some(Col::Float(b)) = next() {
-        b.append_value(exact(v).parse::<f64>().unwrap_or(f64::NAN));
+        b.append_value(approx(v));
     }
     if wide.decimal38
         && let Some(Col::Decimal(b)) = next()
@@ -224,6 +224,33 @@ fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynS
     {
         b.append_value(word_bytes(v));
     }
+}
+
+/// An integer value as the nearest Float64 (within a few units in the
+/// last place: limbs are summed, not the decimal text parsed).
+fn approx(v: &DynSolValue) -> f64 {
+    let of = |limbs: &[u64; 4]| limbs.iter().rev().fold(0.0f64, |acc, &l| acc * 18_446_744_073_709_551_616.0 + l as f64);
+    match v {
+        DynSolValue::Uint(u, _) => of(u.as_limbs()),
+        DynSolValue::Int(i, _) if i.is_negative() => -of(i.unsigned_abs().as_limbs()),
+        DynSolValue::Int(i, _) => of(i.into_raw().as_limbs()),
+        _ => f64::NAN,
+    }
+}
+
+/// A `bool` read as a whole word (checked to be 0 or 1).
+fn truth(v: &DynSolValue) -> bool {
+    match v {
+        DynSolValue::Uint(u, _) => !u.is_zero(),
+        DynSolValue::Bool(b) => *b,
+        _ => false,
+    }
+}
+
+/// An `address` read as a whole word (checked to fit 20 bytes): its bytes.
+fn address_bytes(v: &DynSolValue) -> Vec<u8> {
+    let w = word_bytes(v);
+    if w.len() == 32 { w[12..].to_vec() } else { w }
 }
 
 /// An integer value as exact decimal text.
@@ -311,7 +338,12 @@ fn json(v: &DynSolValue, ty: &DynSolType, counts: &mut DecodeCounts, out: &mut S
         }
         (DynSolValue::Tuple(items), DynSolType::Tuple(ts)) => list(items, &mut ts.iter(), counts, out),
         (DynSolValue::Bytes(_), DynSolType::String) => out.push_str(&serde_json::Value::String(text(v, counts)).to_string()),
-        (DynSolValue::Bool(b), _) => out.push_str(if *b { "true" } else { "false" }),
+        (_, DynSolType::Bool) => out.push_str(if truth(v) { "true" } else { "false" }),
+        (_, DynSolType::Address) => {
+            out.push('"');
+            out.push_str(&hex0x(&address_bytes(v)));
+            out.push('"');
+        }
         (DynSolValue::Uint(..) | DynSolValue::Int(..), _) => out.push_str(&exact(v)),
         _ => {
             out.push('"');

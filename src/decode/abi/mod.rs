@@ -32,7 +32,7 @@ mod tests;
 use super::{Ctx, DecodeError, Decoded, owns, parse_ts_micros};
 use crate::api::types::Event as Log;
 use crate::spec::HashEncoding;
-use alloy_dyn_abi::{DynSolEvent, DynSolType, Specifier};
+use alloy_dyn_abi::{DynSolEvent, DynSolType, DynSolValue, Specifier};
 use alloy_json_abi::{Event, EventParam};
 use alloy_primitives::B256;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -75,6 +75,9 @@ pub(crate) enum Kind {
 pub(crate) struct Param {
     pub(crate) column: String,
     pub(crate) kind: Kind,
+    /// Its type as declared (values are checked against it: alloy reads
+    /// every integer as a whole word).
+    pub(crate) ty: DynSolType,
     pub(crate) indexed: bool,
     /// Position among the indexed parameters or in the data.
     pub(crate) pos: usize,
@@ -105,18 +108,19 @@ impl EventTable {
         let mut indexed_types = Vec::new();
         let mut body_types = Vec::new();
         let mut params = Vec::new();
-        let mut taken: Vec<String> = IDENTITY.iter().map(|c| c.to_string()).collect();
+        // Lower-case: DuckDB and Spark match column names regardless of case.
+        let mut taken: Vec<String> = IDENTITY.iter().chain(PARTITION_KEYS.iter()).map(|c| c.to_string()).collect();
         for (i, p) in event.inputs.iter().enumerate() {
             let ty = p
                 .resolve()
                 .map_err(|e| format!("event {}: parameter {i} ({}): {e}", event.name, p.ty))?;
-            let column = column_name(p, i, &taken);
-            taken.push(column.clone());
             let (kind, decode_as) = if p.indexed { indexed_kind(&ty) } else { body_kind(&ty) };
+            let column = column_name(p, i, &kind, &mut taken);
             let list = if p.indexed { &mut indexed_types } else { &mut body_types };
             params.push(Param {
                 column,
                 kind,
+                ty,
                 indexed: p.indexed,
                 pos: list.len(),
             });
@@ -143,13 +147,38 @@ impl EventTable {
     pub fn topic0(&self) -> B256 {
         self.event.selector()
     }
+
+    /// Whether every parameter's value is one of its type's (an indexed
+    /// dynamic value is a hash: any word).
+    fn fits(&self, d: &alloy_dyn_abi::DecodedEvent) -> bool {
+        self.params.iter().all(|p| {
+            let list = if p.indexed { &d.indexed } else { &d.body };
+            match list.get(p.pos) {
+                Some(v) => p.kind == Kind::Hex && p.indexed || fits(v, &p.ty),
+                None => false,
+            }
+        })
+    }
 }
 
-/// The column of parameter `i`: its name, `arg<i>` when unnamed, with
-/// `_<i>` when that repeats an earlier column.
-fn column_name(p: &EventParam, i: usize, taken: &[String]) -> String {
+/// Hive partition keys: a column of that name would be hidden by the
+/// directory's value in engines that read partitions.
+const PARTITION_KEYS: [&str; 2] = ["chain", "date"];
+
+/// The column of parameter `i`: its name (`arg<i>` when unnamed), with
+/// `_<i>` (then `_<i>_<k>`) when it or a column it adds (`_f64`, …) would
+/// repeat an earlier column's name in any case. Records what it takes.
+fn column_name(p: &EventParam, i: usize, kind: &Kind, taken: &mut Vec<String>) -> String {
     let base = if p.name.is_empty() { format!("arg{i}") } else { p.name.clone() };
-    if taken.contains(&base) { format!("{base}_{i}") } else { base }
+    let suffixes: &[&str] = if *kind == Kind::Wide { &["", "_f64", "_decimal38", "_binary"] } else { &[""] };
+    let names = |c: &str| suffixes.iter().map(|s| format!("{c}{s}").to_ascii_lowercase()).collect::<Vec<_>>();
+    let free = |c: &str, taken: &Vec<String>| names(c).iter().all(|n| !taken.contains(n));
+    let column = std::iter::once(base.clone())
+        .chain((0..).map(|k| if k == 0 { format!("{base}_{i}") } else { format!("{base}_{i}_{k}") }))
+        .find(|c| free(c, taken))
+        .unwrap_or(base);
+    taken.extend(names(&column));
+    column
 }
 
 /// An indexed parameter: its kind and how its topic decodes. A dynamic
@@ -163,8 +192,8 @@ fn indexed_kind(ty: &DynSolType) -> (Kind, DynSolType) {
     }
 }
 
-/// A data parameter: its kind and the type it is decoded as (strings as
-/// bytes, everywhere in it).
+/// A data parameter: its kind and the type it is decoded as (see
+/// [`decode_type`]).
 fn body_kind(ty: &DynSolType) -> (Kind, DynSolType) {
     let kind = match ty {
         DynSolType::Address => Kind::Address,
@@ -176,18 +205,41 @@ fn body_kind(ty: &DynSolType) -> (Kind, DynSolType) {
         DynSolType::Array(_) | DynSolType::FixedArray(..) | DynSolType::Tuple(_) => Kind::Json(ty.clone()),
         _ => Kind::Hex,
     };
-    (kind, strings_as_bytes(ty))
+    (kind, decode_type(ty))
 }
 
-/// `ty` with every `string` read as `bytes` (the same encoding): alloy
-/// would replace bytes that are not UTF-8.
-fn strings_as_bytes(ty: &DynSolType) -> DynSolType {
+/// The type `ty` is decoded as: the same encoding, read so that nothing is
+/// lost before it is checked — `string` as `bytes` (alloy would replace
+/// bytes that are not UTF-8), `bool` and `address` as the whole word (alloy
+/// would take any non-zero word as true, and the low 20 bytes of any word).
+fn decode_type(ty: &DynSolType) -> DynSolType {
     match ty {
         DynSolType::String => DynSolType::Bytes,
-        DynSolType::Array(t) => DynSolType::Array(Box::new(strings_as_bytes(t))),
-        DynSolType::FixedArray(t, n) => DynSolType::FixedArray(Box::new(strings_as_bytes(t)), *n),
-        DynSolType::Tuple(ts) => DynSolType::Tuple(ts.iter().map(strings_as_bytes).collect()),
+        DynSolType::Bool | DynSolType::Address => DynSolType::Uint(256),
+        DynSolType::Array(t) => DynSolType::Array(Box::new(decode_type(t))),
+        DynSolType::FixedArray(t, n) => DynSolType::FixedArray(Box::new(decode_type(t)), *n),
+        DynSolType::Tuple(ts) => DynSolType::Tuple(ts.iter().map(decode_type).collect()),
         other => other.clone(),
+    }
+}
+
+/// Whether a decoded value is one of `ty`'s: alloy reads each integer,
+/// bool, address and bytesN as a whole word without checking its range.
+pub(crate) fn fits(v: &DynSolValue, ty: &DynSolType) -> bool {
+    match (v, ty) {
+        (DynSolValue::Uint(u, _), DynSolType::Uint(n)) => u.bit_len() <= *n,
+        (DynSolValue::Uint(u, _), DynSolType::Bool) => *u <= alloy_primitives::U256::from(1u8),
+        (DynSolValue::Uint(u, _), DynSolType::Address) => u.bit_len() <= 160,
+        (DynSolValue::Int(i, _), DynSolType::Int(n)) => {
+            let magnitude = if i.is_negative() { !*i } else { *i };
+            magnitude.into_raw().bit_len() < *n
+        }
+        (DynSolValue::FixedBytes(w, _), DynSolType::FixedBytes(n)) => w[(*n).min(32)..].iter().all(|b| *b == 0),
+        (DynSolValue::Array(items) | DynSolValue::FixedArray(items), DynSolType::Array(t) | DynSolType::FixedArray(t, _)) => {
+            items.iter().all(|i| fits(i, t))
+        }
+        (DynSolValue::Tuple(items), DynSolType::Tuple(ts)) => items.len() == ts.len() && items.iter().zip(ts).all(|(i, t)| fits(i, t)),
+        _ => true,
     }
 }
 
@@ -310,11 +362,9 @@ impl LogDecoder {
     /// malformed are an error (as for raw events); a log that does not fit
     /// its event is counted, not an error.
     pub fn decode(&self, ctx: Ctx<'_>, logs: &[Log<'_>]) -> Result<DecodedLogs, DecodeError> {
-        let mut builders: Vec<TableBuilder> = self
-            .tables
-            .iter()
-            .map(|t| TableBuilder::new(t, self.enc, self.wide, logs.len()))
-            .collect();
+        // Builders grow as rows come; sized for an even share of the page.
+        let share = logs.len() / self.tables.len().max(1) + 16;
+        let mut builders: Vec<TableBuilder> = self.tables.iter().map(|t| TableBuilder::new(t, self.enc, self.wide, share)).collect();
         let mut counts = DecodeCounts::default();
         let mut key_blocks = arrow::array::Int64Builder::with_capacity(logs.len());
         let mut key_logs = arrow::array::Int64Builder::with_capacity(logs.len());
@@ -335,17 +385,12 @@ impl LogDecoder {
                 let hex = super::topic_hex(&t.0).map_err(|m| ctx.err(row, "topics", m))?;
                 topics.push(hex.parse().map_err(|e| ctx.err(row, "topics", format!("{e}")))?);
             }
-            let data = match log.data.as_deref() {
-                None | Some("0x") | Some("") => Vec::new(),
-                Some(d) => match hex::decode(d.strip_prefix("0x").unwrap_or(d)) {
-                    Ok(b) => b,
-                    Err(e) => return Err(ctx.err(row, "data", format!("not 0x-hex: {e}"))),
-                },
-            };
+            let data = data_bytes(log.data.as_deref()).map_err(|m| ctx.err(row, "data", m))?;
             let fitted = topics.first().and_then(|t0| self.by_topic.get(t0)).and_then(|candidates| {
                 candidates.iter().find_map(|&i| {
                     let t = &self.tables[i];
-                    t.decoder.decode_log_parts(topics.iter().copied(), &data).ok().map(|d| (i, d))
+                    let d = t.decoder.decode_log_parts(topics.iter().copied(), &data).ok()?;
+                    t.fits(&d).then_some((i, d))
                 })
             });
             match fitted {
@@ -366,4 +411,13 @@ impl LogDecoder {
             .map_err(|e| ctx.err(0, "log_index", e.to_string()))?;
         Ok(DecodedLogs { tables, keys, counts })
     }
+}
+
+/// A log's `data` as bytes, read as the raw table reads it: `0x` or `0X`,
+/// an odd number of digits padded with a leading zero.
+fn data_bytes(text: Option<&str>) -> Result<Vec<u8>, String> {
+    let t = text.unwrap_or("");
+    let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+    let r = if digits.len() % 2 == 1 { hex::decode(format!("0{digits}")) } else { hex::decode(digits) };
+    r.map_err(|e| format!("not 0x-hex: {e}"))
 }

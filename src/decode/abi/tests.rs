@@ -320,3 +320,53 @@ fn every_mix_of_extra_columns_fills_every_column() {
         assert_eq!(r.batch.column_by_name("d_binary").is_some(), binary);
     }
 }
+
+#[test]
+fn values_out_of_their_types_range_are_undecodable_not_clamped() {
+    let t = table("event Small(uint8 indexed a, int8 b, bool c, address d)", WideColumns::default());
+    let topic = t.topic0().to_string();
+    let word = |v: &str| format!("{v:0>64}");
+    let ok_a = word("05");
+    let cases = [
+        (word("12c"), word("7f"), word("1"), word("1"), false),                 // uint8 300
+        (ok_a.clone(), word("ff"), word("1"), word("1"), false),                // int8 255 (not sign-extended)
+        (ok_a.clone(), "f".repeat(62) + "80", word("1"), word("1"), true),      // int8 -128
+        (ok_a.clone(), word("7f"), word("2"), word("1"), false),                // bool 2
+        (ok_a.clone(), word("7f"), word("0"), "ff".repeat(12) + &"11".repeat(20), false), // address with high bytes
+        (ok_a.clone(), word("7f"), word("0"), "00".repeat(12) + &"11".repeat(20), true),
+    ];
+    let logs: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (a, b, c, d, _))| {
+            let a = format!("0x{a}");
+            log_json(7, i as u64, "0x0000000000000000000000000000000000000001", &[&topic, &a], &format!("0x{b}{c}{d}"))
+        })
+        .collect();
+    let d = decode(vec![t], WideColumns::default(), &logs);
+    let r = &d.tables[0];
+    assert_eq!(r.batch.num_rows(), 2, "only the two logs whose values fit");
+    assert_eq!(d.counts.undecodable, 4);
+    let b = r.batch.column_by_name("b").unwrap().as_primitive::<Int64Type>();
+    assert_eq!((b.value(0), b.value(1)), (-128, 127));
+    assert_eq!(strings(r, "d"), vec![format!("0x{:040x}", 1), format!("0x{}", "11".repeat(20))]);
+    assert!(r.batch.column_by_name("c").unwrap().as_boolean().value(0));
+}
+
+#[test]
+fn generated_column_names_never_repeat_in_any_case_nor_hide_partition_keys() {
+    for sig in [
+        "event Foo(uint256 value, uint256 value_f64)",
+        "event Foo(address a_2, uint8 a, uint8 a)",
+        "event Foo(uint256 Value, uint256 value)",
+        "event Sync(uint112 date, uint112 year, uint8 chain)",
+    ] {
+        let t = table(sig, WideColumns { decimal38: true, binary: true });
+        let names: Vec<String> = t.schema().fields().iter().map(|f| f.name().to_ascii_lowercase()).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{sig}: {names:?}");
+        assert!(!names.contains(&"date".to_string()), "{sig}: {names:?}");
+    }
+}
