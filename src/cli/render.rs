@@ -275,17 +275,25 @@ pub fn table_schema_text(name: &str, s: &Schema, format: &str) -> Result<String,
                 )
             })
             .collect()),
-        "duckdb" => Ok(format!("CREATE TABLE {name} (\n{}\n);\n", ddl_columns(s, duck, "  ").join(",\n"))),
+        "duckdb" => Ok(format!("CREATE TABLE {} (\n{}\n);\n", ident(name, '"'), ddl_columns(s, duck, "  ").join(",\n"))),
         "spark" => Ok(ddl_columns(s, spark, "").join(", ") + "\n"),
         other => Err(format!("unknown schema format `{other}`: expected json, arrow, duckdb or spark")),
     }
 }
 
-/// Column names DuckDB and Spark would read as SQL words (decoded event
-/// parameters are often named so): quoted in DDL.
-const SQL_WORDS: [&str; 24] = [
-    "all", "and", "as", "by", "case", "default", "desc", "end", "from", "group", "in", "index", "is", "key", "limit", "not", "null", "or",
-    "order", "select", "table", "to", "user", "where",
+/// Names DuckDB or Spark read as SQL words (DuckDB's reserved keywords,
+/// and the joins and predicates Spark reserves): quoted in DDL, as decoded
+/// event parameters and table names are often named so.
+const SQL_WORDS: &[&str] = &[
+    "all", "analyse", "analyze", "and", "any", "anti", "array", "as", "asc", "asymmetric", "between", "both", "by", "case", "cast",
+    "check", "collate", "column", "constraint", "create", "cross", "current_date", "current_time", "current_timestamp",
+    "current_user", "default", "deferrable", "desc", "describe", "distinct", "do", "else", "end", "escape", "except", "exists",
+    "false", "fetch", "filter", "for", "foreign", "from", "full", "grant", "group", "having", "ilike", "in", "index", "initially",
+    "inner", "intersect", "interval", "into", "is", "join", "key", "lateral", "leading", "left", "like", "limit", "minus",
+    "natural", "not", "null", "offset", "on", "only", "or", "order", "outer", "over", "partition", "pivot", "placing", "primary",
+    "qualify", "range", "references", "returning", "right", "rows", "select", "semi", "session_user", "show", "some",
+    "summarize", "symmetric", "table", "tablesample", "then", "to", "trailing", "true", "union", "unique", "unpivot", "user",
+    "using", "values", "variadic", "when", "where", "window", "with",
 ];
 
 /// A column name as DDL writes it: quoted (`q` is the engine's quote) when

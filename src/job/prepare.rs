@@ -24,7 +24,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
     }
     if fresh || interrupted {
-        let n = state.clear(&spec.tables()).await?;
+        let n = state.clear(&tables_to_clear(spec, &state).await).await?;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
     }
     let identity = JobIdentity::of(spec);
@@ -131,4 +131,18 @@ pub(crate) fn check_as_of(spec: &Spec, job: &JobState, as_of: Option<i64>) -> Re
         });
     }
     Ok(())
+}
+
+/// The tables `--fresh` clears: the spec's, and those the job recorded when
+/// it started (a renamed decoded table, or a dropped `also_raw`, still has
+/// the job's files). A job state that cannot be read adds nothing: its
+/// files are still found under the spec's tables.
+async fn tables_to_clear(spec: &Spec, state: &StateStore) -> std::collections::BTreeSet<String> {
+    let mut tables = spec.tables();
+    if let Ok(Some(job)) = state.load_job().await
+        && let Some(identity) = job.identity
+    {
+        tables.extend(identity.exports.iter().flat_map(|e| e.tables()).filter(|t| !t.is_empty()));
+    }
+    tables
 }

@@ -109,7 +109,8 @@ fn parser_message(text: &str) -> String {
 /// (`OwnershipTransferred` → `ownership_transferred`, `ERC20Sent` →
 /// `erc20_sent`).
 pub fn snake_case(name: &str) -> String {
-    let chars: Vec<char> = name.chars().collect();
+    // Leading underscores (`_Transfer`) say nothing of the table.
+    let chars: Vec<char> = name.trim_start_matches('_').chars().collect();
     let mut out = String::with_capacity(name.len() + 4);
     for (i, &c) in chars.iter().enumerate() {
         if c.is_ascii_uppercase() && i > 0 {
@@ -121,7 +122,10 @@ pub fn snake_case(name: &str) -> String {
         }
         out.push(c.to_ascii_lowercase());
     }
-    out
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "event_");
+    }
+    out.chars().take(64).collect()
 }
 
 /// Whether `name` can be a table's directory: `[a-z][a-z0-9_]*`, at most

@@ -105,6 +105,25 @@ impl ExportIdentity {
         }
     }
 
+    /// The tables (directories under the output) this export wrote, as
+    /// recorded: its dataset's, or its decoded tables (and the dataset's
+    /// with `also_raw`).
+    pub fn tables(&self) -> Vec<String> {
+        let dataset = self.keys.get("dataset").and_then(Value::as_str).unwrap_or_default().to_string();
+        let Some(decoded) = self.keys.get("decode").and_then(Value::as_array) else {
+            return vec![dataset];
+        };
+        let mut out: Vec<String> = decoded
+            .iter()
+            .filter_map(Value::as_str)
+            .filter_map(|t| t.split_once(':').map(|(name, _)| name.trim().to_string()))
+            .collect();
+        if self.keys.get("also_raw").and_then(Value::as_bool) == Some(true) {
+            out.push(dataset);
+        }
+        out
+    }
+
     /// How `now` differs from `self`, one line per key; empty when it is
     /// the same export, possibly with chains added.
     pub fn changes(&self, now: &ExportIdentity, index: usize) -> Vec<String> {

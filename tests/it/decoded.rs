@@ -271,3 +271,42 @@ fn schema_prints_decoded_tables() {
     let o = chainetl(&["schema", "--event", "Transfer(address"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn fresh_clears_a_renamed_table_and_artifact_abis_match_pasted_signatures() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let one = |table: &str| {
+        format!("[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000049\"\ndecode = true\nsignatures = [\"{ERC20}\"]\ntable = \"{table}\"\n")
+    };
+    let s = write_spec(dir.path(), "s.toml", &spec(&sim.url(), &out, 25, &one("usdc_transfers")));
+    assert!(chainetl(&["run", &s, "-q"]).status.success());
+    assert!(!parquet_files(&out.join("usdc_transfers")).is_empty());
+    let s = write_spec(dir.path(), "s.toml", &spec(&sim.url(), &out, 25, &one("transfers")));
+    assert_eq!(chainetl(&["run", &s, "-q"]).status.code(), Some(2), "a renamed table changes the job");
+    let o = chainetl(&["run", &s, "-q", "--fresh"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(parquet_files(&out.join("usdc_transfers")).is_empty(), "--fresh removes the job's files in the table it no longer writes");
+    assert!(!parquet_files(&out.join("transfers")).is_empty());
+
+    // A build artifact's ABI (with internalType, and an event named `_Transfer`)
+    // writes the same table as the pasted signature.
+    let artifact = serde_json::json!({"contractName": "T", "abi": [
+        {"type": "event", "name": "Transfer", "anonymous": false, "inputs": [
+            {"name": "from", "type": "address", "indexed": true, "internalType": "address"},
+            {"name": "to", "type": "address", "indexed": true, "internalType": "address"},
+            {"name": "value", "type": "uint256", "indexed": false, "internalType": "uint256"}]},
+        {"type": "event", "name": "_Paused", "anonymous": false, "inputs": []}
+    ]});
+    std::fs::write(dir.path().join("t.json"), artifact.to_string()).unwrap();
+    let exports = format!(
+        "[[export]]\ndataset = \"events\"\nchains = [\"base\"]\nwindow = \"20000000..20000049\"\nabi = \"t.json\"\n\
+         [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000049\"\ndecode = true\nsignatures = [\"{ERC20}\"]\n"
+    );
+    let s = write_spec(dir.path(), "a.toml", &spec(&sim.url(), &dir.path().join("out2"), 25, &exports));
+    let o = chainetl(&["schema", "--spec", &s, "--format", "arrow"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["validate", &s]);
+    assert!(o.status.success(), "the same event from an artifact and a signature: {}", text(&o));
+}

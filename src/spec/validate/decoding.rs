@@ -11,6 +11,9 @@ use alloy_json_abi::{Event, JsonAbi};
 use std::ops::Range;
 use toml::Spanned;
 
+/// topic0s one export may select: each is in every request's query string.
+const MAX_TOPICS: usize = 100;
+
 /// The `u256` column kinds, and the names they may be given as.
 const U256_KINDS: [(&str, &str); 3] = [("decimal38", "decimal38"), ("decimal128", "decimal38"), ("binary", "binary")];
 
@@ -24,13 +27,13 @@ impl Validator<'_> {
             for t in &d.tables {
                 let clash = seen
                     .iter()
-                    .find(|(name, other, cols, _)| *name == t.table && (other.event != t.event || *cols != d.u256));
+                    .find(|(name, other, cols, _)| *name == t.table && (!same_event(&other.event, &t.event) || *cols != d.u256));
                 if let Some((_, other, _, j)) = clash {
                     let span = raw.get(e.index).map_or(0..0, |r| {
                         let r = r.get_ref();
                         r.table.as_ref().or(r.dataset.as_ref()).map_or(0..0, Spanned::span)
                     });
-                    let what = if other.event != t.event {
+                    let what = if !same_event(&other.event, &t.event) {
                         format!("{} there, {} here", other.signature(), t.signature())
                     } else {
                         "other `u256` columns".to_string()
@@ -39,7 +42,7 @@ impl Validator<'_> {
                         span,
                         format!("export[{}].table", e.index),
                         format!(
-                            "table `{}` is also written by export[{j}] with other columns ({what}): name one of them apart with `table`",
+                            "table `{}` is also written by export[{j}] with other columns ({what}): give one of them another name with `table` (an export decoding one event), or decode them in one export",
                             t.table
                         ),
                     );
@@ -100,6 +103,17 @@ impl Validator<'_> {
                 if !topics.contains(&topic) {
                     topics.push(topic);
                 }
+            }
+            if topics.len() > MAX_TOPICS {
+                let span = e.abi.as_ref().map_or(at.dataset_span.clone(), Spanned::span);
+                self.err(
+                    span,
+                    at.key("abi"),
+                    format!(
+                        "selects {} events; a request names at most {MAX_TOPICS}: split the ABI's events across exports (`signatures`)",
+                        topics.len()
+                    ),
+                );
             }
         }
         Some(Decoding {
@@ -219,13 +233,10 @@ impl Validator<'_> {
         let mut tables: Vec<DecodedTable> = Vec::new();
         for (event, span) in events {
             if let Err(m) = decodable(&event) {
-                self.err(span, at.key("signatures"), m);
+                self.err(span.clone(), at.key("signatures"), m);
                 continue;
             }
-            if tables
-                .iter()
-                .any(|t| t.event.selector() == event.selector() && t.event.inputs == event.inputs)
-            {
+            if tables.iter().any(|t| same_event(&t.event, &event)) {
                 continue;
             }
             let mut table = match (named, preset) {
@@ -234,11 +245,15 @@ impl Validator<'_> {
                 (None, None) => snake_case(&event.name),
             };
             if tables.iter().any(|t| t.table == table) {
-                table = format!("{table}_{}", &event.selector().to_string()[2..10]);
+                let base = format!("{table}_{}", &event.selector().to_string()[2..10]);
+                table = (1..)
+                    .map(|k| if k == 1 { base.clone() } else { format!("{base}_{k}") })
+                    .find(|c| tables.iter().all(|t| &t.table != c))
+                    .unwrap_or(base);
             }
             if let Err(m) = valid_table_name(&table) {
-                let span = named.map_or(at.dataset_span.clone(), Spanned::span);
-                self.err(span, at.key("table"), m);
+                let span = named.map_or(span, Spanned::span);
+                self.err(span, at.key("table"), format!("event {}: {m}", event.name));
             }
             tables.push(DecodedTable { table, event });
         }
@@ -283,4 +298,11 @@ fn decodable(event: &Event) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// One event, however its ABI spells it: name, parameter types, names and
+/// `indexed` (build artifacts add `internalType`, which does not change a
+/// log's columns).
+fn same_event(a: &Event, b: &Event) -> bool {
+    a.anonymous == b.anonymous && a.full_signature() == b.full_signature()
 }
