@@ -37,14 +37,7 @@ impl HexCol {
             }
             return Ok(());
         };
-        let digits = v
-            .strip_prefix("0x")
-            .or_else(|| v.strip_prefix("0X"))
-            .ok_or_else(|| format!("`{}` is not 0x-prefixed hex", clip(v)))?;
-        let (valid, upper) = scan_hex(digits.as_bytes());
-        if !valid {
-            return Err(format!("`{}` is not hex", clip(v)));
-        }
+        let (digits, upper) = check_hex0x(v)?;
         match self {
             HexCol::Str(b) => {
                 if upper {
@@ -87,6 +80,20 @@ impl HexCol {
             HexCol::Bin(b) => Arc::new(b.finish()),
         }
     }
+}
+
+/// The digits of 0x-hex text `v` (`0x` or `0X`), and whether any is
+/// upper-case; an error says what is wrong. What [`HexCol::append`] accepts.
+pub(crate) fn check_hex0x(v: &str) -> Result<(&str, bool), String> {
+    let digits = v
+        .strip_prefix("0x")
+        .or_else(|| v.strip_prefix("0X"))
+        .ok_or_else(|| format!("`{}` is not 0x-prefixed hex", clip(v)))?;
+    let (valid, upper) = scan_hex(digits.as_bytes());
+    if !valid {
+        return Err(format!("`{}` is not hex", clip(v)));
+    }
+    Ok((digits, upper))
 }
 
 /// Whether `digits` are all hex digits, and whether any is upper-case, in

@@ -15,7 +15,7 @@ pub mod tokens;
 mod values;
 
 pub use hex::topic_hex;
-pub(crate) use hex::{HexCol, HexListCol};
+pub(crate) use hex::{HexCol, HexListCol, check_hex0x};
 pub use schema::{schema, schema_json, type_name};
 pub(crate) use values::{parse_i64, parse_i128, parse_ts_micros};
 

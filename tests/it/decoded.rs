@@ -278,16 +278,25 @@ fn fresh_clears_a_renamed_table_and_artifact_abis_match_pasted_signatures() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let one = |table: &str| {
-        format!("[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000049\"\ndecode = true\nsignatures = [\"{ERC20}\"]\ntable = \"{table}\"\n")
+        format!(
+            "[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000049\"\ndecode = true\nsignatures = [\"{ERC20}\"]\ntable = \"{table}\"\n"
+        )
     };
     let s = write_spec(dir.path(), "s.toml", &spec(&sim.url(), &out, 25, &one("usdc_transfers")));
     assert!(chainetl(&["run", &s, "-q"]).status.success());
     assert!(!parquet_files(&out.join("usdc_transfers")).is_empty());
     let s = write_spec(dir.path(), "s.toml", &spec(&sim.url(), &out, 25, &one("transfers")));
-    assert_eq!(chainetl(&["run", &s, "-q"]).status.code(), Some(2), "a renamed table changes the job");
+    assert_eq!(
+        chainetl(&["run", &s, "-q"]).status.code(),
+        Some(2),
+        "a renamed table changes the job"
+    );
     let o = chainetl(&["run", &s, "-q", "--fresh"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(parquet_files(&out.join("usdc_transfers")).is_empty(), "--fresh removes the job's files in the table it no longer writes");
+    assert!(
+        parquet_files(&out.join("usdc_transfers")).is_empty(),
+        "--fresh removes the job's files in the table it no longer writes"
+    );
     assert!(!parquet_files(&out.join("transfers")).is_empty());
 
     // A build artifact's ABI (with internalType, and an event named `_Transfer`)

@@ -3,7 +3,7 @@
 
 use super::{DecodeCounts, EventTable, Kind, Param, WideColumns};
 use crate::api::types::Event as Log;
-use crate::decode::{Ctx, DecodeError, Decoded, HexCol};
+use crate::decode::{Ctx, DecodeError, Decoded, HexCol, check_hex0x};
 use crate::spec::HashEncoding;
 use alloy_dyn_abi::{DecodedEvent, DynSolType, DynSolValue};
 use arrow::array::{
@@ -43,7 +43,7 @@ impl<'a> Identity<'a> {
         .and_then(|id| {
             // Checked here so that appending later cannot fail half-way through a row.
             for (field, v) in [("transaction_hash", id.tx_hash), ("contract_address", id.contract)] {
-                HexCol::new(ctx.enc, 1).append(Some(v)).map_err(|m| ctx.err(row, field, m))?;
+                check_hex0x(v).map_err(|m| ctx.err(row, field, m))?;
             }
             Ok(id)
         })
@@ -229,7 +229,12 @@ fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynS
 /// An integer value as the nearest Float64 (within a few units in the
 /// last place: limbs are summed, not the decimal text parsed).
 fn approx(v: &DynSolValue) -> f64 {
-    let of = |limbs: &[u64; 4]| limbs.iter().rev().fold(0.0f64, |acc, &l| acc * 18_446_744_073_709_551_616.0 + l as f64);
+    let of = |limbs: &[u64; 4]| {
+        limbs
+            .iter()
+            .rev()
+            .fold(0.0f64, |acc, &l| acc * 18_446_744_073_709_551_616.0 + l as f64)
+    };
     match v {
         DynSolValue::Uint(u, _) => of(u.as_limbs()),
         DynSolValue::Int(i, _) if i.is_negative() => -of(i.unsigned_abs().as_limbs()),
@@ -253,11 +258,18 @@ fn address_bytes(v: &DynSolValue) -> Vec<u8> {
     if w.len() == 32 { w[12..].to_vec() } else { w }
 }
 
-/// An integer value as exact decimal text.
+/// An integer value as exact decimal text (most values fit 64 bits: those
+/// skip the 256-bit division).
 fn exact(v: &DynSolValue) -> String {
     match v {
-        DynSolValue::Uint(u, _) => u.to_string(),
-        DynSolValue::Int(i, _) => i.to_string(),
+        DynSolValue::Uint(u, _) => match u64::try_from(*u) {
+            Ok(x) => itoa::Buffer::new().format(x).to_string(),
+            Err(_) => u.to_string(),
+        },
+        DynSolValue::Int(i, _) => match i64::try_from(*i) {
+            Ok(x) => itoa::Buffer::new().format(x).to_string(),
+            Err(_) => i.to_string(),
+        },
         _ => String::new(),
     }
 }

@@ -328,10 +328,10 @@ fn values_out_of_their_types_range_are_undecodable_not_clamped() {
     let word = |v: &str| format!("{v:0>64}");
     let ok_a = word("05");
     let cases = [
-        (word("12c"), word("7f"), word("1"), word("1"), false),                 // uint8 300
-        (ok_a.clone(), word("ff"), word("1"), word("1"), false),                // int8 255 (not sign-extended)
-        (ok_a.clone(), "f".repeat(62) + "80", word("1"), word("1"), true),      // int8 -128
-        (ok_a.clone(), word("7f"), word("2"), word("1"), false),                // bool 2
+        (word("12c"), word("7f"), word("1"), word("1"), false),            // uint8 300
+        (ok_a.clone(), word("ff"), word("1"), word("1"), false),           // int8 255 (not sign-extended)
+        (ok_a.clone(), "f".repeat(62) + "80", word("1"), word("1"), true), // int8 -128
+        (ok_a.clone(), word("7f"), word("2"), word("1"), false),           // bool 2
         (ok_a.clone(), word("7f"), word("0"), "ff".repeat(12) + &"11".repeat(20), false), // address with high bytes
         (ok_a.clone(), word("7f"), word("0"), "00".repeat(12) + &"11".repeat(20), true),
     ];
@@ -340,7 +340,13 @@ fn values_out_of_their_types_range_are_undecodable_not_clamped() {
         .enumerate()
         .map(|(i, (a, b, c, d, _))| {
             let a = format!("0x{a}");
-            log_json(7, i as u64, "0x0000000000000000000000000000000000000001", &[&topic, &a], &format!("0x{b}{c}{d}"))
+            log_json(
+                7,
+                i as u64,
+                "0x0000000000000000000000000000000000000001",
+                &[&topic, &a],
+                &format!("0x{b}{c}{d}"),
+            )
         })
         .collect();
     let d = decode(vec![t], WideColumns::default(), &logs);
@@ -361,7 +367,13 @@ fn generated_column_names_never_repeat_in_any_case_nor_hide_partition_keys() {
         "event Foo(uint256 Value, uint256 value)",
         "event Sync(uint112 date, uint112 year, uint8 chain)",
     ] {
-        let t = table(sig, WideColumns { decimal38: true, binary: true });
+        let t = table(
+            sig,
+            WideColumns {
+                decimal38: true,
+                binary: true,
+            },
+        );
         let names: Vec<String> = t.schema().fields().iter().map(|f| f.name().to_ascii_lowercase()).collect();
         let mut unique = names.clone();
         unique.sort();
