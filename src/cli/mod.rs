@@ -14,6 +14,7 @@
 
 pub mod args;
 mod commands;
+pub mod ddl;
 mod logs;
 pub mod progress;
 pub mod render;
@@ -21,8 +22,9 @@ mod run;
 mod schema;
 
 pub use args::Cli;
+pub use ddl::{schema_text, table_schema_text};
 pub use logs::{init_logs, runtime};
-pub use render::{bytes, intro, plan_listing, schema_text, status_table, summary_table};
+pub use render::{bytes, intro, plan_listing, status_table, summary_table};
 
 use crate::job::RunError;
 use crate::spec::SpecErrors;

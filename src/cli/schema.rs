@@ -1,7 +1,7 @@
 //! `chainetl schema`: a dataset's schema, a decoded event's, or every table
 //! a spec's exports write, as JSON, Arrow, DuckDB or Spark DDL.
 
-use super::{CliError, Exit, render};
+use super::{CliError, Exit};
 use crate::decode::abi::{EventTable, WideColumns};
 use crate::spec::decoding::{PRESETS, parse_event, snake_case};
 use crate::spec::{Dataset, HashEncoding, Spec};
@@ -33,7 +33,7 @@ fn dataset_schema(name: &str, format: &str) -> Result<String, CliError> {
             "unknown dataset `{name}`: expected blocks, events, portfolio, tokens, erc20_transfers, erc20_approvals or erc721_transfers"
         ))
     })?;
-    render::schema_text(d, format).map_err(CliError::Usage)
+    super::ddl::schema_text(d, format).map_err(CliError::Usage)
 }
 
 fn event_schema(sig: &str, u256: &[String], format: &str) -> Result<String, CliError> {
@@ -53,7 +53,7 @@ fn event_schema(sig: &str, u256: &[String], format: &str) -> Result<String, CliE
 fn decoded(table: &str, sig: &str, wide: WideColumns, enc: HashEncoding, format: &str) -> Result<String, CliError> {
     let event = parse_event(sig).map_err(|m| CliError::Usage(format!("--event: {m}")))?;
     let t = EventTable::new(table, event, enc, wide).map_err(CliError::Usage)?;
-    render::table_schema_text(table, &t.schema(), format).map_err(CliError::Usage)
+    super::ddl::table_schema_text(table, &t.schema(), format).map_err(CliError::Usage)
 }
 
 /// Every table of every export of the spec at `path`, once each.
@@ -68,14 +68,14 @@ fn spec_schemas(path: &str, format: &str) -> Result<String, CliError> {
             if !seen.contains(&t.table) {
                 seen.push(t.table.clone());
                 let table = EventTable::new(&t.table, t.event.clone(), enc, wide).map_err(CliError::Usage)?;
-                out += &render::table_schema_text(&t.table, &table.schema(), format).map_err(CliError::Usage)?;
+                out += &super::ddl::table_schema_text(&t.table, &table.schema(), format).map_err(CliError::Usage)?;
             }
         }
         let raw = e.decoding.as_ref().is_none_or(|d| d.also_raw);
         if raw && !seen.contains(&e.dataset.name().to_string()) {
             seen.push(e.dataset.name().to_string());
             let s = crate::decode::schema(e.dataset, enc);
-            out += &render::table_schema_text(e.dataset.name(), &s, format).map_err(CliError::Usage)?;
+            out += &super::ddl::table_schema_text(e.dataset.name(), &s, format).map_err(CliError::Usage)?;
         }
     }
     Ok(out)

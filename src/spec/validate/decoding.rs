@@ -188,13 +188,7 @@ impl Validator<'_> {
                 return Vec::new();
             }
         };
-        // A bare ABI array, or a build artifact holding one under "abi".
-        let parsed = serde_json::from_str::<JsonAbi>(&text).or_else(|first| {
-            serde_json::from_str::<serde_json::Value>(&text)
-                .ok()
-                .and_then(|v| v.get("abi").cloned())
-                .map_or(Err(first), serde_json::from_value::<JsonAbi>)
-        });
+        let parsed = parse_abi(&text);
         let abi_doc = match parsed {
             Ok(a) => a,
             Err(e) => {
@@ -305,4 +299,44 @@ fn decodable(event: &Event) -> Result<(), String> {
 /// log's columns).
 fn same_event(a: &Event, b: &Event) -> bool {
     a.anonymous == b.anonymous && a.full_signature() == b.full_signature()
+}
+
+/// A JSON ABI as tools write it: a bare array or a build artifact holding
+/// one under `"abi"`, perhaps after a byte-order mark; events written by
+/// older compilers without `"anonymous"` are not anonymous.
+fn parse_abi(text: &str) -> Result<JsonAbi, serde_json::Error> {
+    let mut doc: serde_json::Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))?;
+    if doc.get("abi").is_some_and(serde_json::Value::is_array) {
+        doc = doc["abi"].take();
+    }
+    if let Some(items) = doc.as_array_mut() {
+        for item in items.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+            if item.get("type").and_then(serde_json::Value::as_str) == Some("event") {
+                item.entry("anonymous").or_insert(serde_json::Value::Bool(false));
+            }
+        }
+    }
+    serde_json::from_value(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_abi;
+
+    #[test]
+    fn abis_as_tools_write_them() {
+        let event = r#"{"type": "event", "name": "Transfer", "inputs": [{"name": "from", "type": "address", "indexed": true}]}"#;
+        for text in [
+            format!("[{event}]"),
+            format!("\u{feff}[{event}]"),
+            format!(r#"{{"contractName": "T", "abi": [{event}]}}"#),
+        ] {
+            let abi = parse_abi(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let events: Vec<_> = abi.events().collect();
+            assert_eq!(events.len(), 1, "{text}");
+            assert!(!events[0].anonymous);
+        }
+        assert!(parse_abi("{\"abi\": 3}").is_err());
+        assert!(parse_abi("not json").is_err());
+    }
 }
