@@ -92,10 +92,27 @@ pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segme
     // topic0 (what the service filters on), so a pasted spelling can be
     // checked against a block explorer before anything runs.
     for e in &spec.exports {
-        if let crate::spec::Selection::Events { signatures, .. } = &e.selection {
-            for sig in signatures {
-                let _ = writeln!(s, "  export[{}] event {} topic0 {}", e.index, sig.canonical, sig.topic0);
+        match (&e.selection, &e.decoding) {
+            // A decoding export: each event with its table (ABI and preset
+            // events have no `signatures` entry).
+            (_, Some(d)) => {
+                for t in &d.tables {
+                    let _ = writeln!(
+                        s,
+                        "  export[{}] event {} topic0 {} → table {}",
+                        e.index,
+                        t.event.signature(),
+                        t.topic0(),
+                        t.table
+                    );
+                }
             }
+            (crate::spec::Selection::Events { signatures, .. }, None) => {
+                for sig in signatures {
+                    let _ = writeln!(s, "  export[{}] event {} topic0 {}", e.index, sig.canonical, sig.topic0);
+                }
+            }
+            _ => {}
         }
     }
     let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests≈");

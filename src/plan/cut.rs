@@ -18,26 +18,18 @@ pub(super) fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, pa
         chain,
         out,
     };
+    if let Some((window, chunk_blocks, chunk_secs)) = e.selection.chunked_window() {
+        let resolved = frozen.unwrap_or_else(|| window.resolve(0));
+        let per_block = rows_per_block(&e.selection);
+        let cuts = Cuts::of_window(resolved, chunk_blocks, chunk_secs, per_block, chain, page);
+        match resolved {
+            Resolved::Blocks { .. } => units.blocks(&cuts, per_block, page),
+            Resolved::Time { .. } => units.times(&cuts, per_block, page),
+        }
+        return;
+    }
     match &e.selection {
-        Selection::BlockWindow {
-            window,
-            chunk_blocks,
-            chunk_secs,
-        }
-        | Selection::Events {
-            window,
-            chunk_blocks,
-            chunk_secs,
-            ..
-        } => {
-            let resolved = frozen.unwrap_or_else(|| window.resolve(0));
-            let per_block = rows_per_block(&e.selection);
-            let cuts = Cuts::of_window(resolved, *chunk_blocks, *chunk_secs, per_block, chain, page);
-            match resolved {
-                Resolved::Blocks { .. } => units.blocks(&cuts, per_block, page),
-                Resolved::Time { .. } => units.times(&cuts, per_block, page),
-            }
-        }
+        Selection::BlockWindow { .. } | Selection::Events { .. } => {}
         Selection::BlockNumbers(numbers) => units.numbers(numbers, page),
         Selection::Portfolio { wallets, window, .. } => match frozen.unwrap_or_else(|| window.resolve(0)) {
             Resolved::Time { start, end } => units.wallets(wallets, start, end, page),

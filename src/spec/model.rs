@@ -154,6 +154,27 @@ pub enum Selection {
     },
 }
 
+impl Selection {
+    /// A windowed selection cut into units by blocks or time (blocks by
+    /// window, events): its window and unit sizes (blocks, seconds).
+    pub fn chunked_window(&self) -> Option<(&crate::vocab::window::Window, Option<u64>, Option<i64>)> {
+        match self {
+            Selection::BlockWindow {
+                window,
+                chunk_blocks,
+                chunk_secs,
+            }
+            | Selection::Events {
+                window,
+                chunk_blocks,
+                chunk_secs,
+                ..
+            } => Some((window, *chunk_blocks, *chunk_secs)),
+            _ => None,
+        }
+    }
+}
+
 /// An incremental export: each run continues from the committed high-water
 /// mark up to the head less the chain's confirmations.
 #[derive(Debug, Clone, Serialize)]

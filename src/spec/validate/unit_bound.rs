@@ -13,19 +13,8 @@ impl Validator<'_> {
     /// any page size gives, so a resumed job with another page size is
     /// covered too). Incremental exports are cut per run, from the mark.
     pub(super) fn unit_bound(&mut self, at: &At<'_>, chains: &[Chain], selection: &Selection, incremental: bool) {
-        let (window, chunk_blocks, chunk_secs) = match selection {
-            Selection::BlockWindow {
-                window,
-                chunk_blocks,
-                chunk_secs,
-            }
-            | Selection::Events {
-                window,
-                chunk_blocks,
-                chunk_secs,
-                ..
-            } if !incremental => (window, chunk_blocks, chunk_secs),
-            _ => return,
+        let Some((window, chunk_blocks, chunk_secs)) = selection.chunked_window().filter(|_| !incremental) else {
+            return;
         };
         // A relative window's length is what decides its units.
         let resolved = window.resolve(0);
