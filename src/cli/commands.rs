@@ -57,7 +57,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
                 ..RunOptions::default()
             };
             let every = (!quiet && progress_secs > 0).then(|| std::time::Duration::from_secs(progress_secs));
-            super::run::run_and_report(s, opts, quiet, every).await
+            super::run::run_and_report(s, opts, quiet, true, every).await
         }
     }
 }
@@ -151,7 +151,8 @@ async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliE
         repair: units.into_iter().collect(),
         ..RunOptions::default()
     };
-    super::run::run_and_report(s, opts, quiet, None).await
+    // `verify --repair` has listed what it repairs: no plan intro after it.
+    super::run::run_and_report(s, opts, quiet, false, None).await
 }
 
 fn init(path: &str, force: bool) -> Result<Exit, CliError> {

@@ -13,14 +13,21 @@ use std::time::Duration;
 /// The first signal received (2: SIGINT, 15: SIGTERM; 0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// Runs a job with signal handling, prints its intro, progress and summary,
-/// and maps the outcome to an exit. `progress_every`: seconds between
-/// progress lines when stderr is not a terminal (None: no progress).
-pub(super) async fn run_and_report(s: Spec, mut opts: RunOptions, quiet: bool, progress_every: Option<Duration>) -> Result<Exit, CliError> {
+/// Runs a job with signal handling, prints its intro (with `intro`),
+/// progress and summary, and maps the outcome to an exit.
+/// `progress_every`: seconds between progress lines when stderr is not a
+/// terminal (None: no progress).
+pub(super) async fn run_and_report(
+    s: Spec,
+    mut opts: RunOptions,
+    quiet: bool,
+    intro: bool,
+    progress_every: Option<Duration>,
+) -> Result<Exit, CliError> {
     let (tx, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(watch_signals(tx));
     let ticker: Arc<Mutex<Option<Ticker>>> = Arc::default();
-    opts.observer = Some(observer(!quiet, Display::auto(progress_every), ticker.clone()));
+    opts.observer = Some(observer(intro && !quiet, Display::auto(progress_every), ticker.clone()));
     let result = job::run(s.clone(), opts, rx).await;
     if let Some(t) = ticker.lock().unwrap_or_else(PoisonError::into_inner).take() {
         t.finish();
