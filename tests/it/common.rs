@@ -149,3 +149,42 @@ pub fn duckdb(sql: &str) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub fn wait_for(port: u16) {
+    let t = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "server on {port} did not come up");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// moto's S3 server (a test fails, not skips, without it).
+pub struct Moto {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Moto {
+    pub fn start() -> Moto {
+        let port = free_port();
+        let child = Command::new(python())
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("moto (installed by `make test` into .venv)");
+        wait_for(port);
+        Moto { child, port }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

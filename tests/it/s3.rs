@@ -15,45 +15,6 @@ use std::time::{Duration, Instant};
 
 const SECRET: &str = "moto-secret-never-logged-7f3a";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn wait_for(port: u16) {
-    let t = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(60), "server on {port} did not come up");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// moto's S3 server.
-struct Moto {
-    child: Child,
-    port: u16,
-}
-
-impl Moto {
-    fn start() -> Moto {
-        let port = free_port();
-        let child = Command::new(python())
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("moto (installed by `make test` into .venv)");
-        wait_for(port);
-        Moto { child, port }
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A TCP forwarder that can be stopped (connections refused) and restarted.
 struct Proxy {
     port: u16,

@@ -13,7 +13,7 @@
 //! child process (`child_process`, an ignored test that does nothing
 //! unless `CHAINETL_STORAGE_CHILD` says what to do), killed with SIGKILL.
 
-use crate::common::python;
+use crate::common::Moto;
 use chainetl::chain::Chain;
 use chainetl::decode::Decoded;
 use chainetl::plan::Segment;
@@ -40,45 +40,6 @@ const JOB: &str = "conf";
 const UNIT: &str = "e0-blocks-ethereum-b100-200";
 /// 2024-01-01, in days since 1970-01-01.
 const JAN_1: i32 = 19723;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn wait_for(port: u16) {
-    let t = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t.elapsed() < Duration::from_secs(60), "server on {port} did not come up");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// moto's S3 server (as in `s3.rs`: a test fails, not skips, without it).
-struct Moto {
-    child: Child,
-    port: u16,
-}
-
-impl Moto {
-    fn start() -> Moto {
-        let port = free_port();
-        let child = Command::new(python())
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("moto (installed by `make test` into .venv)");
-        wait_for(port);
-        Moto { child, port }
-    }
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// An output at `uri`, partitioned by chain and date.
 fn output(uri: &str) -> Output {
