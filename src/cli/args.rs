@@ -82,6 +82,13 @@ pub(crate) enum Command {
         #[arg(long)]
         repair: bool,
     },
+    /// Merge each finished partition's files into a few files of about
+    /// `output.target_file_mb`, sorted, exactly once (runs by itself after a
+    /// run unless `output.compact = false`; sharded runs leave it to this).
+    Compact {
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
     /// Show a job's progress from its checkpoints.
     Status {
         #[command(flatten)]

@@ -16,6 +16,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Validate { spec } => validate(&spec),
         Command::Plan { spec } => plan(&spec),
         Command::Status { spec } => status(&spec).await,
+        Command::Compact { spec } => compact(&spec, quiet).await,
         Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
         Command::Init { path, force } => init(&path, force),
         Command::Schema {
@@ -161,5 +162,15 @@ fn init(path: &str, force: bool) -> Result<Exit, CliError> {
     }
     std::fs::write(path, crate::spec::EXAMPLE).map_err(|e| CliError::io(format!("writing {path}"), e))?;
     println!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
+    Ok(Exit::Success)
+}
+
+async fn compact(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    match job::compact::compact_job(&s, None).await? {
+        None => println!("job `{}` has not run yet: nothing to compact", s.name),
+        Some(c) if !quiet => println!("{}", render::compaction(&c)),
+        Some(_) => {}
+    }
     Ok(Exit::Success)
 }

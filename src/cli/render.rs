@@ -197,6 +197,9 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
             s.orphans_removed
         );
     }
+    if let Some(c) = s.compaction.as_ref().filter(|c| c.partitions > 0) {
+        let _ = writeln!(out, "{}", compaction(c));
+    }
     if let Some(r) = &s.report {
         let _ = writeln!(out, "run report: {}/{r}", uri.trim_end_matches('/'));
     }
@@ -256,4 +259,24 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
         }
     );
     out
+}
+
+/// One line saying what a compaction did.
+pub(super) fn compaction(c: &crate::job::compact::CompactSummary) -> String {
+    if c.partitions == 0 {
+        return "nothing to compact: every finished partition is compacted".into();
+    }
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    format!(
+        "compacted {} partition{}: {} files ({:.1} MiB) into {} ({:.1} MiB), {} rows in {:.1}s ({:.0} rows/s)",
+        c.partitions,
+        if c.partitions == 1 { "" } else { "s" },
+        c.files_in,
+        mib(c.bytes_in),
+        c.files_out,
+        mib(c.bytes_out),
+        c.rows,
+        c.secs,
+        c.rows as f64 / c.secs.max(1e-9)
+    )
 }

@@ -89,6 +89,9 @@ pub enum RunError {
     /// Bad shard argument.
     #[error("--shard {0}: expected K/N with 1 <= K <= N")]
     Shard(String),
+    /// `verify --repair` cannot export the damaged files' rows again.
+    #[error("repair: {0}")]
+    Repair(String),
     /// A decoding export's events cannot be decoded.
     #[error("export[{export}]: {message}")]
     Decoder {

@@ -27,6 +27,7 @@
 //! checked against the job's identity. The engine prints nothing: it
 //! returns values and tells an optional [`Observer`] what it is doing.
 
+pub mod compact;
 pub mod error;
 pub mod incremental;
 pub mod inspect;
@@ -173,7 +174,19 @@ async fn run_leased(
 ) -> Result<RunSummary, RunError> {
     let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
     let (state, job) = prepare(&spec, sink.clone(), opts.fresh, now).await?;
-    prepare::delete_repaired(&state, &opts.repair).await?;
+    let repair = if opts.shard.is_none() {
+        let c = compact::Compactor {
+            spec: &spec,
+            state: &state,
+            sink: &sink,
+            now,
+        };
+        c.recover_all().await?;
+        if opts.repair.is_empty() { Vec::new() } else { c.dissolve_for(&opts.repair).await? }
+    } else {
+        opts.repair.clone()
+    };
+    prepare::delete_repaired(&state, &repair).await?;
     prepare::check_as_of(&spec, &job, opts.as_of)?;
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
     let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);
@@ -199,6 +212,8 @@ struct Passes<'a> {
     seen: HashSet<String>,
     /// When each incremental export last cut a segment on a chain.
     last_cut: HashMap<(usize, Chain), Instant>,
+    /// When follow mode last looked for partitions to compact.
+    last_compact: Option<Instant>,
     out: Outcome,
 }
 
@@ -213,6 +228,7 @@ impl<'a> Passes<'a> {
             pending,
             seen: HashSet::new(),
             last_cut: HashMap::new(),
+            last_compact: None,
             out: Outcome::default(),
         })
     }
@@ -234,6 +250,9 @@ impl<'a> Passes<'a> {
             if self.shared.stopping() || !self.out.failed.is_empty() {
                 break;
             }
+            if self.opts.follow {
+                self.compact_finished(false).await?;
+            }
             if self.out.reorgs.len() > reorgs_before && self.out.passes < MAX_REPAIR_PASSES {
                 continue;
             }
@@ -242,6 +261,9 @@ impl<'a> Passes<'a> {
             }
         }
         self.out.periods = self.pending.iter().filter(|s| s.chain.is_none()).map(|s| s.window).collect();
+        if !self.shared.stopping() && self.out.failed.is_empty() {
+            self.compact_finished(true).await?;
+        }
         Ok(())
     }
 

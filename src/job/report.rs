@@ -174,6 +174,9 @@ pub struct RunSummary {
     pub reorgs: Vec<Reorg>,
     /// Passes made (more than one in follow mode or after a reorg repair).
     pub passes: u64,
+    /// What compaction did, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<super::compact::CompactSummary>,
 }
 
 /// Where an incremental export stands on a chain.
@@ -217,6 +220,8 @@ pub(crate) struct Outcome {
     pub(crate) passes: u64,
     /// Aligned periods still pending.
     pub(crate) periods: Vec<Resolved>,
+    /// Compaction's work, summed over the run.
+    pub(crate) compaction: Option<super::compact::CompactSummary>,
 }
 
 /// The tallies with the request counters and reorgs folded in.
@@ -281,6 +286,7 @@ pub(crate) async fn summarize(
         marks: marks.iter().map(MarkSummary::from).collect(),
         reorgs: outcome.reorgs,
         passes: outcome.passes,
+        compaction: outcome.compaction,
     };
     summary.report = write_report(&shared.state, &summary, opts).await;
     Ok(summary)

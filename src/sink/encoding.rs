@@ -1,6 +1,7 @@
 //! How rows are encoded: the Parquet writer properties every file of an
-//! output shares (codec, dictionaries, statistics, page and row group
-//! sizes).
+//! output shares (codec, dictionaries, statistics and the page index, bloom
+//! filters, page and row group sizes), and the sort order compacted files
+//! declare.
 
 use super::SinkError;
 use crate::spec::{Compression, Output};
@@ -49,6 +50,14 @@ pub(super) fn writer_properties(output: &Output) -> Result<WriterProperties, Sin
     for col in DICTIONARY_COLUMNS {
         props = props.set_column_dictionary_enabled(ColumnPath::from(*col), true);
     }
+    // A row group holds at most `row_group_rows` distinct values; the
+    // writer folds each filter down to what its values need when the row
+    // group ends, so sizing it for that costs memory only while writing.
+    for col in &output.bloom_filters {
+        props = props
+            .set_column_bloom_filter_enabled(ColumnPath::from(col.as_str()), true)
+            .set_column_bloom_filter_max_ndv(ColumnPath::from(col.as_str()), output.row_group_rows as u64);
+    }
     Ok(props
         .set_compression(compression)
         .set_statistics_enabled(EnabledStatistics::Page)
@@ -60,4 +69,42 @@ pub(super) fn writer_properties(output: &Output) -> Result<WriterProperties, Sin
         .set_max_row_group_row_count(Some(output.row_group_rows))
         .set_created_by(concat!("chainetl version ", env!("CARGO_PKG_VERSION")).to_string())
         .build())
+}
+
+/// The natural key of a table's rows, in sort order: what compacted files
+/// are sorted by. Decoded event tables share the raw events' key. Columns
+/// a file does not hold (partition keys) are left out by the caller.
+pub fn natural_key(columns: &[&str]) -> Vec<&'static str> {
+    const KEYS: &[&[&str]] = &[
+        &["block_number", "log_index"],
+        &["number"],
+        &["wallet_address", "date", "token_address"],
+        &["address"],
+    ];
+    KEYS.iter()
+        .find(|key| columns.contains(&key[0]))
+        .map(|key| key.iter().copied().filter(|k| columns.contains(k)).collect())
+        .unwrap_or_default()
+}
+
+/// `props` declaring that rows are sorted ascending by `key` (column names
+/// of `schema`), as each row group's sorting columns: leaf indexes of the
+/// Parquet schema, which a list column before them shifts.
+pub(super) fn sorted_by(props: &WriterProperties, schema: &arrow::datatypes::Schema, key: &[&str]) -> Result<WriterProperties, SinkError> {
+    use parquet::file::metadata::SortingColumn;
+    let descr = parquet::arrow::ArrowSchemaConverter::new().convert(schema).map_err(|e| SinkError::Write {
+        path: "(schema)".into(),
+        source: Box::new(e),
+    })?;
+    let leaves: Vec<String> = descr.columns().iter().map(|c| c.path().string()).collect();
+    let sorting = key
+        .iter()
+        .filter_map(|k| leaves.iter().position(|l| l == k))
+        .map(|i| SortingColumn {
+            column_idx: i as i32,
+            descending: false,
+            nulls_first: true,
+        })
+        .collect();
+    Ok(props.clone().into_builder().set_sorting_columns(Some(sorting)).build())
 }

@@ -3,6 +3,8 @@
 //! unit and sequence a file is, read back strictly.
 
 use super::Sink;
+use arrow::datatypes::{Schema, SchemaRef};
+use std::sync::Arc;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::date_string;
 
@@ -24,6 +26,20 @@ impl Sink {
     pub(super) fn partitions_by_date(&self) -> bool {
         self.partition_by.iter().any(|k| k == "date")
     }
+
+    /// The columns of `schema` that a file holds: all but the partition
+    /// keys, which live only in the path (`chain`, and `date` where a table
+    /// has that column). Spark and DuckDB write hive partitions the same
+    /// way, and it is the one layout that every engine reads without a
+    /// schema hint: a key both in the path and in the file makes pyarrow
+    /// refuse to merge the path's string with the file's type.
+    pub fn file_columns(&self, schema: &SchemaRef) -> (SchemaRef, Vec<usize>) {
+        let keep: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !self.partition_by.iter().any(|k| k == schema.field(i).name()))
+            .collect();
+        let fields: Vec<_> = keep.iter().map(|&i| schema.field(i).clone()).collect();
+        (Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())), keep)
+    }
 }
 
 /// File name of sequence `seq` of a unit whose files are named
@@ -41,4 +57,21 @@ pub fn parse_file_name(name: &str) -> Option<(&str, u64)> {
     (seq.len() >= 6 && seq.bytes().all(|b| b.is_ascii_digit())).then_some(())?;
     crate::plan::is_unit_id(unit).then_some(())?;
     Some((unit, seq.parse().ok()?))
+}
+
+/// File name of output `seq` of generation `generation` of a job's
+/// compaction of a partition: `<job>-compacted-<generation:06>-<seq:06>.parquet`.
+/// No unit id starts with `compacted`, so it is never read as a unit's file.
+pub fn compacted_name(job: &str, generation: u64, seq: u64) -> String {
+    format!("{job}-compacted-{generation:06}-{seq:06}.parquet")
+}
+
+/// The generation and sequence of a compacted file's name without the
+/// job's name (`compacted-<generation>-<seq>.parquet`), read strictly.
+pub fn parse_compacted_name(name: &str) -> Option<(u64, u64)> {
+    let stem = name.strip_prefix("compacted-")?.strip_suffix(".parquet")?;
+    let (g, s) = stem.split_once('-')?;
+    let digits = |x: &str| x.len() >= 6 && x.bytes().all(|b| b.is_ascii_digit());
+    (digits(g) && digits(s)).then_some(())?;
+    Some((g.parse().ok()?, s.parse().ok()?))
 }

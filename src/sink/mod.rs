@@ -50,16 +50,21 @@
 //! name; `chainetl verify` then reports it missing.)
 
 mod chunks;
+mod compact;
 mod encoding;
 mod layout;
+mod merge;
 mod open;
 mod open_file;
+mod reader;
 mod unit_writer;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use layout::{file_name, parse_file_name};
+pub use compact::{Merged, hidden_name};
+pub use encoding::natural_key;
+pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_name};
 pub use unit_writer::UnitWriter;
 
 use crate::decode::schema;

@@ -22,8 +22,18 @@ impl OpenFile {
     /// Starts file `rel` of `sink`: nothing is visible under `rel` until
     /// [`OpenFile::close`] completes it.
     pub(super) fn create(sink: &Sink, rel: String, schema: SchemaRef) -> Result<OpenFile, SinkError> {
+        OpenFile::create_with(sink, rel, schema, sink.props.clone())
+    }
+
+    /// [`OpenFile::create`] with writer properties of its own.
+    pub(super) fn create_with(
+        sink: &Sink,
+        rel: String,
+        schema: SchemaRef,
+        props: parquet::file::properties::WriterProperties,
+    ) -> Result<OpenFile, SinkError> {
         let out = BufWriter::with_capacity(sink.store.clone(), sink.path(&rel), sink.part_bytes).with_max_concurrency(2);
-        let writer = ArrowWriter::try_new(Chunks::default(), schema, Some(sink.props.clone())).map_err(|e| SinkError::Write {
+        let writer = ArrowWriter::try_new(Chunks::default(), schema, Some(props)).map_err(|e| SinkError::Write {
             path: rel.clone(),
             source: Box::new(e),
         })?;

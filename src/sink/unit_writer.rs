@@ -22,7 +22,10 @@ pub struct UnitWriter {
     table: String,
     chain: Chain,
     unit_id: String,
+    /// The schema of the files: the table's, without partition keys.
     schema: SchemaRef,
+    /// The columns of the table's batches that the files hold.
+    keep: Vec<usize>,
     /// Sequence number of the next file to open.
     pub next_seq: u64,
     open: BTreeMap<Option<i32>, OpenFile>,
@@ -44,12 +47,14 @@ impl UnitWriter {
         memory_share: usize,
     ) -> UnitWriter {
         let flush_bytes = memory_share.max(1024 * 1024);
+        let (schema, keep) = sink.file_columns(&schema);
         UnitWriter {
             sink,
             table: table.into(),
             chain,
             unit_id: unit_id.into(),
             schema,
+            keep,
             next_seq,
             open: BTreeMap::new(),
             flush_bytes,
@@ -116,7 +121,11 @@ impl UnitWriter {
         let Some(f) = self.open.get_mut(&day) else {
             return Ok(());
         };
-        f.write(batch).await?;
+        let batch = batch.project(&self.keep).map_err(|e| SinkError::Write {
+            path: f.rel.clone(),
+            source: Box::new(e),
+        })?;
+        f.write(&batch).await?;
         f.rows += batch.num_rows() as u64;
         // Memory stays bounded whatever the job's size: when the unit's open
         // files (one per day it spans) together buffer its share, end the
@@ -163,7 +172,7 @@ impl UnitWriter {
 
 /// The size of completed file `rel`, once it is durable: locally its
 /// bytes are fsynced (the upload renamed them into place without).
-async fn make_durable(sink: &Sink, rel: &str) -> Result<u64, SinkError> {
+pub(super) async fn make_durable(sink: &Sink, rel: &str) -> Result<u64, SinkError> {
     let error = |e: Box<dyn std::error::Error + Send + Sync>| SinkError::Write {
         path: rel.into(),
         source: e,

@@ -37,6 +37,13 @@ pub const COMMIT_PAGES: usize = 25;
 /// MiB of encoded-but-unflushed row groups the whole job may hold
 /// (`output.memory_budget_mb`).
 pub const MEMORY_BUDGET_MB: usize = 64;
+/// MiB of a compacted file (`output.target_file_mb`): large enough that
+/// engines pay little per file, small enough that a scan splits across
+/// cores and a failed upload costs little to redo.
+pub const TARGET_FILE_MB: usize = 256;
+/// Columns people look rows up by, which get bloom filters
+/// (`output.bloom_filters`).
+pub const BLOOM_FILTER_COLUMNS: &[&str] = &["transaction_hash", "contract_address", "topic0", "wallet_address"];
 
 // Exports
 

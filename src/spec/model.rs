@@ -92,6 +92,15 @@ pub struct Output {
     /// Bytes of encoded-but-unflushed row groups the job may hold.
     #[serde(skip)]
     pub memory_budget: usize,
+    /// Compact each finished partition (`output.compact`).
+    #[serde(skip)]
+    pub compact: bool,
+    /// Bytes of a compacted file (`output.target_file_mb`).
+    #[serde(skip)]
+    pub target_file_bytes: usize,
+    /// Columns with bloom filters, where a table has them (`output.bloom_filters`).
+    #[serde(skip)]
+    pub bloom_filters: Vec<String>,
     /// S3 endpoint override.
     #[serde(skip)]
     pub endpoint: Option<String>,

@@ -118,6 +118,14 @@ pub(crate) struct RawOutput {
     pub(crate) hash_encoding: Option<Spanned<String>>,
     /// Memory for rows buffered in open files, whole job, in MiB (default [`super::defaults::MEMORY_BUDGET_MB`]).
     pub(crate) memory_budget_mb: Option<Spanned<i64>>,
+    /// Merge each finished partition's files into files of about
+    /// `target_file_mb` (default true).
+    pub(crate) compact: Option<Spanned<bool>>,
+    /// Size of a compacted file in MiB (default [`super::defaults::TARGET_FILE_MB`]).
+    pub(crate) target_file_mb: Option<Spanned<i64>>,
+    /// Columns that get a Parquet bloom filter, where a table has them
+    /// (default [`super::defaults::BLOOM_FILTER_COLUMNS`]).
+    pub(crate) bloom_filters: Option<Spanned<Vec<Spanned<String>>>>,
     /// S3: endpoint URL of an S3-compatible store (default: `AWS_ENDPOINT_URL` or AWS).
     pub(crate) endpoint: Option<Spanned<String>>,
     /// S3: region (default: `AWS_REGION`, else us-east-1).

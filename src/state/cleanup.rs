@@ -5,7 +5,6 @@
 
 use super::{StateError, StateStore, UnitState};
 use crate::plan::Unit;
-use crate::sink::parse_file_name;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -78,18 +77,16 @@ impl StateStore {
         remove_local_files(vec![root.join(&self.dir)], |p| p.extension().is_some_and(|x| x == "tmp"))
     }
 
-    /// Local multipart staging files (`<file>.parquet#<n>`) of this job.
+    /// Local multipart staging files (`<file>#<n>`) of this job's files.
     pub(super) fn remove_local_staging(&self, tables: &BTreeSet<String>) -> usize {
         let Some(root) = self.sink.local_root() else {
             return 0;
         };
-        let prefix = format!("{}-", self.job);
         remove_local_files(tables.iter().map(|t| root.join(t)).collect(), |p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.split_once('#'))
-                .and_then(|(file, _)| file.strip_prefix(&prefix))
-                .and_then(parse_file_name)
+                .and_then(|(file, _)| self.classify(file))
                 .is_some()
         })
     }

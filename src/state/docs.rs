@@ -150,6 +150,59 @@ pub struct CommittedFile {
     pub bytes: u64,
 }
 
+/// A partition's compaction by this job (`compacted/<partition key>.json`):
+/// which compacted files hold which unit files' rows, and the swap in
+/// progress, if any (see *Compaction* in [`super`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Compaction {
+    /// Format version.
+    pub version: u32,
+    /// The partition's directory relative to the output root, e.g.
+    /// `events/chain=base/date=2024-01-02`.
+    pub partition: String,
+    /// Generation of `files` (0: nothing compacted yet).
+    pub generation: u64,
+    /// The compacted files of the partition, as written.
+    pub files: Vec<CommittedFile>,
+    /// Unit files (paths) whose rows `files` hold: gone, or about to be.
+    pub replaced: Vec<String>,
+    /// A compaction in progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingCompaction>,
+    /// `verify --repair` is exporting these units (those of this partition
+    /// and of every partition they share compacted files with) again:
+    /// their checkpoints are to be deleted, then the compacted files, then
+    /// this record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dissolving: Vec<String>,
+    /// Time of the last change (RFC 3339).
+    pub updated_at: String,
+}
+
+/// A compaction of a partition in progress.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PendingCompaction {
+    /// Generation of the files being written.
+    pub generation: u64,
+    /// Whether every output is durable under its hidden name: from here
+    /// on the compaction is finished forward (publish, delete the inputs),
+    /// before it, rolled back (delete the outputs).
+    pub swapping: bool,
+    /// The files replaced: unit files and earlier compacted files.
+    pub inputs: Vec<String>,
+    /// The outputs, under their final names (once `swapping`).
+    pub outputs: Vec<CommittedFile>,
+}
+
+impl Versioned for Compaction {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    const FIX: &'static str = "restore it from a backup, or re-run with --fresh to start the job over \
+         (this deletes its output); do not delete it alone: its compacted files would be counted beside \
+         the files they replaced, or the files of a swap in progress would be left";
+}
+
 /// A state document carrying its format version.
 pub(super) trait Versioned {
     /// The format version the document says it is.

@@ -3,7 +3,7 @@
 //! never a file of another job sharing the output.
 
 use super::{StateError, StateStore};
-use crate::sink::parse_file_name;
+use super::compactions::JobFile;
 use std::collections::BTreeSet;
 
 impl StateStore {
@@ -20,22 +20,15 @@ impl StateStore {
 
     /// This job's data files, and their sizes: `(rel, unit, seq, bytes)`.
     pub(super) async fn data_files_sized(&self, tables: &BTreeSet<String>) -> Result<Vec<(String, String, u64, u64)>, StateError> {
-        let mut out = Vec::new();
-        let prefix = format!("{}-", self.job);
-        for t in tables {
-            for m in self.list(t).await? {
-                let Some(name) = m.location.filename() else {
-                    continue;
-                };
-                let Some(rest) = name.strip_prefix(&prefix) else {
-                    continue;
-                };
-                if let Some((unit, seq)) = parse_file_name(rest) {
-                    out.push((self.sink.rel_of(&m.location), unit.to_string(), seq, m.size));
-                }
-            }
-        }
-        Ok(out)
+        Ok(self
+            .list_files(tables)
+            .await?
+            .into_iter()
+            .filter_map(|f| match f.kind {
+                JobFile::Unit(unit, seq) => Some((f.rel, unit, seq, f.bytes)),
+                _ => None,
+            })
+            .collect())
     }
 
     /// This job's data files under `tables` of units whose id starts with

@@ -34,8 +34,8 @@ impl StateStore {
             }
         }
         let mut removed = 0;
-        for (rel, _, _) in self.data_files(tables).await? {
-            self.sink.delete(&rel).await?;
+        for f in self.list_files(tables).await? {
+            self.sink.delete(&f.rel).await?;
             crate::util::failpoint::hit("during-fresh");
             removed += 1;
         }

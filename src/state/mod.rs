@@ -77,6 +77,7 @@
 //! - **Leases**: see [`lease`].
 
 mod cleanup;
+mod compactions;
 mod docs;
 mod files;
 mod fresh;
@@ -91,7 +92,8 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
-pub use docs::{AddedExport, CommittedFile, JobState, Mark, SegmentDoc, TailBlock, UnitState};
+pub use compactions::{JobFile, Listed};
+pub use docs::{AddedExport, CommittedFile, Compaction, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState};
 pub use verify::FileProblem;
 
 use crate::sink::{Sink, SinkError};

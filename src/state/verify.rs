@@ -25,8 +25,14 @@ impl StateStore {
     /// file) is an error, not a problem of the file: `verify --repair`
     /// must not redo a unit because the store was briefly unreachable.
     pub async fn verify(&self, tables: &BTreeSet<String>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
+        let listed = self.list_files(tables).await?;
+        let all_sizes: HashMap<&str, u64> = listed.iter().map(|f| (f.rel.as_str(), f.bytes)).collect();
         let files = self.data_files_sized(tables).await?;
         let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
+        let compactions = self.load_compactions().await?;
+        // Files a compaction replaced are accounted for by its files.
+        let replaced: HashSet<&str> = compactions.iter().flat_map(|c| c.replaced.iter().map(String::as_str)).collect();
+        let replaced_names: HashSet<&str> = replaced.iter().filter_map(|r| r.rsplit('/').next()).collect();
         let mut seqs: HashMap<&str, HashSet<u64>> = HashMap::new();
         for (_, unit, seq, _) in &files {
             seqs.entry(unit.as_str()).or_default().insert(*seq);
@@ -45,11 +51,14 @@ impl StateStore {
                 let present = seqs.get(id.as_str());
                 for seq in (0..st.next_seq).filter(|s| !present.is_some_and(|p| p.contains(s))) {
                     let name = crate::sink::file_name(&self.file_prefix(id), seq);
+                    if replaced_names.contains(name.as_str()) {
+                        continue;
+                    }
                     problems.push(problem(&name, "missing".into()));
                 }
                 continue;
             }
-            for f in &st.committed {
+            for f in st.committed.iter().filter(|f| !replaced.contains(f.path.as_str())) {
                 match sizes.get(f.path.as_str()) {
                     None => problems.push(problem(&f.path, format!("missing ({} rows)", f.rows))),
                     Some(&b) if b != f.bytes => problems.push(problem(&f.path, format!("changed: {b} bytes, {} when committed", f.bytes))),
@@ -58,6 +67,36 @@ impl StateStore {
                         Ok(rows) => problems.push(problem(&f.path, format!("changed: {rows} rows, {} when committed", f.rows))),
                         Err(e) => problems.push(problem(&f.path, format!("changed: not a readable Parquet file ({e})"))),
                     },
+                }
+            }
+        }
+        for c in &compactions {
+            // The unit a repair starts from: any whose rows the files hold.
+            let unit = c
+                .replaced
+                .iter()
+                .find_map(|r| r.rsplit('/').next().and_then(|n| self.classify(n)))
+                .and_then(|k| match k {
+                    super::JobFile::Unit(u, _) => Some(u),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            for f in &c.files {
+                let what = match all_sizes.get(f.path.as_str()) {
+                    None => Some(format!("missing ({} rows, compacted)", f.rows)),
+                    Some(&b) if b != f.bytes => Some(format!("changed: {b} bytes, {} when compacted", f.bytes)),
+                    Some(&b) => match self.parquet_rows(&f.path, b).await? {
+                        Ok(rows) if rows == f.rows => None,
+                        Ok(rows) => Some(format!("changed: {rows} rows, {} when compacted", f.rows)),
+                        Err(e) => Some(format!("changed: not a readable Parquet file ({e})")),
+                    },
+                };
+                if let Some(what) = what {
+                    problems.push(FileProblem {
+                        unit: unit.clone(),
+                        path: f.path.clone(),
+                        what,
+                    });
                 }
             }
         }

@@ -36,6 +36,14 @@ impl Validator<'_> {
             65_536,
             defaults::MEMORY_BUDGET_MB as i64,
         );
+        let target_file_mb = self.int_in(
+            &o.target_file_mb,
+            "output.target_file_mb",
+            1,
+            16_384,
+            defaults::TARGET_FILE_MB as i64,
+        );
+        let bloom_filters = self.bloom_filters(o);
         Output {
             uri,
             partition_by,
@@ -47,6 +55,9 @@ impl Validator<'_> {
             commit_pages: commit_pages as usize,
             hash_encoding,
             memory_budget: memory_budget_mb as usize * 1024 * 1024,
+            compact: o.compact.as_ref().is_none_or(|c| *c.get_ref()),
+            target_file_bytes: target_file_mb as usize * 1024 * 1024,
+            bloom_filters,
             endpoint: o.endpoint.as_ref().map(|e| e.get_ref().clone()),
             region: o.region.as_ref().map(|e| e.get_ref().clone()),
             allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),
@@ -104,6 +115,29 @@ impl Validator<'_> {
             partition_by.sort();
         }
         partition_by
+    }
+
+    /// `output.bloom_filters`: column names (a table without the column
+    /// has no filter for it), each a plain identifier.
+    fn bloom_filters(&mut self, o: &RawOutput) -> Vec<String> {
+        let Some(list) = &o.bloom_filters else {
+            return defaults::BLOOM_FILTER_COLUMNS.iter().map(|c| c.to_string()).collect();
+        };
+        let mut out = Vec::new();
+        for c in list.get_ref() {
+            let name = c.get_ref();
+            let plain = !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if !plain {
+                self.err(
+                    c.span(),
+                    "output.bloom_filters",
+                    format!("`{name}`: expected a column name (lower-case letters, digits, `_`), e.g. `transaction_hash`"),
+                );
+            } else if !out.contains(name) {
+                out.push(name.clone());
+            }
+        }
+        out
     }
 
     /// `output.compression` and its `compression_level`.
