@@ -6,6 +6,11 @@
   (d) chainetl peak RSS at 1M and at 4M rows
   (e) latency-bound: --latency-ms 50, max_concurrency 16, 100-row pages (Little's law: 320 pages/s)
   (f) quota-bound: --quota-rps 100: share of the quota used and share of requests answered 429
+  (g) decoding: the (b) job decoded into a table per event
+  (h) compaction: files per partition and mean file size before and after, for the demo and a
+      7-day events job; compaction's rows/s; DuckDB query times before/after (point lookup by
+      transaction hash, a contract filter over the week, a per-day aggregate) as ratios
+(b)-(g) run with output.compact = false, so they measure the export alone.
 
 usage: bench.py full|smoke     (smoke: small sizes, for CI)
 Results are printed and written to bench-out/results.json.
@@ -87,7 +92,7 @@ def run_rss(cmd, cpu=None):
     return secs, ru.ru_maxrss / 1024.0
 
 
-def spec(name, url, blocks, page_size=1000, concurrency=8, chunk=1000, extra="", export_extra=""):
+def spec(name, url, blocks, page_size=1000, concurrency=8, chunk=1000, extra="", export_extra="", output_extra="compact = false"):
     path = os.path.join(OUT, f"{name}.toml")
     with open(path, "w") as f:
         f.write(
@@ -100,6 +105,7 @@ max_retries = 50
 {extra}
 [output]
 uri = "{OUT}/{name}"
+{output_extra}
 [[export]]
 dataset = "events"
 chains = ["ethereum"]
@@ -240,6 +246,8 @@ def main():
     finally:
         sim.stop()
 
+    res["h_compaction"] = compaction_bench(smoke)
+
     b, c = res["b_chainetl"], res["c_python"]
     res["ratios"] = {"chainetl_over_python": round(b["rows_per_sec"] / c["rows_per_sec"], 1)}
     if "a_drain" in res:
@@ -253,6 +261,94 @@ def main():
         res["ratios"]["note"] = "smoke sizes: peak RSS is still ramping up, so its growth is not a flatness measure; run `make bench`"
     json.dump(res, open(os.path.join(OUT, "results.json"), "w"), indent=2)
     print(json.dumps(res, indent=2))
+
+
+def layout(root):
+    """Files per partition directory and mean file size under `root`."""
+    parts, sizes = {}, []
+    for d, _, files in os.walk(root):
+        if "_chainetl" in d:
+            continue
+        pq = [f for f in files if f.endswith(".parquet")]
+        if pq:
+            parts[d] = len(pq)
+            sizes += [os.path.getsize(os.path.join(d, f)) for f in pq]
+    n = sum(parts.values())
+    return {"files": n, "partitions": len(parts), "files_per_partition": round(n / max(len(parts), 1), 2), "mean_file_kib": round(sum(sizes) / max(n, 1) / 1024, 1)}
+
+
+def query_times(root):
+    """Median seconds of three DuckDB queries over the events under `root`."""
+    import duckdb
+
+    src = f"read_parquet('{root}/events/**/*.parquet', hive_partitioning = true)"
+    con = duckdb.connect()
+    tx = con.execute(f"select transaction_hash from {src} using sample 1 rows").fetchall()[0][0]
+    contract = con.execute(f"select contract_address from {src} group by 1 order by count(*) desc limit 1").fetchall()[0][0]
+    qs = {
+        "point_lookup_tx_hash": f"select * from {src} where transaction_hash = '{tx}'",
+        "contract_filter_week": f"select count(*), max(block_number) from {src} where contract_address = '{contract}'",
+        "per_day_aggregate": f"select date, count(*), count(distinct contract_address) from {src} group by date order by date",
+    }
+    out = {}
+    for k, q in qs.items():
+        times = []
+        for _ in range(3):
+            c = duckdb.connect()
+            t = time.time()
+            c.execute(q).fetchall()
+            times.append(time.time() - t)
+        out[k] = round(median(times), 4)
+    return out
+
+
+def compaction_bench(smoke):
+    """(h): the demo and a week of events, before and after compaction."""
+    res = {}
+    demo = os.path.join(ROOT, "pipelines/demo.toml")
+    for label, on in (("before", "false"), ("after", "true")):
+        uri = os.path.join(OUT, f"demo-{label}")
+        run_measured([BIN, "run", demo, "--fresh", "-q", "--set", f"output.uri={uri}", "--set", f"output.compact={on}"])
+        res[f"demo_{label}"] = layout(uri)
+    sim = Sim("--events-per-block", "20")
+    try:
+        days = 1 if smoke else 7
+        path = os.path.join(OUT, "week.toml")
+        with open(path, "w") as f:
+            f.write(f"""name = "week"
+[source]
+base_url = "{sim.url}"
+max_concurrency = 8
+[output]
+uri = "{OUT}/week"
+compact = false
+[[export]]
+dataset = "events"
+chains = ["ethereum"]
+window = "2025-05-{32 - days:02d}T00:00:00Z..2025-06-01T00:00:00Z"
+""")
+        run_measured([BIN, "run", path, "--fresh", "-q"])
+        before = layout(os.path.join(OUT, "week"))
+        qb = query_times(os.path.join(OUT, "week"))
+        t = time.time()
+        _, out, _ = run_measured([BIN, "compact", path])
+        secs = time.time() - t
+        rows = int(re.search(r"([\d]+) rows in", out).group(1))
+        after = layout(os.path.join(OUT, "week"))
+        qa = query_times(os.path.join(OUT, "week"))
+        res["week_events"] = {
+            "rows": rows,
+            "before": before,
+            "after": after,
+            "compaction_seconds": round(secs, 2),
+            "compaction_rows_per_sec": round(rows / secs),
+            "duckdb_seconds_before": qb,
+            "duckdb_seconds_after": qa,
+            "duckdb_before_over_after": {k: round(qb[k] / max(qa[k], 1e-6), 2) for k in qb},
+        }
+    finally:
+        sim.stop()
+    return res
 
 
 if __name__ == "__main__":

@@ -113,7 +113,7 @@ impl Compactor<'_> {
             let Some(inputs) = self.inputs(&record, &files, &finality) else {
                 continue;
             };
-            self.compact(record, inputs, &mut sum).await?;
+            self.compact(record, inputs, &files, &mut sum).await?;
         }
         sum.secs = started.elapsed().as_secs_f64();
         Ok(sum)
@@ -188,8 +188,14 @@ impl Compactor<'_> {
 
     /// Compacts one partition: record, write hidden, record the swap,
     /// publish, delete the inputs, record done.
-    async fn compact(&self, mut record: Compaction, inputs: Vec<Listed>, sum: &mut CompactSummary) -> Result<(), RunError> {
-        let generation = record.generation + 1;
+    async fn compact(&self, mut record: Compaction, inputs: Vec<Listed>, files: &[Listed], sum: &mut CompactSummary) -> Result<(), RunError> {
+        // Never a name a file of the partition already has, whatever the
+        // record says.
+        let present = files.iter().filter_map(|f| match f.kind {
+            JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
+            JobFile::Unit(..) => None,
+        });
+        let generation = present.fold(record.generation, u64::max) + 1;
         record.pending = Some(PendingCompaction {
             generation,
             swapping: false,

@@ -95,6 +95,7 @@ impl Out<'_> {
         };
         f.write(batch).await?;
         f.rows += batch.num_rows() as u64;
+        crate::util::failpoint::hit("compact-writing");
         if f.writer.bytes_written() + f.writer.in_progress_size() >= self.target {
             self.roll().await?;
         }
@@ -197,6 +198,11 @@ impl Sink {
         .await;
         if let Err(e) = result {
             out.abort().await;
+            // A retry without the sort order may write fewer outputs: none
+            // of this attempt's may be left behind.
+            for f in &out.done {
+                let _ = self.delete(&hidden_name(&f.rel)).await;
+            }
             return Err(e);
         }
         let written: u64 = out.done.iter().map(|f| f.rows).sum();

@@ -1,5 +1,5 @@
 //! Compaction records: `compacted/<partition key>.json`, one per partition
-//! this job compacted (the partition's directory with `/` as `~`), and the
+//! this job compacted (the partition's directory with `/` as `__`), and the
 //! job's compacted files found by name.
 //!
 //! The record is what makes a compaction exactly-once (see *Compaction* in
@@ -34,8 +34,11 @@ pub struct Listed {
 }
 
 impl StateStore {
+    /// `compacted/<partition, '/' as "__">.json`: a name of characters
+    /// object stores keep as they are (no table name holds `=`, so two
+    /// partitions never share one).
     fn compaction_path(&self, partition: &str) -> String {
-        format!("{}/compacted/{}.json", self.dir, partition.replace('/', "~"))
+        format!("{}/compacted/{}.json", self.dir, partition.replace('/', "__"))
     }
 
     /// Every compaction record of the job.

@@ -86,7 +86,8 @@ pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Rows of every Parquet file under `dir`, as strings of `columns`, sorted.
+/// Rows of every Parquet file under `dir`, as strings of `columns`, sorted
+/// (a column a file does not hold is read from its hive path, `col=value`).
 pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for f in parquet_files(dir) {
@@ -95,12 +96,20 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
         for batch in reader {
             let batch = batch.unwrap();
             let opts = FormatOptions::default().with_null("NULL");
+            // Partition keys live only in the path, as hive readers find them.
+            let from_path = |c: &str| -> arrow::array::ArrayRef {
+                let key = format!("{c}=");
+                let value = f
+                    .components()
+                    .find_map(|p| p.as_os_str().to_str().and_then(|s| s.strip_prefix(&key)).map(str::to_string))
+                    .unwrap_or_else(|| panic!("no column {c} in {f:?}"));
+                std::sync::Arc::new(arrow::array::StringArray::from(vec![value; batch.num_rows()]))
+            };
             let cols: Vec<_> = columns
                 .iter()
-                .map(|c| {
-                    batch
-                        .column(batch.schema().index_of(c).unwrap_or_else(|_| panic!("no column {c} in {f:?}")))
-                        .clone()
+                .map(|c| match batch.schema().index_of(c) {
+                    Ok(i) => batch.column(i).clone(),
+                    Err(_) => from_path(c),
                 })
                 .map(|a| match a.data_type() {
                     // Named zones need chrono-tz to display; the instant is what we compare.

@@ -2,6 +2,7 @@
 
 mod client;
 mod common;
+mod compact;
 mod decoded;
 mod export;
 mod hostile;

@@ -327,7 +327,10 @@ fn s3_jobs_sharing_a_prefix_and_two_runs_of_one_job_stay_apart() {
         let mut keys: Vec<String> = s3
             .download("exports/v1/events", local.path())
             .into_iter()
-            .filter(|k| k.rsplit('/').next().unwrap().starts_with(&format!("{job}-e0-")))
+            .filter(|k| {
+                let name = k.rsplit('/').next().unwrap();
+                name.starts_with(&format!("{job}-e0-")) || name.starts_with(&format!("{job}-compacted-"))
+            })
             .collect();
         keys.sort();
         keys
@@ -373,4 +376,32 @@ fn s3_jobs_sharing_a_prefix_and_two_runs_of_one_job_stay_apart() {
         "waited for the dead holder's lease to expire"
     );
     assert_eq!(objects("x-y"), before);
+}
+
+#[test]
+fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
+    let s3 = S3::start("bkt-compact");
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &s3.bucket, &s3.sim.url());
+    for point in ["compact-writing:3", "compact-swapping:1", "compact-deleting:5"] {
+        let o = s3
+            .cmd(&["run", &spec, "--fresh", "-q"])
+            .env("CHAINETL_FAILPOINT", point)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{point}: the failpoint must crash the run");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
+        let o = s3.cmd(&["run", &spec, "-q"]).output().unwrap();
+        assert!(o.status.success(), "{point}: {}", text(&o));
+        assert_bucket_exact(&s3);
+        let local = tempfile::tempdir().unwrap();
+        let mut per_partition: std::collections::BTreeMap<String, usize> = Default::default();
+        for k in s3.download("exports/v1/events", local.path()) {
+            let (dir, name) = k.rsplit_once('/').unwrap();
+            assert!(name.starts_with("s3job-compacted-"), "{point}: {k} is not compacted");
+            *per_partition.entry(dir.to_string()).or_default() += 1;
+        }
+        assert!(!per_partition.is_empty());
+        assert!(per_partition.values().all(|n| *n == 1), "{point}: {per_partition:?}");
+    }
 }
