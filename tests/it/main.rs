@@ -4,6 +4,7 @@ mod client;
 mod common;
 mod decoded;
 mod export;
+mod forms;
 mod hostile;
 mod input;
 mod layout;
