@@ -63,10 +63,18 @@ pub(crate) enum Command {
         #[arg(long, value_name = "TIMESTAMP")]
         as_of: Option<String>,
     },
-    /// Show the work units and a request estimate without fetching.
+    /// Show the next run's work units and a request estimate without
+    /// fetching; for a job with state, its frozen windows and what is done
+    /// and left.
     Plan {
         #[command(flatten)]
         spec: SpecArgs,
+        /// Plan as if it were this instant (ISO 8601), as `run --as-of` runs.
+        #[arg(long, value_name = "TIMESTAMP")]
+        as_of: Option<String>,
+        /// One line per export and chain instead of one per unit.
+        #[arg(long)]
+        summary: bool,
     },
     /// Check a spec and report every error at once.
     Validate {

@@ -118,10 +118,8 @@ impl Window {
         }
         match parse_duration(s) {
             Ok(secs) => Ok(Window::Relative { secs }),
-            // Text that starts like a duration gets the duration's reason.
-            Err(why) if s.starts_with(|c: char| c.is_ascii_digit() || c == 'P' || c == '-') => Err(format!(
-                "{why}; a window is a relative duration, an ISO interval or a block range ({WINDOW_FORMS})"
-            )),
+            // A duration that parses but is out of bounds says why.
+            Err(why) if !why.contains("is not a duration") => Err(why),
             Err(_) => Err(format!("`{s}` is not a window: expected {WINDOW_FORMS}")),
         }
     }

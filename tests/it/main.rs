@@ -9,6 +9,7 @@ mod hostile;
 mod input;
 mod layout;
 mod operator;
+mod planning;
 mod resume;
 mod s3;
 mod schedule;
