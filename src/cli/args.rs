@@ -63,9 +63,10 @@ pub(crate) enum Command {
         #[arg(long, value_name = "TIMESTAMP")]
         as_of: Option<String>,
     },
-    /// Show the next run's work units and a request estimate without
-    /// fetching; for a job with state, its frozen windows and what is done
-    /// and left.
+    /// Show the next run's work units and requests without fetching.
+    ///
+    /// For a job with state under its output: the windows frozen when it
+    /// started, and the units and requests done and left.
     Plan {
         #[command(flatten)]
         spec: SpecArgs,
@@ -134,5 +135,20 @@ pub(crate) enum Command {
         host: String,
         #[command(flatten)]
         opts: SimOptions,
+    },
+    /// Print a shell completion script.
+    ///
+    /// e.g. chainetl completions bash > /etc/bash_completion.d/chainetl
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one per command with --out.
+    ///
+    /// e.g. chainetl man | man -l -
+    Man {
+        /// Write one page per command (chainetl.1, chainetl-run.1, …) into this directory instead.
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
     },
 }

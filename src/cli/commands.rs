@@ -6,8 +6,8 @@ use crate::job::{self, JobStatus, RunOptions};
 use crate::plan;
 use crate::spec::{Dataset, Spec};
 use crate::state::Mark;
-use crate::vocab::window;
 use crate::util::redact::redact;
+use crate::vocab::window;
 use std::collections::BTreeSet;
 
 /// Runs the command `cli` names.
@@ -19,6 +19,8 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Status { spec } => status(&spec).await,
         Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
         Command::Init { path, force } => init(&path, force),
+        Command::Completions { shell } => super::generate::completions(shell),
+        Command::Man { out } => super::generate::man(out.as_deref()),
         Command::Schema {
             dataset,
             event,
@@ -81,7 +83,10 @@ async fn plan(args: &SpecArgs, as_of: Option<&str>, summary: bool) -> Result<Exi
         Ok(v) => v,
         Err(e) if e.exit_code() == 2 => return Err(e.into()),
         Err(e) => {
-            eprintln!("warning: cannot read the job's state ({}): planned as a new job", redact(&e.to_string()));
+            eprintln!(
+                "warning: cannot read the job's state ({}): planned as a new job",
+                redact(&e.to_string())
+            );
             job::PlanView::new_job(&s, as_of.unwrap_or_else(|| plan::job_now(&s)))
         }
     };

@@ -15,6 +15,7 @@
 pub mod args;
 mod commands;
 pub mod ddl;
+mod generate;
 mod logs;
 pub mod plan;
 pub mod progress;

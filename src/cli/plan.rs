@@ -16,10 +16,7 @@ use std::fmt::Write;
 pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
     let mut s = intro_lines(spec, &view.windows, &view.segments, &view.units, &view.states, true);
     if let Some(started) = &view.started {
-        let _ = writeln!(
-            s,
-            "  job started {started}: windows as frozen then; `chainetl run` resumes it"
-        );
+        let _ = writeln!(s, "  job started {started}: windows as frozen then; `chainetl run` resumes it");
     }
     event_lines(spec, &mut s);
     if summary {

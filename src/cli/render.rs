@@ -46,7 +46,11 @@ pub(super) fn intro_lines(
             .iter()
             .filter(|u| u.export == e.index && done.get(&u.id).is_some_and(|s| s.done))
             .count();
-        let count = if dry { format!("{d} done, {} left", n - d) } else { format!("{d} already done") };
+        let count = if dry {
+            format!("{d} done, {} left", n - d)
+        } else {
+            format!("{d} already done")
+        };
         let _ = writeln!(
             s,
             "  export[{}] {} on {}: window {}; units {n} ({count})",

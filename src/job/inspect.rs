@@ -7,8 +7,8 @@ use super::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::{JobIdentity, Spec};
-use crate::vocab::window::Resolved;
 use crate::state::{FileProblem, Mark, StateStore, UnitState};
+use crate::vocab::window::Resolved;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -38,9 +38,7 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
             "`{s}`: months and years vary in length; give days or weeks instead (`30d`, `52w`)"
         ));
     }
-    let d = span
-        .to_duration(SpanRelativeTo::days_are_24_hours())
-        .map_err(|_| not_one())?;
+    let d = span.to_duration(SpanRelativeTo::days_are_24_hours()).map_err(|_| not_one())?;
     if d.subsec_nanos() != 0 {
         return Err(format!("`{s}`: a duration is a whole number of seconds"));
     }

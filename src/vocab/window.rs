@@ -147,7 +147,11 @@ fn service_relative(s: &str) -> Result<Window, String> {
     let unit_secs = match s.chars().last() {
         Some('d') => 86_400,
         Some('h') => 3_600,
-        _ => return Err(format!("`{s}` is not a window: expected `30d`, `12h`, `start..end` or `first..last`")),
+        _ => {
+            return Err(format!(
+                "`{s}` is not a window: expected `30d`, `12h`, `start..end` or `first..last`"
+            ));
+        }
     };
     s[..s.len() - 1]
         .parse::<i64>()

@@ -32,7 +32,12 @@ fn unit_lines(spec: &str) -> Vec<String> {
 #[test]
 fn every_duration_form_plans_the_same_window() {
     let dir = tempfile::tempdir().unwrap();
-    let body = |w: &str| format!("dataset = \"portfolio\"\nchains = [\"base\"]\nwallets = [\"0x{}\"]\nwindow = \"{w}\"\n", "ab".repeat(20));
+    let body = |w: &str| {
+        format!(
+            "dataset = \"portfolio\"\nchains = [\"base\"]\nwallets = [\"0x{}\"]\nwindow = \"{w}\"\n",
+            "ab".repeat(20)
+        )
+    };
     let want = unit_lines(&spec(dir.path(), "w0", &body("7d")));
     assert!(!want.is_empty());
     for (i, w) in ["P7D", "168h", "1w", "10080m", "P1W"].into_iter().enumerate() {
@@ -41,7 +46,11 @@ fn every_duration_form_plans_the_same_window() {
     // Minutes and weeks are windows too (they were refused before).
     let o = chainetl(&["plan", &spec(dir.path(), "m", &body("30m"))]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains("30m → 2025-05-31T23:30:00Z..2025-06-01T00:00:00Z"), "{}", text(&o));
+    assert!(
+        text(&o).contains("30m → 2025-05-31T23:30:00Z..2025-06-01T00:00:00Z"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -56,7 +65,8 @@ fn chunk_duration_and_intervals_take_every_duration_form() {
     assert_eq!(want.len(), 4, "{want:?}");
     assert_eq!(unit_lines(&spec(dir.path(), "c1", &body("PT30M"))), want);
     assert_eq!(unit_lines(&spec(dir.path(), "c2", &body("1800s"))), want);
-    let inc = "dataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = \"18M\"\npoll_interval = \"P1D\"\nroll_interval = \"2w\"\n";
+    let inc =
+        "dataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = \"18M\"\npoll_interval = \"P1D\"\nroll_interval = \"2w\"\n";
     let o = chainetl(&["validate", &spec(dir.path(), "inc", inc)]);
     assert!(o.status.success(), "{}", text(&o));
 }

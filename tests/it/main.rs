@@ -1,6 +1,7 @@
 //! Integration tests: one binary, a module per area.
 
 mod client;
+mod comforts;
 mod common;
 mod decoded;
 mod export;

@@ -31,7 +31,10 @@ fn plan_on_a_half_done_job_shows_its_frozen_windows_and_what_is_left() {
     let spec = job_spec(dir.path());
     let before = stdout(&chainetl(&["plan", &spec]));
     assert!(before.contains("2h → 2025-05-31T22:00:00Z..2025-06-01T00:00:00Z"), "{before}");
-    assert!(before.contains("units 8 (0 done, 8 left)") && before.contains("8 units, about"), "{before}");
+    assert!(
+        before.contains("units 8 (0 done, 8 left)") && before.contains("8 units, about"),
+        "{before}"
+    );
     // Half the job, a day earlier: the windows frozen are that day's.
     let o = chainetl(&["run", &spec, "--as-of", "2025-05-31T00:00:00Z", "--shard", "1/2"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -67,7 +70,11 @@ fn plan_on_a_half_done_job_shows_its_frozen_windows_and_what_is_left() {
     assert_eq!(lines.len(), 2, "{summary}");
     let figures = |l: &str| l.split_whitespace().skip(3).map(|x| x.parse::<u64>().unwrap()).collect::<Vec<_>>();
     let (a, b) = (figures(lines[0]), figures(lines[1]));
-    assert_eq!((a[0] + b[0], a[1] + b[1], a[2] + b[2]), (8, done as u64, 8 - done as u64), "{summary}");
+    assert_eq!(
+        (a[0] + b[0], a[1] + b[1], a[2] + b[2]),
+        (8, done as u64, 8 - done as u64),
+        "{summary}"
+    );
     assert_eq!(a[4] + b[4], left, "{summary}");
     // The rest done: nothing left.
     let o = chainetl(&["run", &spec]);

@@ -88,14 +88,28 @@ fn windows_take_every_duration_and_block_form() {
             last: 18_100_000
         })
     );
-    assert_eq!(Window::parse("500k..18000000"), Ok(Window::Blocks { first: 500_000, last: 18_000_000 }));
+    assert_eq!(
+        Window::parse("500k..18000000"),
+        Ok(Window::Blocks {
+            first: 500_000,
+            last: 18_000_000
+        })
+    );
     assert!(Window::parse("1.0005k..2k").unwrap_err().contains("whole"));
     assert!(Window::parse("2M..1M").unwrap_err().contains("empty"));
     assert!(Window::parse("1000001M..1000002M").unwrap_err().contains("1000000000000"));
     assert!(Window::parse("2024-01-01..2024-01-02").is_ok());
     // Every form is named in the error of something that is none of them.
     let e = Window::parse("yesterday").unwrap_err();
-    for form in ["`30m`", "`7d`", "`2w`", "`P7D`", "..2024-01-02T00:00:00Z", "`18M..18.1M`", "`500k..600k`"] {
+    for form in [
+        "`30m`",
+        "`7d`",
+        "`2w`",
+        "`P7D`",
+        "..2024-01-02T00:00:00Z",
+        "`18M..18.1M`",
+        "`500k..600k`",
+    ] {
         assert!(e.contains(form), "{form}: {e}");
     }
     assert!(Window::parse("1mo").unwrap_err().contains("vary in length"));
