@@ -63,10 +63,19 @@ pub(crate) enum Command {
         #[arg(long, value_name = "TIMESTAMP")]
         as_of: Option<String>,
     },
-    /// Show the work units and a request estimate without fetching.
+    /// Show the next run's work units and requests without fetching.
+    ///
+    /// For a job with state under its output: the windows frozen when it
+    /// started, and the units and requests done and left.
     Plan {
         #[command(flatten)]
         spec: SpecArgs,
+        /// Plan as if it were this instant (ISO 8601), as `run --as-of` runs.
+        #[arg(long, value_name = "TIMESTAMP")]
+        as_of: Option<String>,
+        /// One line per export and chain instead of one per unit.
+        #[arg(long)]
+        summary: bool,
     },
     /// Check a spec and report every error at once.
     Validate {
@@ -133,5 +142,20 @@ pub(crate) enum Command {
         host: String,
         #[command(flatten)]
         opts: SimOptions,
+    },
+    /// Print a shell completion script.
+    ///
+    /// e.g. chainetl completions bash > /etc/bash_completion.d/chainetl
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), or write one per command with --out.
+    ///
+    /// e.g. chainetl man | man -l -
+    Man {
+        /// Write one page per command (chainetl.1, chainetl-run.1, …) into this directory instead.
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
     },
 }

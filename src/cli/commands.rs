@@ -6,6 +6,7 @@ use crate::job::{self, JobStatus, RunOptions};
 use crate::plan;
 use crate::spec::{Dataset, Spec};
 use crate::state::Mark;
+use crate::util::redact::redact;
 use crate::vocab::window;
 use std::collections::BTreeSet;
 
@@ -14,11 +15,13 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
     let quiet = cli.quiet;
     match cli.command {
         Command::Validate { spec } => validate(&spec),
-        Command::Plan { spec } => plan(&spec),
+        Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary).await,
         Command::Status { spec } => status(&spec).await,
         Command::Compact { spec } => compact(&spec, quiet).await,
         Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
         Command::Init { path, force } => init(&path, force),
+        Command::Completions { shell } => super::generate::completions(shell),
+        Command::Man { out } => super::generate::man(out.as_deref()),
         Command::Schema {
             dataset,
             event,
@@ -44,11 +47,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
             as_of,
         } => {
             let s = load(&spec)?;
-            let as_of = as_of
-                .as_deref()
-                .map(window::parse_instant)
-                .transpose()
-                .map_err(|m| CliError::Usage(format!("--as-of: {m}")))?;
+            let as_of = parse_as_of(as_of.as_deref())?;
             let shard = shard.as_deref().map(job::parse_shard).transpose()?;
             let opts = RunOptions {
                 fresh,
@@ -74,14 +73,34 @@ fn validate(args: &SpecArgs) -> Result<Exit, CliError> {
     Ok(Exit::Success)
 }
 
-fn plan(args: &SpecArgs) -> Result<Exit, CliError> {
+/// `plan`: the next run's units, from the job's state when it has one. A
+/// state that cannot be read (an unreachable bucket) is said, and the plan
+/// is that of a new job; a spec or `--as-of` that `run` would refuse is
+/// refused the same way.
+async fn plan(args: &SpecArgs, as_of: Option<&str>, summary: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    let now = plan::job_now(&s);
-    let windows = plan::freeze_windows(&s, now);
-    let segments: Vec<plan::Segment> = s.exports.iter().filter_map(|e| plan::aligned_segment(e, now)).collect();
-    let units = plan::plan(&s, &windows, s.source.page_size, &segments);
-    print!("{}", render::plan_listing(&s, &windows, &segments, &units));
+    let as_of = parse_as_of(as_of)?;
+    let view = match job::plan_view(&s, as_of).await {
+        Ok(v) => v,
+        Err(e) if e.exit_code() == 2 => return Err(e.into()),
+        Err(e) => {
+            eprintln!(
+                "warning: cannot read the job's state ({}): planned as a new job",
+                redact(&e.to_string())
+            );
+            job::PlanView::new_job(&s, as_of.unwrap_or_else(|| plan::job_now(&s)))
+        }
+    };
+    print!("{}", super::plan::plan_listing(&s, &view, summary));
     Ok(Exit::Success)
+}
+
+/// `--as-of`: an ISO 8601 instant, a usage error otherwise.
+fn parse_as_of(as_of: Option<&str>) -> Result<Option<i64>, CliError> {
+    as_of
+        .map(window::parse_instant)
+        .transpose()
+        .map_err(|m| CliError::Usage(format!("--as-of: {m}")))
 }
 
 async fn status(args: &SpecArgs) -> Result<Exit, CliError> {

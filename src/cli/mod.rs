@@ -15,7 +15,9 @@
 pub mod args;
 mod commands;
 pub mod ddl;
+mod generate;
 mod logs;
+pub mod plan;
 pub mod progress;
 pub mod render;
 mod run;
@@ -24,7 +26,8 @@ mod schema;
 pub use args::Cli;
 pub use ddl::{schema_text, table_schema_text};
 pub use logs::{init_logs, runtime};
-pub use render::{bytes, intro, plan_listing, status_table, summary_table};
+pub use plan::plan_listing;
+pub use render::{bytes, intro, status_table, summary_table};
 
 use crate::job::RunError;
 use crate::spec::SpecErrors;

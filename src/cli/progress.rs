@@ -2,6 +2,10 @@
 //! rows/s, requests, retries, ETA), a plain line every N seconds when
 //! stderr is not a terminal, nothing with `--quiet`. A ticker task renders
 //! the job's live counters ([`ExportProgress`]).
+//!
+//! The percentage counts units (see [`ExportProgress::fraction`]): 100%
+//! only when every unit of the run is done. Labels are padded to the
+//! longest, and the figures to fixed widths, so bars and lines align.
 
 use crate::job::ExportProgress;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -38,15 +42,16 @@ pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Tick
         Display::Off => None,
         Display::Bars => {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8));
-            let style = ProgressStyle::with_template("{prefix:<34} [{bar:24.cyan/blue}] {percent:>3}% {msg} ETA {eta}")
+            let style = ProgressStyle::with_template("{prefix} [{bar:24.cyan/blue}] {msg} ETA {eta}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar())
                 .progress_chars("=> ");
+            let width = label_width(&exports);
             let bars: Vec<ProgressBar> = exports
                 .iter()
                 .map(|e| {
-                    let b = multi.add(ProgressBar::new(e.work_total.load(Ordering::Relaxed).max(1)));
+                    let b = multi.add(ProgressBar::new(e.fraction().1.max(1)));
                     b.set_style(style.clone());
-                    b.set_prefix(e.label.clone());
+                    b.set_prefix(format!("{:<width$}", e.label));
                     b
                 })
                 .collect();
@@ -68,12 +73,13 @@ pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Tick
         }
         Display::Lines(every) => {
             let ex = exports.clone();
+            let width = label_width(&exports) + 1;
             let task = tokio::spawn(async move {
                 let start = Instant::now();
                 loop {
                     tokio::time::sleep(every).await;
                     for e in &ex {
-                        eprintln!("progress: {}: {}", e.label, figures(e, start));
+                        eprintln!("progress: {:<width$} {}", format!("{}:", e.label), figures(e, start));
                     }
                 }
             });
@@ -87,15 +93,22 @@ pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Tick
     }
 }
 
-/// The figures shown for an export, on a bar or a progress line.
+/// The widest label, so every bar and line starts its figures in one column.
+fn label_width(exports: &[Arc<ExportProgress>]) -> usize {
+    exports.iter().map(|e| e.label.chars().count()).max().unwrap_or(0)
+}
+
+/// The figures shown for an export, on a bar or a progress line: the
+/// percentage of units done first, then fixed-width counts.
 fn figures(e: &ExportProgress, start: Instant) -> String {
     let secs = start.elapsed().as_secs_f64().max(0.001);
     let rows = e.rows.load(Ordering::Relaxed);
+    let total = e.units_total.load(Ordering::Relaxed);
+    let w = total.to_string().len();
     format!(
-        "units {}/{}, rows {} ({:.0}/s), requests {}, retries {}, 429s {}",
+        "{:>3}% units {:>w$}/{total}, rows {rows:>10} ({:>7.0}/s), requests {:>6}, retries {:>4}, 429s {:>4}",
+        e.percent(),
         e.units_done.load(Ordering::Relaxed),
-        e.units_total.load(Ordering::Relaxed),
-        rows,
         rows as f64 / secs,
         e.sum(|s| &s.requests),
         e.sum(|s| &s.retries),
@@ -105,10 +118,33 @@ fn figures(e: &ExportProgress, start: Instant) -> String {
 
 fn draw_bars(exports: &[Arc<ExportProgress>], bars: &[ProgressBar], start: Instant) {
     for (e, b) in exports.iter().zip(bars) {
-        let total = e.work_total.load(Ordering::Relaxed).max(1);
-        b.set_length(total);
-        b.set_position(e.work_done.load(Ordering::Relaxed).min(total));
+        let (done, total) = e.fraction();
+        b.set_length(total.max(1));
+        b.set_position(done.min(total));
         b.set_message(figures(e, start));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_start_with_the_units_percentage_and_keep_their_widths() {
+        let e = ExportProgress::default();
+        e.units_total.store(12, Ordering::Relaxed);
+        e.units_done.store(3, Ordering::Relaxed);
+        // Estimated requests all spent: the percentage still follows units.
+        e.work_total.store(4, Ordering::Relaxed);
+        e.work_done.store(40, Ordering::Relaxed);
+        let start = Instant::now();
+        let a = figures(&e, start);
+        assert!(a.starts_with(" 25% units  3/12, rows "), "{a}");
+        e.units_done.store(12, Ordering::Relaxed);
+        e.rows.store(1_234, Ordering::Relaxed);
+        let b = figures(&e, start);
+        assert!(b.starts_with("100% units 12/12, rows "), "{b}");
+        assert_eq!(a.find("requests"), b.find("requests"), "{a}\n{b}");
     }
 }
 

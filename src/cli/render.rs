@@ -26,7 +26,10 @@ pub fn intro(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment], un
     intro_lines(spec, windows, segments, units, done, false)
 }
 
-fn intro_lines(
+/// `dry`: for `plan`, which counts units done and left (a run says how
+/// many were already done) and describes incremental exports it cannot
+/// cut without asking the service for the head.
+pub(super) fn intro_lines(
     spec: &Spec,
     windows: &[Option<Resolved>],
     segments: &[Segment],
@@ -43,9 +46,14 @@ fn intro_lines(
             .iter()
             .filter(|u| u.export == e.index && done.get(&u.id).is_some_and(|s| s.done))
             .count();
+        let count = if dry {
+            format!("{d} done, {} left", n - d)
+        } else {
+            format!("{d} already done")
+        };
         let _ = writeln!(
             s,
-            "  export[{}] {} on {}: window {}; units {n} ({d} already done)",
+            "  export[{}] {} on {}: window {}; units {n} ({count})",
             e.index,
             e.dataset,
             chains.join(", "),
@@ -83,49 +91,6 @@ fn describe_export_window(e: &Export, windows: &[Option<Resolved>], segments: &[
         })
         .collect();
     format!("incremental: {}", parts.join("; "))
-}
-
-/// The plan listing of `chainetl plan`.
-pub fn plan_listing(spec: &Spec, windows: &[Option<Resolved>], segments: &[Segment], units: &[Unit]) -> String {
-    let mut s = intro_lines(spec, windows, segments, units, &HashMap::new(), true);
-    // Each ABI signature as it will be selected: its canonical form and
-    // topic0 (what the service filters on), so a pasted spelling can be
-    // checked against a block explorer before anything runs.
-    for e in &spec.exports {
-        match (&e.selection, &e.decoding) {
-            // A decoding export: each event with its table (ABI and preset
-            // events have no `signatures` entry).
-            (_, Some(d)) => {
-                for t in &d.tables {
-                    let _ = writeln!(
-                        s,
-                        "  export[{}] event {} topic0 {} → table {}",
-                        e.index,
-                        t.event.signature(),
-                        t.topic0(),
-                        t.table
-                    );
-                }
-            }
-            (crate::spec::Selection::Events { signatures, .. }, None) => {
-                for sig in signatures {
-                    let _ = writeln!(s, "  export[{}] event {} topic0 {}", e.index, sig.canonical, sig.topic0);
-                }
-            }
-            _ => {}
-        }
-    }
-    let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests≈");
-    for u in units {
-        let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, u.estimated_requests, u.range);
-    }
-    let total: u64 = units.iter().map(|u| u.estimated_requests).sum();
-    let _ = writeln!(
-        s,
-        "\n{} units, about {total} requests (at least one per unit; events depend on their density)",
-        units.len()
-    );
-    s
 }
 
 /// The table printed when a run ends: per export and chain, what this run

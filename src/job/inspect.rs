@@ -1,12 +1,14 @@
 //! Reading a job without running it: `status` (units, checkpoints, marks,
-//! periods) and `verify` (every committed file against its checkpoint).
-//! Neither takes the lease nor writes anything.
+//! periods), `plan` (the next run's units against the job's frozen windows
+//! and checkpoints) and `verify` (every committed file against its
+//! checkpoint). None takes the lease or writes anything.
 
 use super::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
-use crate::spec::Spec;
+use crate::spec::{JobIdentity, Spec};
 use crate::state::{FileProblem, Mark, StateStore, UnitState};
+use crate::vocab::window::Resolved;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -56,4 +58,93 @@ pub async fn verify(spec: &Spec) -> Result<Vec<FileProblem>, RunError> {
     }
     let states = state.load_units().await?;
     Ok(state.verify(&spec.tables(), &states).await?)
+}
+
+/// What `chainetl plan` shows: the job as the next `run` would see it.
+/// For a job with state, its frozen windows (never resolved again), its
+/// recorded segments and its checkpoints; for a new one, the windows
+/// resolved now (or at `--as-of`) and no checkpoints.
+#[derive(Debug, Default)]
+pub struct PlanView {
+    /// When the job started (its state's `created_at`); None: a new job.
+    pub started: Option<String>,
+    /// The windows by export: frozen, or resolved for a new job.
+    pub windows: Vec<Option<Resolved>>,
+    /// Aligned periods and incremental segments the next run would work on.
+    pub segments: Vec<Segment>,
+    /// The units of the next run.
+    pub units: Vec<Unit>,
+    /// Their checkpoints, by unit id.
+    pub states: HashMap<String, UnitState>,
+}
+
+impl PlanView {
+    /// The plan of a job that has no state yet, at `now`. Pure.
+    pub fn new_job(spec: &Spec, now: i64) -> PlanView {
+        let windows = plan::freeze_windows(spec, now);
+        let segments: Vec<Segment> = spec.exports.iter().filter_map(|e| plan::aligned_segment(e, now)).collect();
+        let units = plan::plan(spec, &windows, spec.source.page_size, &segments);
+        PlanView {
+            started: None,
+            windows,
+            segments,
+            units,
+            states: HashMap::new(),
+        }
+    }
+}
+
+/// The plan of the job's next run, read from its state without taking the
+/// lease or writing anything. `as_of` is checked as `run` checks it; a spec
+/// that `run` would refuse as changed is refused the same way.
+pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunError> {
+    let now = as_of.unwrap_or_else(|| plan::job_now(spec));
+    let sink = Arc::new(Sink::open(&spec.output)?);
+    let state = StateStore::new(sink, &spec.name);
+    // After an interrupted --fresh the next run starts over.
+    if state.clear_interrupted().await? {
+        return Ok(PlanView::new_job(spec, now));
+    }
+    let Some(job) = state.load_job().await? else {
+        return Ok(PlanView::new_job(spec, now));
+    };
+    let changes = match &job.identity {
+        Some(stored) => stored.changes(&JobIdentity::of(spec)),
+        None if job.spec_hash != spec.content_hash() => vec!["the spec (its hash differs from the job's)".into()],
+        None => Vec::new(),
+    };
+    if !changes.is_empty() {
+        return Err(RunError::JobChanged {
+            name: spec.name.clone(),
+            changes,
+            deletes: super::prepare::fresh_deletes(spec, &state).await?,
+        });
+    }
+    super::prepare::check_as_of(spec, &job, as_of)?;
+    let mut windows = job.windows.clone();
+    let stored = job.identity.as_ref().map_or(windows.len(), |i| i.exports.len());
+    windows.truncate(stored);
+    let fresh = plan::freeze_windows(spec, now);
+    for e in spec.exports.iter().skip(stored) {
+        // An appended export: frozen by the run that first saw it, or now.
+        let w = match state.load_added_export(e.index).await? {
+            Some(added) => added.window,
+            None => fresh.get(e.index).copied().flatten(),
+        };
+        windows.push(w);
+    }
+    let mut segments = state.load_segments().await?;
+    for seg in spec.exports.iter().filter_map(|e| plan::aligned_segment(e, now)) {
+        if !segments.contains(&seg) && !state.period_done(&seg).await? {
+            segments.push(seg);
+        }
+    }
+    let units = plan::plan(spec, &windows, job.cut_page_size(spec), &segments);
+    Ok(PlanView {
+        started: Some(job.created_at.clone()),
+        windows,
+        segments,
+        units,
+        states: state.load_units().await?,
+    })
 }

@@ -41,7 +41,7 @@ pub mod setup;
 pub mod unit;
 
 pub use error::{RunError, UnitError};
-pub use inspect::{JobStatus, status, verify};
+pub use inspect::{JobStatus, PlanView, plan_view, status, verify};
 pub use prepare::prepare;
 pub use progress::ExportProgress;
 pub use reorg::Reorg;

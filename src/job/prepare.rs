@@ -93,7 +93,7 @@ async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, identity: &Jo
 }
 
 /// What `--fresh` would delete, said in the refusal of a changed job.
-async fn fresh_deletes(spec: &Spec, state: &StateStore) -> Result<String, RunError> {
+pub(crate) async fn fresh_deletes(spec: &Spec, state: &StateStore) -> Result<String, RunError> {
     let units = state.load_units().await?;
     let (files, rows) = units.values().fold((0, 0), |(f, r), u| (f + u.files, r + u.rows));
     Ok(format!(

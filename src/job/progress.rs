@@ -1,10 +1,21 @@
 //! Live counters of a run, one set per export: atomics the unit tasks
 //! update as pages arrive and units finish, read by whoever renders them
 //! (the command line's bars and progress lines).
+//!
+//! The completed fraction ([`ExportProgress::fraction`]) counts units: a
+//! finished unit is one whole step, a unit in flight counts by its pages
+//! against its request estimate but never past [`IN_FLIGHT_CAP`] of a
+//! step. So 100% means every unit of the run is done, however wrong the
+//! estimates were, and the figure never goes back.
 
 use crate::api::Stats;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A unit's step, in the fixed-point parts the counters use.
+pub const STEP: u64 = 1_000;
+/// The most a unit in flight counts for, in parts of [`STEP`].
+pub const IN_FLIGHT_CAP: u64 = 900;
 
 /// Counters of one export.
 #[derive(Debug, Default)]
@@ -17,12 +28,19 @@ pub struct ExportProgress {
     pub units_done: AtomicU64,
     /// Rows written in this run.
     pub rows: AtomicU64,
-    /// Estimated requests of this run's units (the bar's length).
+    /// Estimated requests of this run's units.
     pub work_total: AtomicU64,
     /// Work done, in estimated requests.
     pub work_done: AtomicU64,
+    /// Credit of the units in flight, in parts of [`STEP`].
+    pub in_flight: AtomicU64,
     /// Request counters of this export, one per chain.
     pub stats: Vec<Arc<Stats>>,
+}
+
+/// What a unit in flight counts for after `pages` of its `estimate`.
+pub fn unit_credit(pages: u64, estimate: u64) -> u64 {
+    (pages.saturating_mul(STEP) / estimate.max(1)).min(IN_FLIGHT_CAP)
 }
 
 impl ExportProgress {
@@ -31,16 +49,76 @@ impl ExportProgress {
         self.stats.iter().map(|s| Stats::get(f(s))).sum()
     }
 
-    /// Records a fetched page of `rows` rows.
-    pub fn page(&self, rows: u64) {
+    /// Records a fetched page of `rows` rows; a unit in flight moves from
+    /// `credit` to `new_credit` (see [`unit_credit`]).
+    pub fn page(&self, rows: u64, credit: u64, new_credit: u64) {
         self.rows.fetch_add(rows, Ordering::Relaxed);
         self.work_done.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.fetch_add(new_credit.saturating_sub(credit), Ordering::Relaxed);
     }
 
-    /// Records a finished unit that had `estimate` requests and took `pages`.
-    pub fn unit_done(&self, estimate: u64, pages: u64) {
+    /// Records a finished unit that had `estimate` requests, took `pages`
+    /// and was credited `credit` while in flight.
+    pub fn unit_done(&self, estimate: u64, pages: u64, credit: u64) {
         self.units_done.fetch_add(1, Ordering::Relaxed);
-        // Credit the estimate's remainder so the bar reaches its end.
         self.work_done.fetch_add(estimate.saturating_sub(pages), Ordering::Relaxed);
+        self.release(credit);
+    }
+
+    /// Takes back the in-flight credit of a unit that failed.
+    pub fn release(&self, credit: u64) {
+        let _ = self
+            .in_flight
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(credit)));
+    }
+
+    /// `(done, total)` in parts of [`STEP`]: finished units, plus the
+    /// credit of those in flight; `done < total` until every unit is done.
+    pub fn fraction(&self) -> (u64, u64) {
+        let total = self.units_total.load(Ordering::Relaxed);
+        let done = self.units_done.load(Ordering::Relaxed).min(total);
+        let flight = self.in_flight.load(Ordering::Relaxed);
+        let parts = done * STEP + flight.min((total - done) * IN_FLIGHT_CAP);
+        (parts, total * STEP)
+    }
+
+    /// Percent of the run's units done (0 to 100; 100 only when all are).
+    pub fn percent(&self) -> u64 {
+        match self.fraction() {
+            (_, 0) => 100,
+            (done, total) if done >= total => 100,
+            (done, total) => (done * 100 / total).min(99),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_counts_units_and_reaches_100_only_when_all_are_done() {
+        let p = ExportProgress::default();
+        p.units_total.store(4, Ordering::Relaxed);
+        assert_eq!(p.percent(), 0);
+        // Far more pages than estimated: a unit in flight stays below a step.
+        let mut credit = 0;
+        for page in 1..=50 {
+            let c = unit_credit(page, 2);
+            p.page(10, credit, c);
+            credit = c;
+        }
+        assert_eq!(p.percent(), 22);
+        p.unit_done(2, 50, credit);
+        assert_eq!(p.percent(), 25);
+        p.unit_done(1, 1, 0);
+        p.unit_done(1, 1, 0);
+        assert_eq!(p.percent(), 75);
+        p.page(1, 0, unit_credit(1, 1));
+        assert_eq!(p.percent(), 97);
+        p.release(unit_credit(1, 1));
+        assert_eq!(p.percent(), 75);
+        p.unit_done(1, 1, 0);
+        assert_eq!((p.percent(), p.rows.load(Ordering::Relaxed)), (100, 501));
     }
 }

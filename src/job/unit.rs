@@ -14,6 +14,7 @@
 //! the last commit are discarded; a signal commits them first.
 
 use super::error::UnitError;
+use super::progress::unit_credit;
 use super::report::ExportKey;
 use super::schedule::units_in_flight;
 use super::setup::Shared;
@@ -159,6 +160,8 @@ struct UnitRun<'a> {
     writers: Vec<UnitWriter>,
     pending: Pending,
     pages: u64,
+    /// What the unit counts for in its export's progress while in flight.
+    credit: u64,
 }
 
 /// Runs `unit` from its checkpoint `st` (None: from the start) to its end,
@@ -213,16 +216,20 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         st,
         writers,
         pages: 0,
+        credit: 0,
     };
     match run.pages(&mut pager).await {
         Ok(done) => {
             run.commit(done).await?;
             if done && let Some(p) = shared.progress.get(unit.export) {
-                p.unit_done(unit.estimated_requests, run.pages);
+                p.unit_done(unit.estimated_requests, run.pages, run.credit);
             }
             Ok(())
         }
         Err(e) => {
+            if let Some(p) = shared.progress.get(unit.export) {
+                p.release(run.credit);
+            }
             // Rows since the last commit are discarded: the cursor has not
             // moved past them, so the next run fetches them again.
             for w in &mut run.writers {
@@ -241,6 +248,8 @@ impl UnitRun<'_> {
         let progress = self.shared.progress.get(self.unit.export).cloned().unwrap_or_default();
         let mut guard = PageGuard::new(self.unit.chain, self.unit.dataset, &self.unit.id, self.st.cursor.as_deref());
         let mut last_commit = Instant::now();
+        // A resumed unit's progress counts against what its estimate leaves.
+        let estimate_left = self.unit.estimated_requests.saturating_sub(self.st.pages);
         loop {
             if *self.shared.cancel.borrow() {
                 return Ok(false);
@@ -261,7 +270,9 @@ impl UnitRun<'_> {
                 rows += decoded.batch.num_rows() as u64;
                 writer.write(decoded).await?;
             }
-            progress.page(rows);
+            let credit = unit_credit(f.number, estimate_left);
+            progress.page(rows, self.credit, credit);
+            self.credit = credit;
             self.pending.rows += rows;
             self.pending.pages += 1;
             self.pending.counts += page.counts;

@@ -82,7 +82,7 @@ fn descending(pairs: &[(String, String)]) -> Result<bool, ApiError> {
 pub(super) fn window(pairs: &[(String, String)], now: i64) -> Result<Option<Resolved>, ApiError> {
     match param(pairs, "window") {
         None => Ok(None),
-        Some(v) => Window::parse(v).map(|w| Some(w.resolve(now))).map_err(bad),
+        Some(v) => Window::parse_service(v).map(|w| Some(w.resolve(now))).map_err(bad),
     }
 }
 

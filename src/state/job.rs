@@ -23,6 +23,11 @@ impl StateStore {
         self.create_doc(&format!("{}/exports/e{}.json", self.dir, doc.export), doc).await
     }
 
+    /// The record of export `export` appended to the job, if a run made one.
+    pub async fn load_added_export(&self, export: usize) -> Result<Option<AddedExport>, StateError> {
+        self.read_doc(&format!("{}/exports/e{export}.json", self.dir)).await
+    }
+
     /// Writes an arbitrary JSON document under the job's state directory (run reports).
     pub async fn save_doc(&self, name: &str, doc: &serde_json::Value) -> Result<String, StateError> {
         let rel = format!("{}/{name}", self.dir);

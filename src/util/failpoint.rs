@@ -4,6 +4,13 @@
 //! not yet written), `during-checkpoint` (temporary checkpoint written, not
 //! yet renamed into place), `during-fresh` (after each data file `--fresh`
 //! deletes).
+//!
+//! Invariant: only a build with the `failpoints` cargo feature honours the
+//! variable. `cargo test` turns the feature on (the package is its own
+//! dev-dependency with it, so the binary the integration tests run has
+//! it); `cargo build --release`, `make build` and the Docker image do not,
+//! and there [`hit`] is an empty function the optimiser removes. The check
+//! is `cfg!` rather than `#[cfg]` so that both builds type-check the hook.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,8 +18,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static CONFIG: OnceLock<Option<(String, u64)>> = OnceLock::new();
 static HITS: AtomicU64 = AtomicU64::new(0);
 
-/// Aborts the process if the configured failpoint is `name` and its count is reached.
+/// Whether this build honours `CHAINETL_FAILPOINT`.
+pub const ENABLED: bool = cfg!(feature = "failpoints");
+
+/// Aborts the process if the configured failpoint is `name` and its count
+/// is reached (only in a build with the `failpoints` feature).
+#[inline]
 pub fn hit(name: &str) {
+    if !ENABLED {
+        return;
+    }
     let cfg = CONFIG.get_or_init(|| {
         let v = std::env::var("CHAINETL_FAILPOINT").ok()?;
         let (n, count) = v.split_once(':').unwrap_or((&v, "1"));

@@ -8,6 +8,7 @@ pub mod chain;
 pub mod cuts;
 pub mod dataset;
 pub mod evm;
+pub mod forms;
 pub mod window;
 
 pub use chain::Chain;

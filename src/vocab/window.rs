@@ -1,6 +1,8 @@
-//! The service's `window` parameter: relative (`30d`, `12h`), ISO interval
-//! (`start..end`) or block range (`first..last`). Parsed here once for the
-//! spec, the planner and the simulator.
+//! Windows: relative (`30d`, `12h`, `30m`, `2w`, `P7D`), ISO interval
+//! (`start..end`) or block range (`first..last`, `18M..18.1M`). Parsed here
+//! once for the spec and the planner ([`Window::parse`], every written
+//! form of [`super::forms`]) and for the simulator ([`Window::parse_service`],
+//! only the forms the service documents).
 //!
 //! Ends, as users read them: a block range includes both of its blocks; a
 //! time interval is half-open, `start <= t < end`.
@@ -10,6 +12,8 @@
 //! intervals lie within [`MIN_TIME`]..[`MAX_TIME`], relative windows are at
 //! most 100,000 days. Resolving and aligning saturate rather than wrap.
 
+pub use super::forms::parse_duration;
+use super::forms::{looks_like_block, parse_block};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use std::fmt;
 
@@ -68,20 +72,32 @@ pub enum Resolved {
 }
 
 impl Window {
-    /// Parses any of the three forms; the error says what was expected.
+    /// Parses a window as a spec gives it: a relative duration in any form
+    /// [`parse_duration`] takes (`30m`, `7d`, `2w`, `P7D`), an ISO interval,
+    /// or a block range whose ends may carry `k`/`M` (`18M..18.1M`). The
+    /// error lists every accepted form.
     pub fn parse(s: &str) -> Result<Window, String> {
+        Window::parse_as(s, true)
+    }
+
+    /// Parses the service's own forms only (the simulator's `window`
+    /// parameter): `30d`/`12h`, an ISO interval, or digits `first..last`.
+    pub fn parse_service(s: &str) -> Result<Window, String> {
+        Window::parse_as(s, false)
+    }
+
+    fn parse_as(s: &str, spec_forms: bool) -> Result<Window, String> {
         let s = s.trim();
         if let Some((a, b)) = s.split_once("..") {
             let (a, b) = (a.trim(), b.trim());
             let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
-            if digits(a) && digits(b) {
-                let block = |x: &str| {
-                    x.parse::<u64>()
-                        .ok()
-                        .filter(|n| *n <= MAX_BLOCK)
-                        .ok_or_else(|| format!("block number `{x}` is beyond {MAX_BLOCK}, the highest block a window may name"))
-                };
-                let (first, last) = (block(a)?, block(b)?);
+            let blocks = if spec_forms {
+                looks_like_block(a) && looks_like_block(b)
+            } else {
+                digits(a) && digits(b)
+            };
+            if blocks {
+                let (first, last) = (parse_block(a)?, parse_block(b)?);
                 if first > last {
                     return Err(format!("block range `{s}` is empty: {first} > {last}"));
                 }
@@ -97,24 +113,15 @@ impl Window {
             }
             return Ok(Window::Interval { start, end });
         }
-        let unit_secs = match s.chars().last() {
-            Some('d') => 86_400,
-            Some('h') => 3_600,
-            _ => {
-                return Err(format!(
-                    "`{s}` is not a window: expected a relative duration (`30d`, `12h`), \
-                     an ISO interval (`2024-01-01T00:00:00Z..2024-01-02T00:00:00Z`) \
-                     or a block range (`18000000..18000100`)"
-                ));
-            }
-        };
-        let num = &s[..s.len() - 1];
-        let n: i64 = num
-            .parse()
-            .ok()
-            .filter(|n: &i64| *n > 0 && *n <= 100_000)
-            .ok_or_else(|| format!("`{s}`: the duration must be a whole number from 1 to 100000 before `d` or `h`"))?;
-        Ok(Window::Relative { secs: n * unit_secs })
+        if !spec_forms {
+            return service_relative(s);
+        }
+        match parse_duration(s) {
+            Ok(secs) => Ok(Window::Relative { secs }),
+            // A duration that parses but is out of bounds says why.
+            Err(why) if !why.contains("is not a duration") => Err(why),
+            Err(_) => Err(format!("`{s}` is not a window: expected {WINDOW_FORMS}")),
+        }
     }
 
     /// Resolves a relative window to `[now - secs, now)`; the others are unchanged.
@@ -128,6 +135,30 @@ impl Window {
             Window::Blocks { first, last } => Resolved::Blocks { first, last },
         }
     }
+}
+
+/// Every window form a spec accepts, for "expected …" in errors.
+pub const WINDOW_FORMS: &str = "a relative duration (`30m`, `24h`, `7d`, `2w`, ISO 8601 `P7D`), \
+     an ISO interval (`2024-01-01T00:00:00Z..2024-01-02T00:00:00Z`, `2024-01-01..2024-01-08`) \
+     or a block range (`18000000..18100000`, `18M..18.1M`, `500k..600k`)";
+
+/// The service's relative form: a whole number of days or hours.
+fn service_relative(s: &str) -> Result<Window, String> {
+    let unit_secs = match s.chars().last() {
+        Some('d') => 86_400,
+        Some('h') => 3_600,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a window: expected `30d`, `12h`, `start..end` or `first..last`"
+            ));
+        }
+    };
+    s[..s.len() - 1]
+        .parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0 && *n <= 100_000)
+        .map(|n| Window::Relative { secs: n * unit_secs })
+        .ok_or_else(|| format!("`{s}`: the duration must be a whole number from 1 to 100000 before `d` or `h`"))
 }
 
 /// Whole UTC periods a scheduled window snaps to (`align`).
@@ -159,29 +190,6 @@ impl Align {
             end,
         }
     }
-}
-
-/// Parses a duration such as `30s`, `5m`, `2h` or `1d` to seconds.
-pub fn parse_duration(s: &str) -> Result<i64, String> {
-    let s = s.trim();
-    let unit = match s.chars().last() {
-        Some('s') => 1,
-        Some('m') => 60,
-        Some('h') => 3_600,
-        Some('d') => 86_400,
-        _ => {
-            return Err(format!(
-                "`{s}` is not a duration: expected a number followed by s, m, h or d (`30s`, `5m`)"
-            ));
-        }
-    };
-    s[..s.len() - 1]
-        .parse::<i64>()
-        .ok()
-        .filter(|n| *n > 0 && *n <= 10_000_000)
-        // At most 10^7 days: 8.64 * 10^11 s, far inside i64.
-        .map(|n| n * unit)
-        .ok_or_else(|| format!("`{s}`: expected a whole number above 0 before the unit (`30s`, `5m`, `1h`)"))
 }
 
 impl fmt::Display for Resolved {
@@ -247,79 +255,4 @@ pub fn parse_date(s: &str) -> Option<i32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_all_three_forms() {
-        assert_eq!(Window::parse("30d"), Ok(Window::Relative { secs: 30 * 86_400 }));
-        assert_eq!(Window::parse("12h"), Ok(Window::Relative { secs: 12 * 3_600 }));
-        assert_eq!(
-            Window::parse("18000000..18000100"),
-            Ok(Window::Blocks {
-                first: 18_000_000,
-                last: 18_000_100
-            })
-        );
-        let w = Window::parse("2025-08-20T00:00:00Z..2025-08-26T12:00:00Z").unwrap();
-        assert_eq!(w.resolve(0).to_string(), "2025-08-20T00:00:00Z..2025-08-26T12:00:00Z");
-        assert!(Window::parse("0d").is_err());
-        assert!(Window::parse("5m").is_err());
-        assert!(Window::parse("10..5").is_err());
-        assert!(Window::parse("2025-08-26T00:00:00Z..2025-08-20T00:00:00Z").is_err());
-        assert_eq!(date_string(parse_date("2024-02-29").unwrap()), "2024-02-29");
-        assert_eq!(parse_duration("5m"), Ok(300));
-        assert!(parse_duration("5").is_err() && parse_duration("0s").is_err());
-    }
-
-    #[test]
-    fn windows_beyond_the_bounds_are_refused_without_wrapping() {
-        for w in [
-            "0..100000000000000",
-            "0..18446744073709551615",
-            "0..18446744073709551616",
-            "9223372036854775807..9223372036854775900",
-            "1000000000001..1000000000002",
-            "1969-12-31..1970-01-02",
-            "2199-12-31..2200-01-02",
-        ] {
-            let e = Window::parse(w).unwrap_err();
-            assert!(e.contains("1000000000000") || e.contains("must lie within"), "{w}: {e}");
-        }
-        assert_eq!(Window::parse("0..1000000000000"), Ok(Window::Blocks { first: 0, last: MAX_BLOCK }));
-        // Resolving against extreme instants saturates.
-        assert_eq!(
-            Window::Relative { secs: 10 }.resolve(i64::MIN),
-            Resolved::Time {
-                start: i64::MIN,
-                end: i64::MIN
-            }
-        );
-        assert_eq!(day_of(i64::MAX), i32::MAX);
-        let _ = Align::Day.resolve(86_400, i64::MIN);
-    }
-
-    #[test]
-    fn a_bad_instant_says_why() {
-        let e = parse_instant("2024-02-30").unwrap_err();
-        assert!(
-            e.starts_with("`2024-02-30` is not an ISO 8601 UTC date-time") && e.contains("out of range"),
-            "{e}"
-        );
-        let e = parse_instant("2024-01-01T25:00:00Z").unwrap_err();
-        assert!(e.contains("out of range"), "{e}");
-    }
-
-    #[test]
-    fn aligned_day_is_yesterday() {
-        let now = parse_instant("2025-06-01T13:45:00Z").unwrap();
-        let w = Align::Day.resolve(86_400, now);
-        assert_eq!(w.to_string(), "2025-05-31T00:00:00Z..2025-06-01T00:00:00Z");
-        let midnight = parse_instant("2025-06-01T00:00:00Z").unwrap();
-        assert_eq!(Align::Day.resolve(86_400, midnight), w);
-        assert_eq!(
-            Align::Hour.resolve(2 * 3_600, now).to_string(),
-            "2025-06-01T11:00:00Z..2025-06-01T13:00:00Z"
-        );
-    }
-}
+mod tests;

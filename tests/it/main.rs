@@ -1,14 +1,17 @@
 //! Integration tests: one binary, a module per area.
 
 mod client;
+mod comforts;
 mod common;
 mod compact;
 mod decoded;
 mod export;
+mod forms;
 mod hostile;
 mod input;
 mod layout;
 mod operator;
+mod planning;
 mod resume;
 mod s3;
 mod schedule;

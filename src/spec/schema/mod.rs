@@ -332,7 +332,7 @@ fn expected(kind: Kind) -> &'static str {
         Kind::Bool => "true or false",
         Kind::StrList => "an array of strings",
         Kind::IntList => "an array of integers",
-        Kind::Duration => "a duration such as \"30s\" or a number of seconds",
+        Kind::Duration => "a duration such as \"30s\", \"30m\", \"7d\", \"2w\" or \"P7D\", or a number of seconds",
         Kind::Start => "a block number or a date",
         Kind::Confirmations => "a number of blocks, or a table of them by chain",
         Kind::Table(_) => "a table",

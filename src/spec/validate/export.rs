@@ -6,7 +6,8 @@ use super::Validator;
 use crate::spec::raw::RawExport;
 use crate::spec::{Dataset, Export, Incremental};
 use crate::vocab::chain::Chain;
-use crate::vocab::window::{Align, MAX_BLOCK, Window};
+use crate::vocab::forms::{parse_block, parse_duration};
+use crate::vocab::window::{Align, Window};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
@@ -226,14 +227,10 @@ impl Validator<'_> {
         });
         let chunk_secs = match &e.chunk_duration {
             None => None,
-            Some(d) => match Window::parse(d.get_ref()) {
-                Ok(Window::Relative { secs }) => Some(secs),
-                _ => {
-                    self.err(
-                        d.span(),
-                        at.key("chunk_duration"),
-                        format!("`{}`: expected a duration such as `1h` or `1d`", d.get_ref()),
-                    );
+            Some(d) => match parse_duration(d.get_ref()) {
+                Ok(secs) => Some(secs),
+                Err(msg) => {
+                    self.err(d.span(), at.key("chunk_duration"), msg);
                     None
                 }
             },
@@ -343,18 +340,9 @@ impl Validator<'_> {
                 Err(m) => self.err(v.span(), key, format!("{m}: portfolios start at a date such as 2025-01-01")),
             }
         } else {
-            match text.parse::<u64>() {
-                Ok(n) if n <= MAX_BLOCK => return n,
-                Ok(_) => self.err(
-                    v.span(),
-                    key,
-                    format!("`{text}` is beyond {MAX_BLOCK}, the highest block chainetl accepts"),
-                ),
-                Err(_) => self.err(
-                    v.span(),
-                    key,
-                    format!("`{text}` is not a block number: incremental {dataset} start at a block"),
-                ),
+            match parse_block(&text) {
+                Ok(n) => return n,
+                Err(m) => self.err(v.span(), key, format!("{m}: incremental {dataset} start at a block")),
             }
         }
         0

@@ -151,7 +151,7 @@ impl<'a> Validator<'a> {
         Some(l.get_ref().clone())
     }
 
-    /// A duration given as `30s`/`5m`/`1h` or a number of seconds.
+    /// A duration in any form [`parse_duration`] takes, or a number of seconds.
     fn duration(&mut self, v: &Option<Spanned<toml::Value>>, key: &str, default: i64) -> i64 {
         let Some(v) = v else {
             return default;
@@ -160,7 +160,8 @@ impl<'a> Validator<'a> {
             toml::Value::Integer(n) if (1..=10_000_000).contains(n) => Ok(*n),
             toml::Value::String(s) => parse_duration(s),
             other => Err(format!(
-                "expected a duration such as \"30s\" or \"5m\", or a number of seconds, got {other}"
+                "expected a duration ({}) or a number of seconds, got {other}",
+                crate::vocab::forms::DURATION_FORMS
             )),
         };
         r.unwrap_or_else(|m| {
