@@ -8,6 +8,7 @@ mod hostile;
 mod input;
 mod layout;
 mod operator;
+mod ops;
 mod resume;
 mod s3;
 mod schedule;
