@@ -10,7 +10,10 @@ use std::process::ExitCode;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let cli = chainetl::cli::Cli::parse();
+    let cli = match chainetl::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return chainetl::cli::usage_error(e),
+    };
     chainetl::util::redact::register_env();
     chainetl::cli::init_logs(&cli);
     let rt = match chainetl::cli::runtime(&cli) {
@@ -23,7 +26,7 @@ fn main() -> ExitCode {
     match rt.block_on(chainetl::cli::execute(cli)) {
         Ok(exit) => ExitCode::from(exit.code()),
         Err(e) => {
-            eprint!("{}", e.render());
+            e.print();
             ExitCode::from(e.exit_code())
         }
     }

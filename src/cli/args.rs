@@ -62,6 +62,17 @@ pub(crate) enum Command {
         /// relative and aligned windows resolve against it (scheduled backfills).
         #[arg(long, value_name = "TIMESTAMP")]
         as_of: Option<String>,
+        /// The final summary on stdout: a table, or one JSON document (the run report).
+        #[arg(long, default_value = "table", value_parser = ["table", "json"])]
+        summary: String,
+        /// Keep Prometheus metrics in this file (text format, for node-exporter's
+        /// textfile collector): rewritten atomically every --progress-secs (10 s
+        /// when 0) and when the run ends.
+        #[arg(long, value_name = "PATH")]
+        metrics_file: Option<String>,
+        /// Serve Prometheus metrics at http://HOST:PORT/metrics while the run lasts.
+        #[arg(long, value_name = "HOST:PORT")]
+        metrics_addr: Option<String>,
     },
     /// Show the next run's work units and requests without fetching.
     ///

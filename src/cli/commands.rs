@@ -1,6 +1,7 @@
 //! Each subcommand: load the spec, call the library, print the result.
 
 use super::args::{Cli, Command, SpecArgs};
+use super::run::Face;
 use super::{CliError, Exit, render};
 use crate::job::{self, JobStatus, RunOptions};
 use crate::plan;
@@ -9,6 +10,7 @@ use crate::state::Mark;
 use crate::util::redact::redact;
 use crate::vocab::window;
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 /// Runs the command `cli` names.
 pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
@@ -34,7 +36,12 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
                 .await
                 .map_err(|e| CliError::io(format!("cannot listen on {host}:{port}"), e))?;
             let addr = listener.local_addr().map_err(|e| CliError::io("the simulator's address", e))?;
-            eprintln!("chainetl sim listening on http://{addr}");
+            super::say::say(
+                super::say::Level::Info,
+                "listening",
+                &format!("chainetl sim listening on http://{addr}\n"),
+                serde_json::json!({"url": format!("http://{addr}")}),
+            );
             crate::sim::serve(opts, listener).await.map_err(CliError::Usage)?;
             Ok(Exit::Success)
         }
@@ -45,6 +52,9 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
             progress_secs,
             follow,
             as_of,
+            summary,
+            metrics_file,
+            metrics_addr,
         } => {
             let s = load(&spec)?;
             let as_of = parse_as_of(as_of.as_deref())?;
@@ -56,8 +66,17 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
                 as_of,
                 ..RunOptions::default()
             };
-            let every = (!quiet && progress_secs > 0).then(|| std::time::Duration::from_secs(progress_secs));
-            super::run::run_and_report(s, opts, quiet, true, every).await
+            let every = (!quiet && progress_secs > 0).then(|| Duration::from_secs(progress_secs));
+            let tick = Duration::from_secs(if progress_secs > 0 { progress_secs } else { 10 });
+            let metrics = super::metrics::start(&s.name, metrics_file, metrics_addr, tick).await?;
+            let face = Face {
+                quiet,
+                intro: true,
+                progress_every: every,
+                summary_json: summary == "json",
+                metrics,
+            };
+            super::run::run_and_report(s, opts, face).await
         }
     }
 }
@@ -172,7 +191,14 @@ async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliE
         ..RunOptions::default()
     };
     // `verify --repair` has listed what it repairs: no plan intro after it.
-    super::run::run_and_report(s, opts, quiet, false, None).await
+    let face = Face {
+        quiet,
+        intro: false,
+        progress_every: None,
+        summary_json: false,
+        metrics: None,
+    };
+    super::run::run_and_report(s, opts, face).await
 }
 
 fn init(path: &str, force: bool) -> Result<Exit, CliError> {

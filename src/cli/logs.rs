@@ -21,6 +21,7 @@ pub fn init_logs(cli: &Cli) {
             _ => "trace",
         }
     };
+    super::say::set_json(cli.log_format == "json");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("warn,chainetl={level}")));
     let builder = tracing_subscriber::fmt()

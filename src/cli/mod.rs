@@ -16,11 +16,14 @@ pub mod args;
 mod commands;
 pub mod ddl;
 mod generate;
+mod json;
 mod logs;
+mod metrics;
 pub mod plan;
 pub mod progress;
 pub mod render;
 mod run;
+mod say;
 mod schema;
 
 pub use args::Cli;
@@ -105,12 +108,46 @@ impl CliError {
         }
     }
 
+    /// Prints [`CliError::render`] on stderr; with `--log-format json`, one
+    /// JSON line per spec error (with its `file`, `line`, `column` and
+    /// `key`) or one for any other error.
+    pub fn print(&self) {
+        if !say::json() {
+            eprint!("{}", self.render());
+            return;
+        }
+        match self {
+            CliError::Spec(errors) => {
+                for e in &errors.0 {
+                    let fields = serde_json::json!({
+                        "file": e.file, "line": e.line, "column": e.col, "key": e.key, "error": e.message,
+                    });
+                    say::say(say::Level::Error, "spec_error", &redact(&e.to_string()), fields);
+                }
+            }
+            e => {
+                let kind = if e.exit_code() == 2 { "usage_error" } else { "error" };
+                say::say(say::Level::Error, kind, &redact(&e.to_string()), serde_json::json!({}));
+            }
+        }
+    }
+
     fn io(what: impl Into<String>, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> CliError {
         CliError::Io {
             what: what.into(),
             source: source.into(),
         }
     }
+}
+
+/// A command line the parser refused: clap's text (help and version as
+/// they are), or one JSON line with `--log-format json`; exit 2 for errors.
+pub fn usage_error(e: clap::Error) -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if e.use_stderr() && say::usage_error_json(&args, &e.render().to_string()) {
+        return std::process::ExitCode::from(2);
+    }
+    e.exit()
 }
 
 /// Runs the command `cli` names.

@@ -30,7 +30,8 @@ impl Display {
     pub fn auto(every: Option<Duration>) -> Display {
         match every {
             None => Display::Off,
-            Some(_) if std::io::stderr().is_terminal() => Display::Bars,
+            // JSON logs are for machines: lines, even on a terminal.
+            Some(_) if std::io::stderr().is_terminal() && !super::say::json() => Display::Bars,
             Some(d) => Display::Lines(d),
         }
     }
@@ -78,8 +79,10 @@ pub fn spawn(display: Display, exports: Vec<Arc<ExportProgress>>) -> Option<Tick
                 let start = Instant::now();
                 loop {
                     tokio::time::sleep(every).await;
-                    for e in &ex {
-                        eprintln!("progress: {:<width$} {}", format!("{}:", e.label), figures(e, start));
+                    for (i, e) in ex.iter().enumerate() {
+                        let fields = super::say::json().then(|| super::json::progress(i, e, start.elapsed().as_secs_f64()));
+                        let text = format!("progress: {:<width$} {}\n", format!("{}:", e.label), figures(e, start));
+                        super::say::say(super::say::Level::Info, "progress", &text, fields.unwrap_or_default());
                     }
                 }
             });

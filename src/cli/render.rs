@@ -65,7 +65,7 @@ pub(super) fn intro_lines(
 
 /// An export's range as this run sees it: the frozen window, the aligned
 /// period(s), or each chain's incremental segment.
-fn describe_export_window(e: &Export, windows: &[Option<Resolved>], segments: &[Segment], dry: bool) -> String {
+pub(super) fn describe_export_window(e: &Export, windows: &[Option<Resolved>], segments: &[Segment], dry: bool) -> String {
     if !e.per_run() {
         return describe_window(&windows.get(e.index).copied().flatten(), &e.window_text);
     }

@@ -1,11 +1,14 @@
 //! `run` (and `verify --repair`) on the terminal: signals, the intro,
 //! progress, the summary table, and the exit code of the outcome.
 
+use super::metrics::Metrics;
 use super::progress::{Display, Ticker};
+use super::say::{Level, say};
 use super::{CliError, Exit, render};
-use crate::job::{self, JobEvent, Observer, RunOptions, RunSummary};
+use crate::job::{self, JobEvent, Observer, RunOptions, RunStatus, RunSummary};
 use crate::spec::Spec;
 use crate::util::redact::redact;
+use serde_json::json;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -13,43 +16,67 @@ use std::time::Duration;
 /// The first signal received (2: SIGINT, 15: SIGTERM; 0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// Runs a job with signal handling, prints its intro (with `intro`),
-/// progress and summary, and maps the outcome to an exit.
-/// `progress_every`: seconds between progress lines when stderr is not a
-/// terminal (None: no progress).
-pub(super) async fn run_and_report(
-    s: Spec,
-    mut opts: RunOptions,
-    quiet: bool,
-    intro: bool,
-    progress_every: Option<Duration>,
-) -> Result<Exit, CliError> {
+/// How a run is shown.
+pub(super) struct Face {
+    /// Errors only on stderr; no summary table.
+    pub(super) quiet: bool,
+    /// Print the plan's intro.
+    pub(super) intro: bool,
+    /// Seconds between progress lines when stderr is not a terminal (None: no progress).
+    pub(super) progress_every: Option<Duration>,
+    /// The summary on stdout as one JSON document (the run report) instead of the table.
+    pub(super) summary_json: bool,
+    /// Metrics to keep up to date, if asked for.
+    pub(super) metrics: Option<Arc<Metrics>>,
+}
+
+/// Runs a job with signal handling, prints its intro, progress and
+/// summary, keeps its metrics, and maps the outcome to an exit.
+pub(super) async fn run_and_report(s: Spec, mut opts: RunOptions, face: Face) -> Result<Exit, CliError> {
     let (tx, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(watch_signals(tx));
     let ticker: Arc<Mutex<Option<Ticker>>> = Arc::default();
-    opts.observer = Some(observer(intro && !quiet, Display::auto(progress_every), ticker.clone()));
+    let display = Display::auto(face.progress_every);
+    opts.observer = Some(observer(face.intro && !face.quiet, display, ticker.clone(), face.metrics.clone()));
     let result = job::run(s.clone(), opts, rx).await;
     if let Some(t) = ticker.lock().unwrap_or_else(PoisonError::into_inner).take() {
         t.finish();
     }
+    if let Some(m) = &face.metrics {
+        m.finish(result.as_ref().map_or(RunStatus::Failed, |s| s.status));
+    }
     let summary = result?;
-    if !quiet {
+    if face.summary_json {
+        let mut doc = serde_json::to_value(&summary).map_err(|e| CliError::io("rendering the summary", e))?;
+        crate::util::redact::redact_json(&mut doc);
+        println!("{doc:#}");
+    } else if !face.quiet {
         print!("{}", render::summary_table(&summary, &s.output.uri));
     }
     Ok(outcome(&summary))
 }
 
-/// Prints the intro when the run is planned (unless quiet) and starts the
-/// progress display when units start.
-fn observer(intro: bool, display: Display, ticker: Arc<Mutex<Option<Ticker>>>) -> Observer {
+/// Prints the intro when the run is planned (unless quiet), hands the
+/// run's figures to the metrics, and starts the progress display when
+/// units start.
+fn observer(intro: bool, display: Display, ticker: Arc<Mutex<Option<Ticker>>>, metrics: Option<Arc<Metrics>>) -> Observer {
     Observer::new(move |event| match event {
+        JobEvent::Started { live } => {
+            if let Some(m) = &metrics {
+                m.attach(live);
+            }
+        }
         JobEvent::Planned {
             spec,
             windows,
             segments,
             units,
             states,
-        } if intro => eprint!("{}", render::intro(spec, windows, segments, units, states)),
+        } if intro => {
+            let text = render::intro(spec, windows, segments, units, states);
+            let fields = super::say::json().then(|| super::json::intro(spec, windows, segments, units, states));
+            say(Level::Info, "plan", &text, fields.unwrap_or_default());
+        }
         JobEvent::Fetching { progress } => {
             let mut t = ticker.lock().unwrap_or_else(PoisonError::into_inner);
             if t.is_none() {
@@ -62,28 +89,59 @@ fn observer(intro: bool, display: Display, ticker: Arc<Mutex<Option<Ticker>>>) -
 
 /// The exit of a finished run, its failures printed.
 fn outcome(summary: &RunSummary) -> Exit {
-    if summary.interrupted {
-        eprintln!("interrupted: committed work is kept; run the same command again to resume");
-        return Exit::Interrupted {
-            signal: SIGNAL.load(Ordering::SeqCst),
-        };
+    if summary.status == RunStatus::Interrupted {
+        let signal = SIGNAL.load(Ordering::SeqCst);
+        say(
+            Level::Warn,
+            "interrupted",
+            "interrupted: committed work is kept; run the same command again to resume\n",
+            json!({"signal": signal, "status": summary.status}),
+        );
+        return Exit::Interrupted { signal };
     }
     if let Some(e) = &summary.error {
-        eprintln!("error: {}; the job stopped (committed work is kept; re-run to resume)", redact(e));
+        let e = redact(e);
+        say(
+            Level::Error,
+            "job_error",
+            &format!("error: {e}; the job stopped (committed work is kept; re-run to resume)\n"),
+            json!({"error": e}),
+        );
     }
     if !summary.failed.is_empty() {
-        eprintln!(
-            "{} unit(s) failed (committed work is kept; re-run to retry them):",
-            summary.failed.len()
-        );
-        for f in &summary.failed {
-            eprintln!("  {} ({} {} {}): {}", f.unit, f.dataset, f.chain, f.range, redact(&f.error));
-        }
+        say(Level::Error, "failed_units", &failed_text(summary), failed_fields(summary));
     }
-    if summary.error.is_some() || !summary.failed.is_empty() {
+    if summary.status == RunStatus::Failed {
         return Exit::Failed;
     }
     Exit::Success
+}
+
+fn failed_text(summary: &RunSummary) -> String {
+    let mut text = format!(
+        "{} unit(s) failed (committed work is kept; re-run to retry them):\n",
+        summary.failed.len()
+    );
+    for f in &summary.failed {
+        text.push_str(&format!(
+            "  {} ({} {} {}): {}\n",
+            f.unit,
+            f.dataset,
+            f.chain,
+            f.range,
+            redact(&f.error)
+        ));
+    }
+    text
+}
+
+fn failed_fields(summary: &RunSummary) -> serde_json::Value {
+    let units: Vec<serde_json::Value> = summary
+        .failed
+        .iter()
+        .map(|f| json!({"unit": f.unit, "dataset": f.dataset, "chain": f.chain, "range": f.range, "error": redact(&f.error)}))
+        .collect();
+    json!({"count": units.len(), "units": units})
 }
 
 /// First SIGINT/SIGTERM: stop fetching, commit what is buffered, exit
@@ -98,11 +156,22 @@ async fn watch_signals(tx: tokio::sync::watch::Sender<bool>) {
             _ = int.recv() => 2,
             _ = term.recv() => 15,
         };
+        let name = if sig == 15 { "SIGTERM" } else { "SIGINT" };
         if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
-            eprintln!("second signal: exiting now");
+            say(
+                Level::Warn,
+                "signal",
+                "second signal: exiting now\n",
+                json!({"signal": name, "second": true}),
+            );
             std::process::exit(if sig == 15 { 143 } else { 130 });
         }
-        eprintln!("signal received: committing buffered work, then exiting (send it again to exit at once)");
+        say(
+            Level::Warn,
+            "signal",
+            "signal received: committing buffered work, then exiting (send it again to exit at once)\n",
+            json!({"signal": name, "second": false}),
+        );
         let _ = tx.send(true);
     }
 }

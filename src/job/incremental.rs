@@ -46,24 +46,18 @@ pub async fn head(client: &Client, chain: Chain) -> Result<u64, UnitError> {
     b.number.filter(|n| n.0 >= 0).map(|n| n.0 as u64).ok_or(UnitError::NoHead { chain })
 }
 
-/// The range of the next segment of an incremental export on `chain`: from
-/// the mark to the head less confirmations (blocks), or to the last
-/// complete UTC day before `now` (portfolios). `None`: nothing new.
-pub async fn next_window(client: &Client, e: &Export, mark: &Mark, now: i64) -> Result<Option<Resolved>, UnitError> {
-    let Some(inc) = &e.incremental else {
-        return Ok(None);
-    };
+/// The range of the next segment of an incremental export: from the mark
+/// to `head` less confirmations (blocks), or to the last complete UTC day
+/// before `now` (portfolios, which need no head). `None`: nothing new.
+pub fn next_window(e: &Export, mark: &Mark, now: i64, head: Option<u64>) -> Option<Resolved> {
+    let inc = e.incremental.as_ref()?;
     if e.dataset == Dataset::Portfolio {
         let end = now.div_euclid(86_400) * 86_400;
         let start = mark.next as i64;
-        return Ok((end > start).then_some(Resolved::Time { start, end }));
+        return (end > start).then_some(Resolved::Time { start, end });
     }
-    let head = head(client, mark.chain).await?;
-    let confirmations = inc.confirmations(mark.chain);
-    let Some(last) = head.checked_sub(confirmations) else {
-        return Ok(None);
-    };
-    Ok((last >= mark.next).then_some(Resolved::Blocks { first: mark.next, last }))
+    let last = head?.checked_sub(inc.confirmations(mark.chain))?;
+    (last >= mark.next).then_some(Resolved::Blocks { first: mark.next, last })
 }
 
 /// What finishing a segment did.
@@ -224,11 +218,12 @@ impl Passes<'_> {
     /// record a segment up to the confirmed head unless one is still pending.
     async fn step_incremental(&mut self, e: &Export, chain: Chain, now: i64, cut: bool) -> Result<(), UnitError> {
         let state = self.shared.state.clone();
-        let client = self.client_for(ExportKey {
+        let key = ExportKey {
             export: e.index,
             dataset: e.dataset,
             chain,
-        });
+        };
+        let client = self.client_for(key);
         let mut mark = state.load_mark(e.index, chain).await?.unwrap_or_else(|| initial_mark(e, chain));
         if let Some(from) = mark.repair_from {
             let r = repair(&state, e, &mut mark, from, &mut self.pending).await?;
@@ -239,10 +234,17 @@ impl Passes<'_> {
         {
             self.out.reorgs.push(r);
         }
+        self.shared.note_mark(key, mark.next);
         if !cut || self.pending.iter().any(|s| s.export == e.index && s.chain == Some(chain)) {
+            self.measure_lag(&client, e, chain, mark.next, None, now).await;
             return Ok(());
         }
-        if let Some(window) = next_window(&client, e, &mark, now).await? {
+        let head = match e.dataset {
+            Dataset::Portfolio => None,
+            _ => Some(head(&client, chain).await?),
+        };
+        self.measure_lag(&client, e, chain, mark.next, head, now).await;
+        if let Some(window) = next_window(e, &mark, now, head) {
             let seg = state
                 .create_segment(&Segment {
                     export: e.index,
@@ -255,6 +257,19 @@ impl Passes<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Measures lag when it is watched; a failure is only logged (the
+    /// next pass measures again).
+    async fn measure_lag(&self, client: &Client, e: &Export, chain: Chain, next: u64, head: Option<u64>, now: i64) {
+        if !self.shared.watching_lag() {
+            return;
+        }
+        match self.shared.measure_lag(client, e, chain, next, head, now).await {
+            Ok(()) => {}
+            Err(err) if err.said_once() => {}
+            Err(err) => tracing::warn!(export = e.index, %chain, "could not measure the lag behind the head: {err}"),
+        }
     }
 
     /// Follow mode: waits for the next poll. False when a signal came.

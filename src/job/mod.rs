@@ -31,21 +31,25 @@ pub mod compact;
 pub mod error;
 pub mod incremental;
 pub mod inspect;
+pub mod live;
 mod periods;
 pub mod prepare;
 pub mod progress;
 pub mod reorg;
 pub mod report;
+pub mod report_schema;
 pub mod schedule;
 pub mod setup;
 pub mod unit;
 
 pub use error::{RunError, UnitError};
 pub use inspect::{JobStatus, PlanView, plan_view, status, verify};
+pub use live::{Live, MarkProgress};
 pub use prepare::prepare;
 pub use progress::ExportProgress;
 pub use reorg::Reorg;
 pub use report::{ExportKey, FailedUnit, MarkSummary, RunSummary, Tally};
+pub use report_schema::{REPORT_VERSION, RunStatus};
 pub use schedule::parse_shard;
 pub use setup::client_config;
 
@@ -105,6 +109,11 @@ pub enum JobEvent<'a> {
         units: &'a [Unit],
         /// Their checkpoints, by unit id.
         states: &'a HashMap<String, UnitState>,
+    },
+    /// The run is set up: a handle on its figures as they change.
+    Started {
+        /// The handle (keep a clone).
+        live: &'a Live,
     },
     /// A pass starts its units; the live counters, one per export.
     Fetching {
@@ -235,6 +244,9 @@ impl<'a> Passes<'a> {
 
     /// Passes until the job is done, stopped, failed, or (following) cancelled.
     async fn run(&mut self) -> Result<(), RunError> {
+        self.opts.tell(JobEvent::Started {
+            live: &Live::new(self.shared.clone()),
+        });
         self.open_periods().await?;
         loop {
             self.out.passes += 1;

@@ -10,6 +10,7 @@ use super::Passes;
 use super::error::RunError;
 use super::incremental::{self, Finished};
 use super::report::{ExportKey, FailedUnit};
+use super::report_schema::SegmentStatus;
 use crate::plan::{self, Segment, Unit};
 use crate::spec::Export;
 use crate::state::UnitState;
@@ -29,6 +30,7 @@ impl Passes<'_> {
                 continue;
             }
             if state.period_done(&seg).await? {
+                self.out.covered.push((seg.clone(), SegmentStatus::AlreadyExported));
                 tracing::info!(export = e.index, "export[{}]: period {} is already exported", e.index, seg.window);
             } else {
                 let s = state.create_segment(&seg).await?;
@@ -79,6 +81,7 @@ impl Passes<'_> {
         let ids: Vec<String> = units.iter().map(|u| u.id.clone()).collect();
         state.delete_units(&ids).await?;
         self.pending.retain(|s| s != seg);
+        self.out.covered.push((seg.clone(), SegmentStatus::Exported));
         Ok(())
     }
 
@@ -87,13 +90,18 @@ impl Passes<'_> {
     /// that chain, not the run's.
     async fn close_incremental(&mut self, e: &Export, seg: &Segment, units: &[Unit], states: &HashMap<String, UnitState>) {
         let chain = seg.chain.unwrap_or(Chain::Ethereum);
-        let client = self.client_for(ExportKey {
+        let key = ExportKey {
             export: e.index,
             dataset: e.dataset,
             chain,
-        });
-        match incremental::finish_segment(&client, &self.shared.state, e, seg, units, states, &mut self.pending).await {
-            Ok(Finished::Advanced) => {}
+        };
+        let client = self.client_for(key);
+        let finished = incremental::finish_segment(&client, &self.shared.state, e, seg, units, states, &mut self.pending).await;
+        if let Ok(Some(m)) = self.shared.state.load_mark(e.index, chain).await {
+            self.shared.note_mark(key, m.next);
+        }
+        match finished {
+            Ok(Finished::Advanced) => self.out.covered.push((seg.clone(), SegmentStatus::Exported)),
             Ok(Finished::Reorg(r)) => {
                 self.last_cut.remove(&(e.index, r.chain));
                 self.out.reorgs.push(r);

@@ -1,12 +1,15 @@
 //! What a run did: per export and chain tallies ([`Tally`], keyed by
 //! [`ExportKey`]), the failures, and the [`RunSummary`] returned to the
 //! caller and written as the run report `_chainetl/<job>/runs/<run id>.json`
-//! (redacted; one per run, never rewritten).
+//! (redacted; one per run, never rewritten) and copied to
+//! `runs/latest.json` (replaced atomically, so it is always a whole
+//! report: the last run that ended). Its schema is in [`super::report_schema`].
 
 use super::reorg::Reorg;
-use super::{RunOptions, Shared};
+use super::report_schema::{CoveredSegment, Keyed, REPORT_VERSION, RunStatus, SegmentStatus};
+use super::{MarkProgress, RunOptions, Shared};
 use crate::api::Stats;
-use crate::plan::Unit;
+use crate::plan::{Segment, Unit};
 use crate::spec::Dataset;
 use crate::state::{JobState, Mark, StateStore};
 use crate::vocab::Chain;
@@ -129,9 +132,15 @@ impl FailedUnit {
     }
 }
 
-/// What a run did.
+/// What a run did; serialised, the run report.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
+    /// The report's schema version ([`REPORT_VERSION`]).
+    pub version: u32,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// This run's id (the report's file name without `.json`).
+    pub run_id: String,
     /// Job name.
     pub job: String,
     /// Spec hash.
@@ -177,6 +186,21 @@ pub struct RunSummary {
     /// What compaction did, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<super::compact::CompactSummary>,
+    /// `exports` as a list, each keyed by `export`, `dataset` and `chain`.
+    pub tallies: Vec<Keyed<Tally>>,
+    /// Aligned periods and incremental segments this run covered.
+    pub segments: Vec<CoveredSegment>,
+    /// Incremental exports: the mark when the run began (`from`) and ended
+    /// (`next`), and the lag last measured.
+    pub incremental: Vec<Keyed<MarkProgress>>,
+    /// The chainetl that ran.
+    pub chainetl_version: String,
+    /// `K/N` with `--shard`.
+    pub shard: Option<String>,
+    /// Whether it ran with `--follow`.
+    pub follow: bool,
+    /// `--as-of`, as an ISO instant.
+    pub as_of: Option<String>,
 }
 
 /// Where an incremental export stands on a chain.
@@ -222,10 +246,12 @@ pub(crate) struct Outcome {
     pub(crate) periods: Vec<Resolved>,
     /// Compaction's work, summed over the run.
     pub(crate) compaction: Option<super::compact::CompactSummary>,
+    /// Segments finished, or found finished, by this run.
+    pub(crate) covered: Vec<(Segment, SegmentStatus)>,
 }
 
 /// The tallies with the request counters and reorgs folded in.
-fn final_tallies(shared: &Shared, reorgs: &[Reorg]) -> BTreeMap<ExportKey, Tally> {
+pub(crate) fn final_tallies(shared: &Shared, reorgs: &[Reorg]) -> BTreeMap<ExportKey, Tally> {
     let mut tallies = shared.tallies();
     for r in reorgs {
         let key = ExportKey {
@@ -263,20 +289,28 @@ pub(crate) async fn summarize(
 ) -> Result<RunSummary, crate::state::StateError> {
     let tallies = final_tallies(shared, &outcome.reorgs);
     let marks = shared.state.load_marks().await?;
+    let segments = covered_segments(shared, &outcome.covered).await?;
     let total = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
+    let interrupted = *shared.cancel.borrow();
+    let error = shared.client.service_down().map(|e| e.to_string());
+    let ran = total(|t| t.units) > outcome.units_already_done as u64 || !outcome.reorgs.is_empty();
     let mut summary = RunSummary {
+        version: REPORT_VERSION,
+        status: RunStatus::of(interrupted, error.is_some() || !outcome.failed.is_empty(), ran),
+        run_id: format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id()),
         job: job.name.clone(),
         spec_hash: job.spec_hash.clone(),
         requests: total(|t| t.requests),
         retries: total(|t| t.retries),
         throttled: total(|t| t.throttled),
         server_errors: total(|t| t.server_errors),
+        tallies: tallies.iter().map(|(k, t)| Keyed::new(k, t.clone())).collect(),
         exports: tallies,
         orphans_removed: outcome.orphans_removed,
         units_already_done: outcome.units_already_done,
         failed: outcome.failed,
-        interrupted: *shared.cancel.borrow(),
-        error: shared.client.service_down().map(|e| e.to_string()),
+        interrupted,
+        error,
         elapsed_secs: shared.started.elapsed().as_secs_f64(),
         started_at,
         finished_at: chrono::Utc::now().to_rfc3339(),
@@ -287,15 +321,31 @@ pub(crate) async fn summarize(
         reorgs: outcome.reorgs,
         passes: outcome.passes,
         compaction: outcome.compaction,
+        segments,
+        incremental: shared.marks_live().iter().map(|(k, m)| Keyed::new(k, m.clone())).collect(),
+        chainetl_version: env!("CARGO_PKG_VERSION").into(),
+        shard: opts.shard.map(|(k, n)| format!("{k}/{n}")),
+        follow: opts.follow,
+        as_of: opts.as_of.map(crate::vocab::window::iso),
     };
-    summary.report = write_report(&shared.state, &summary, opts).await;
+    summary.report = write_report(&shared.state, &summary).await;
     Ok(summary)
 }
 
-/// Writes the run report; a failure to write it is logged, not fatal (the
-/// run's work is committed by then).
-async fn write_report(state: &StateStore, summary: &RunSummary, opts: &RunOptions) -> Option<String> {
-    let run_id = format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id());
+/// The segments finished or found finished, then those still recorded
+/// (unfinished) in the state.
+async fn covered_segments(shared: &Shared, covered: &[(Segment, SegmentStatus)]) -> Result<Vec<CoveredSegment>, crate::state::StateError> {
+    let spec = &shared.spec;
+    let mut out: Vec<CoveredSegment> = covered.iter().map(|(s, st)| CoveredSegment::of(spec, s, *st)).collect();
+    for s in shared.state.load_segments().await? {
+        out.push(CoveredSegment::of(spec, &s, SegmentStatus::Unfinished));
+    }
+    Ok(out)
+}
+
+/// Writes the run report, then `runs/latest.json`; a failure to write
+/// them is logged, not fatal (the run's work is committed by then).
+async fn write_report(state: &StateStore, summary: &RunSummary) -> Option<String> {
     let mut doc = match serde_json::to_value(summary) {
         Ok(v) => v,
         Err(e) => {
@@ -304,17 +354,19 @@ async fn write_report(state: &StateStore, summary: &RunSummary, opts: &RunOption
         }
     };
     crate::util::redact::redact_json(&mut doc);
-    if let Some(obj) = doc.as_object_mut() {
-        obj.insert("chainetl_version".into(), env!("CARGO_PKG_VERSION").into());
-        obj.insert("shard".into(), opts.shard.map(|(k, n)| format!("{k}/{n}")).into());
-        obj.insert("follow".into(), opts.follow.into());
-        obj.insert("as_of".into(), opts.as_of.map(crate::vocab::window::iso).into());
-    }
-    match state.save_doc(&format!("runs/{run_id}.json"), &doc).await {
-        Ok(rel) => Some(rel),
+    let rel = match state.save_doc(&format!("runs/{}.json", summary.run_id), &doc).await {
+        Ok(rel) => rel,
         Err(e) => {
             tracing::warn!("could not write the run report: {e}");
-            None
+            return None;
         }
+    };
+    // Written after the run's own report, so latest.json names a report that exists.
+    if let Some(obj) = doc.as_object_mut() {
+        obj.insert("report".into(), rel.clone().into());
     }
+    if let Err(e) = state.save_doc("runs/latest.json", &doc).await {
+        tracing::warn!("could not write runs/latest.json: {e}");
+    }
+    Some(rel)
 }

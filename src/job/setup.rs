@@ -4,6 +4,7 @@
 //! and [`Shared`], what every unit task of the run shares.
 
 use super::error::RunError;
+use super::live::MarkProgress;
 use super::progress::ExportProgress;
 use super::report::{ExportKey, Tally};
 use crate::api::{Client, ClientConfig, Secret, Stats};
@@ -13,6 +14,7 @@ use crate::sink::Sink;
 use crate::spec::{BaseUrl, Spec};
 use crate::state::StateStore;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 use tokio::sync::watch;
@@ -95,6 +97,10 @@ pub(crate) struct Shared {
     pub(crate) decoders: Vec<Option<Arc<LogDecoder>>>,
     pub(crate) started: Instant,
     pub(crate) cancel: watch::Receiver<bool>,
+    /// Incremental exports' marks and lag as the run sees them ([`super::live`]).
+    pub(crate) marks: Mutex<BTreeMap<ExportKey, MarkProgress>>,
+    /// Whether to measure lag (someone watches it).
+    pub(crate) watch_lag: AtomicBool,
 }
 
 impl Shared {
@@ -156,6 +162,8 @@ impl Shared {
             progress,
             started,
             cancel,
+            marks: Mutex::default(),
+            watch_lag: AtomicBool::new(false),
         })
     }
 

@@ -49,7 +49,8 @@
 //! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
 //! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
 //! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
-//! | `runs/<run-id>.json` (free-form run report) | [`StateStore::save_doc`] | at the end of every run; never read back | atomic replace |
+//! | `runs/<run-id>.json` (run report, its schema versioned by the job stage) | [`StateStore::save_doc`] | at the end of every run; never read back | atomic replace |
+//! | `runs/latest.json` (a copy of the last run's report) | [`StateStore::save_doc`] | after that run's own report | atomic replace |
 //! | `clearing.json` (`{started_at}`) | [`StateStore::clear`] | first thing a `--fresh` writes, last thing it deletes (between them it deletes everything above but the leases) | atomic replace |
 //! | `leases/<scope>.lock` (local disk) | [`lease::Lease::acquire`] | taken for the whole run; holds the holder's JSON, rewritten in place and read tolerantly | OS lock (`flock`) on the open file |
 //! | `leases/<scope>.json` (object stores) | [`lease::Lease::acquire`] | taken for the whole run, renewed every [`lease::RENEW`], deleted on release | create-if-absent, then PUTs conditional on the ETag |

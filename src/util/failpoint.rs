@@ -3,7 +3,11 @@
 //! Names: `during-file-write`, `after-file-write` (file durable, checkpoint
 //! not yet written), `during-checkpoint` (temporary checkpoint written, not
 //! yet renamed into place), `during-fresh` (after each data file `--fresh`
-//! deletes).
+//! deletes); compaction: `compact-recorded` (swap recorded, nothing
+//! written), `compact-writing` (after each batch of an output),
+//! `compact-written` (outputs durable and hidden, swap not recorded),
+//! `compact-swapping` (swap recorded, nothing published), `compact-deleting`
+//! (after each input deleted).
 //!
 //! Invariant: only a build with the `failpoints` cargo feature honours the
 //! variable. `cargo test` turns the feature on (the package is its own

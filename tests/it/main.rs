@@ -12,6 +12,7 @@ mod input;
 mod layout;
 mod operator;
 mod planning;
+mod ops;
 mod resume;
 mod s3;
 mod schedule;
