@@ -191,7 +191,13 @@ async fn run_leased(
             now,
         };
         c.recover_all().await?;
-        if opts.repair.is_empty() { Vec::new() } else { c.dissolve_for(&opts.repair).await? }
+        let mut units = opts.repair.clone();
+        units.extend(c.uncheckpointed().await?);
+        if units.is_empty() {
+            Vec::new()
+        } else {
+            c.dissolve_for(&units).await?
+        }
     } else {
         opts.repair.clone()
     };

@@ -25,14 +25,14 @@
 use super::encoding::{natural_key, sorted_by};
 use super::merge::Merger;
 use super::open_file::OpenFile;
+use super::reader::StoreReader;
 use super::unit_writer::make_durable;
 use super::{Sink, SinkError, WrittenFile};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use parquet::arrow::ParquetRecordBatchStreamBuilder;
-use super::reader::StoreReader;
-use parquet::file::properties::WriterProperties;
 use object_store::ObjectStoreExt;
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
+use parquet::file::properties::WriterProperties;
 use parquet::file::statistics::Statistics;
 
 /// What a merge wrote.
@@ -156,7 +156,13 @@ impl Sink {
         }
     }
 
-    async fn merge_once(&self, inputs: &[(String, u64)], name_of: &dyn Fn(u64) -> String, target: usize, sorted: bool) -> Result<Merged, Stop> {
+    async fn merge_once(
+        &self,
+        inputs: &[(String, u64)],
+        name_of: &dyn Fn(u64) -> String,
+        target: usize,
+        sorted: bool,
+    ) -> Result<Merged, Stop> {
         let mut opened = Vec::with_capacity(inputs.len());
         for (rel, bytes) in inputs {
             opened.push(self.open_input(rel, *bytes).await?);
@@ -170,7 +176,10 @@ impl Sink {
         };
         let (schema, _) = self.file_columns(first.schema());
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let key: Vec<usize> = natural_key(&names).iter().filter_map(|k| names.iter().position(|n| n == k)).collect();
+        let key: Vec<usize> = natural_key(&names)
+            .iter()
+            .filter_map(|k| names.iter().position(|n| n == k))
+            .collect();
         let props = if sorted {
             let key_names: Vec<&str> = key.iter().map(|&i| names[i]).collect();
             sorted_by(&self.props, &schema, &key_names)?
@@ -220,7 +229,10 @@ impl Sink {
     }
 
     fn failed(&self, rel: &str, e: Box<dyn std::error::Error + Send + Sync>) -> SinkError {
-        SinkError::Write { path: rel.into(), source: e }
+        SinkError::Write {
+            path: rel.into(),
+            source: e,
+        }
     }
 
     /// Opens an input's footer: its reader, rows, and first key's range.
@@ -261,12 +273,10 @@ impl Sink {
         let hidden = self.path(&hidden_name(rel));
         match self.store.rename(&hidden, &self.path(rel)).await {
             Ok(()) => Ok(()),
-            Err(object_store::Error::NotFound { .. }) => {
-                match self.store.head(&self.path(rel)).await {
-                    Ok(_) => Ok(()),
-                    Err(e) => Err(self.failed(rel, Box::new(e))),
-                }
-            }
+            Err(object_store::Error::NotFound { .. }) => match self.store.head(&self.path(rel)).await {
+                Ok(_) => Ok(()),
+                Err(e) => Err(self.failed(rel, Box::new(e))),
+            },
             Err(e) => Err(self.failed(rel, Box::new(e))),
         }
     }

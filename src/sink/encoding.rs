@@ -92,10 +92,12 @@ pub fn natural_key(columns: &[&str]) -> Vec<&'static str> {
 /// Parquet schema, which a list column before them shifts.
 pub(super) fn sorted_by(props: &WriterProperties, schema: &arrow::datatypes::Schema, key: &[&str]) -> Result<WriterProperties, SinkError> {
     use parquet::file::metadata::SortingColumn;
-    let descr = parquet::arrow::ArrowSchemaConverter::new().convert(schema).map_err(|e| SinkError::Write {
-        path: "(schema)".into(),
-        source: Box::new(e),
-    })?;
+    let descr = parquet::arrow::ArrowSchemaConverter::new()
+        .convert(schema)
+        .map_err(|e| SinkError::Write {
+            path: "(schema)".into(),
+            source: Box::new(e),
+        })?;
     let leaves: Vec<String> = descr.columns().iter().map(|c| c.path().string()).collect();
     let sorting = key
         .iter()

@@ -3,10 +3,10 @@
 //! unit and sequence a file is, read back strictly.
 
 use super::Sink;
-use arrow::datatypes::{Schema, SchemaRef};
-use std::sync::Arc;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::date_string;
+use arrow::datatypes::{Schema, SchemaRef};
+use std::sync::Arc;
 
 impl Sink {
     /// Partition directory of a row group: `<table>/chain=<c>/date=<d>`

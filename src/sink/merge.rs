@@ -1,14 +1,14 @@
 //! The k-way merge of inputs whose key ranges overlap, and the check that
 //! what compaction writes is in key order (see [`super::compact`]).
 
-use super::compact::{Input, Out, Stop};
 use super::SinkError;
+use super::compact::{Input, Out, Stop};
+use super::reader::StoreReader;
 use arrow::array::RecordBatch;
 use arrow::compute::interleave_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use futures::StreamExt;
-use super::reader::StoreReader;
 use parquet::arrow::async_reader::ParquetRecordBatchStream;
 
 /// Rows per batch read from the inputs merged at once, together, and per
@@ -215,5 +215,3 @@ fn smallest(cursors: &[Cursor]) -> Option<usize> {
     }
     best.map(|(i, _)| i)
 }
-
-

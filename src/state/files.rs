@@ -2,8 +2,8 @@
 //! exact name, a unit id, a sequence; invariant 4 of [`super`]) count,
 //! never a file of another job sharing the output.
 
-use super::{StateError, StateStore};
 use super::compactions::JobFile;
+use super::{StateError, StateStore};
 use std::collections::BTreeSet;
 
 impl StateStore {

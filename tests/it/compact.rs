@@ -76,7 +76,10 @@ fn reference(sim: &Sim) -> (tempfile::TempDir, Vec<Vec<String>>, Vec<Vec<String>
     let o = chainetl(&["run", &s, "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let by = files_by_partition(&out, "job");
-    assert!(by.values().any(|f| f.len() > 2), "the reference must have several files per partition: {by:?}");
+    assert!(
+        by.values().any(|f| f.len() > 2),
+        "the reference must have several files per partition: {by:?}"
+    );
     let ev = read_rows(&out.join("events"), EVENT_KEY);
     let bl = read_rows(&out.join("blocks"), BLOCK_KEY);
     (dir, ev, bl)
@@ -84,8 +87,16 @@ fn reference(sim: &Sim) -> (tempfile::TempDir, Vec<Vec<String>>, Vec<Vec<String>
 
 /// Each partition of the job is one compacted file, its rows as the reference's.
 fn assert_compacted_exact(out: &Path, ev: &[Vec<String>], bl: &[Vec<String>]) {
-    assert_eq!(read_rows(&out.join("events"), EVENT_KEY), ev, "events differ from an uncompacted run");
-    assert_eq!(read_rows(&out.join("blocks"), BLOCK_KEY), bl, "blocks differ from an uncompacted run");
+    assert_eq!(
+        read_rows(&out.join("events"), EVENT_KEY),
+        ev,
+        "events differ from an uncompacted run"
+    );
+    assert_eq!(
+        read_rows(&out.join("blocks"), BLOCK_KEY),
+        bl,
+        "blocks differ from an uncompacted run"
+    );
     let by = files_by_partition(out, "job");
     assert_eq!(by.len(), 4, "two dates of events and of blocks: {by:?}");
     for (dir, files) in &by {
@@ -109,7 +120,11 @@ fn compaction_merges_each_partition_into_one_sorted_file_with_the_same_rows() {
     let s = spec(dir.path(), &out, &sim.url(), "job", "");
     let o = chainetl(&["run", &s]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("compacted 4 partitions"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("compacted 4 partitions"),
+        "{}",
+        text(&o)
+    );
     assert_compacted_exact(&out, &ev, &bl);
 
     // Sorted by the natural key, declared so; statistics, page index and
@@ -118,14 +133,24 @@ fn compaction_merges_each_partition_into_one_sorted_file_with_the_same_rows() {
         let r = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
         let meta = r.metadata();
         let schema = meta.file_metadata().schema_descr();
-        let idx = |name: &str| (0..schema.num_columns()).find(|&i| schema.column(i).path().string() == name).unwrap();
+        let idx = |name: &str| {
+            (0..schema.num_columns())
+                .find(|&i| schema.column(i).path().string() == name)
+                .unwrap()
+        };
         let rg = meta.row_group(0);
         let sorting: Vec<i32> = rg.sorting_columns().unwrap().iter().map(|c| c.column_idx).collect();
         assert_eq!(sorting, vec![idx("block_number") as i32, idx("log_index") as i32], "{f:?}");
-        assert!(rg.column(idx("transaction_hash")).bloom_filter_offset().is_some(), "no bloom filter in {f:?}");
+        assert!(
+            rg.column(idx("transaction_hash")).bloom_filter_offset().is_some(),
+            "no bloom filter in {f:?}"
+        );
         assert!(rg.column(idx("topic0")).bloom_filter_offset().is_some());
         assert!(rg.column(idx("block_number")).statistics().is_some());
-        assert!(rg.column(idx("block_number")).column_index_offset().is_some(), "no page index in {f:?}");
+        assert!(
+            rg.column(idx("block_number")).column_index_offset().is_some(),
+            "no page index in {f:?}"
+        );
         // Partition keys live only in the path.
         assert!((0..schema.num_columns()).all(|i| schema.column(i).path().string() != "chain"));
         let rows = read_rows(f.parent().unwrap(), &["block_number", "log_index"]);
@@ -203,11 +228,19 @@ fn two_jobs_in_one_output_one_compacting_leaves_the_others_files_alone() {
     let s = spec(dir.path(), &out, &sim.url(), "job", "");
     let o = chainetl(&["run", &s]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("compacted 4 partitions"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("compacted 4 partitions"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(snapshot("job-keep"), before, "the compaction of one job touched the other's files");
     let c = chainetl(&["compact", &keep]);
     assert!(c.status.success(), "{}", text(&c));
-    let compacted: Vec<_> = files_by_partition(&out, "job").into_values().flatten().filter(|n| n.starts_with("job-compacted")).collect();
+    let compacted: Vec<_> = files_by_partition(&out, "job")
+        .into_values()
+        .flatten()
+        .filter(|n| n.starts_with("job-compacted"))
+        .collect();
     assert_eq!(compacted.len(), 4);
     // job-keep's own compact run did merge its files (it was asked to).
     assert!(files_by_partition(&out, "job-keep").values().all(|f| f.len() == 1));
@@ -290,7 +323,11 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
         for engine in ["duckdb", "polars", "pyarrow", "spark"] {
             assert_eq!(r[t][engine]["rows"].as_u64(), Some(rows), "{t}: {engine} counts differently");
             let types = r[t][engine]["types"].as_object().unwrap();
-            assert_eq!(types.len(), duck.as_object().unwrap().len(), "{t}: {engine} sees other columns: {types:?}");
+            assert_eq!(
+                types.len(),
+                duck.as_object().unwrap().len(),
+                "{t}: {engine} sees other columns: {types:?}"
+            );
             for (col, ty) in types {
                 // pyarrow's hive discovery types partition keys only as
                 // int32 or string: `date` from the path is a string there.
@@ -316,7 +353,10 @@ fn incremental_runs_compact_each_day_once_it_is_over_and_below_the_reorg_horizon
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let data = chainetl::sim::data::SimData::new(42, 30);
-    let head = data.head(Chain::Ethereum, chainetl::window::parse_instant("2025-06-01T00:00:00Z").unwrap() * 1000);
+    let head = data.head(
+        Chain::Ethereum,
+        chainetl::window::parse_instant("2025-06-01T00:00:00Z").unwrap() * 1000,
+    );
     let start = head - 8_000;
     let s = write_spec(
         dir.path(),
@@ -360,14 +400,23 @@ chunk_blocks = 500
     }
     for _ in 0..3 {
         let url = format!("{}/_sim/advance?secs=2400", sim.url());
-        let status = sim.rt.block_on(async { reqwest::Client::new().post(url).send().await.unwrap().status() });
+        let status = sim
+            .rt
+            .block_on(async { reqwest::Client::new().post(url).send().await.unwrap().status() });
         assert!(status.is_success());
         run();
     }
     let days = per_day();
     assert_eq!(days["date=2025-05-30"].len(), 1, "{days:?}");
-    assert_eq!(days["date=2025-05-31"].len(), 1, "a day over and below the reorg horizon is one file: {days:?}");
-    assert!(days["date=2025-06-01"].len() > 1, "the open day is not rewritten on every roll: {days:?}");
+    assert_eq!(
+        days["date=2025-05-31"].len(),
+        1,
+        "a day over and below the reorg horizon is one file: {days:?}"
+    );
+    assert!(
+        days["date=2025-06-01"].len() > 1,
+        "the open day is not rewritten on every roll: {days:?}"
+    );
     assert!(days["date=2025-06-01"].iter().all(|f| !f.starts_with("job-compacted-")));
     let next: u64 = {
         let v: serde_json::Value =

@@ -465,7 +465,7 @@ fn files_roll_by_rows_and_by_size() {
         let exports = "[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000999\"\nchunk_blocks = 1000\n";
         let body = spec_for(&sim.url(), &out, "page_size = 500", exports).replace(
             "[output]\n",
-            &format!("[output]\n{roll}\ncommit_pages = 10000\ncommit_interval_secs = 3600\n"),
+            &format!("[output]\n{roll}\ncommit_pages = 10000\ncommit_interval_secs = 3600\ncompact = false\n"),
         );
         let spec = write_spec(dir.path(), "r.toml", &body);
         let o = chainetl(&["run", &spec, "-q"]);

@@ -58,6 +58,7 @@ fn files_of(dir: &Path, job: &str) -> Vec<PathBuf> {
             let n = p.file_name().unwrap().to_string_lossy().to_string();
             n.strip_prefix(&format!("{job}-e"))
                 .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+                || n.starts_with(&format!("{job}-compacted-"))
         })
         .collect()
 }
@@ -395,6 +396,14 @@ fn verify_finds_missing_files_and_repair_re_exports_exactly_those_units() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let spec = events_spec(dir.path(), "v.toml", "v", &sim.url(), &out.display().to_string(), "");
+    // Repair of a unit's own files (compacted files: tests/it/compact.rs).
+    std::fs::write(
+        &spec,
+        std::fs::read_to_string(&spec)
+            .unwrap()
+            .replace("commit_pages = 2", "commit_pages = 2\ncompact = false"),
+    )
+    .unwrap();
     let o = chainetl(&["run", &spec, "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let o = chainetl(&["verify", &spec]);

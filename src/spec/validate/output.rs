@@ -126,7 +126,8 @@ impl Validator<'_> {
         let mut out = Vec::new();
         for c in list.get_ref() {
             let name = c.get_ref();
-            let plain = !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            let plain =
+                !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
             if !plain {
                 self.err(
                     c.span(),

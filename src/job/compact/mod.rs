@@ -2,6 +2,10 @@
 //! exactly-once swap of their files for a few right-sized, sorted ones
 //! (the data side is [`crate::sink`]'s merge; the record [`crate::state`]'s).
 //!
+//! Where each part lives: [`swap`] (recovery of a dead run's swap, and
+//! `verify --repair` of compacted partitions), [`step`] (when a run
+//! compacts, and `chainetl compact`).
+//!
 //! # Which files
 //!
 //! Only files whose rows can no longer change: a file of a unit with a
@@ -25,6 +29,11 @@
 //! it rolled forward, by the next run or `chainetl compact`. A reader
 //! listing the partition between the first rename and the last delete
 //! can see rows twice; no reader sees a row missing.
+
+mod step;
+mod swap;
+
+pub use step::compact_job;
 
 use super::error::RunError;
 use crate::sink::{Sink, compacted_name};
@@ -93,7 +102,13 @@ impl Compactor<'_> {
         let finality = Finality {
             states: self.state.load_units().await?,
             pending: self.state.load_segments().await?.iter().map(|s| (s.export, s.chain)).collect(),
-            marks: self.state.load_marks().await?.into_iter().map(|m| ((m.export, m.chain), m)).collect(),
+            marks: self
+                .state
+                .load_marks()
+                .await?
+                .into_iter()
+                .map(|m| ((m.export, m.chain), m))
+                .collect(),
         };
         let mut by_partition: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
         for f in self.state.list_files(&self.spec.tables()).await? {
@@ -188,7 +203,13 @@ impl Compactor<'_> {
 
     /// Compacts one partition: record, write hidden, record the swap,
     /// publish, delete the inputs, record done.
-    async fn compact(&self, mut record: Compaction, inputs: Vec<Listed>, files: &[Listed], sum: &mut CompactSummary) -> Result<(), RunError> {
+    async fn compact(
+        &self,
+        mut record: Compaction,
+        inputs: Vec<Listed>,
+        files: &[Listed],
+        sum: &mut CompactSummary,
+    ) -> Result<(), RunError> {
         // Never a name a file of the partition already has, whatever the
         // record says.
         let present = files.iter().filter_map(|f| match f.kind {
@@ -243,7 +264,7 @@ impl Compactor<'_> {
 
     /// Rolls a swap forward: publishes the outputs, deletes the inputs,
     /// and records the partition without the swap.
-    async fn finish_swap(&self, record: &mut Compaction) -> Result<(), RunError> {
+    pub(super) async fn finish_swap(&self, record: &mut Compaction) -> Result<(), RunError> {
         let Some(p) = record.pending.clone() else {
             return Ok(());
         };
@@ -259,125 +280,6 @@ impl Compactor<'_> {
         self.state.save_compaction(record).await?;
         Ok(())
     }
-
-    /// Finishes every swap and repair a dead run left (first thing a run
-    /// holding the whole job does, so readers see no swap half done for
-    /// longer than it takes).
-    pub async fn recover_all(&self) -> Result<(), RunError> {
-        for mut c in self.state.load_compactions().await? {
-            self.recover(&mut c).await?;
-        }
-        Ok(())
-    }
-
-    /// `verify --repair` of `units`: every compacted partition holding rows
-    /// of one of them is dissolved, and with it every unit whose rows it
-    /// holds, and so on (a unit's rows may span partitions). Returns the
-    /// units to export again, `units` included. Refused when one of them
-    /// has no checkpoint to delete (a closed period's or segment's unit),
-    /// since nothing would export it again.
-    pub async fn dissolve_for(&self, units: &[String]) -> Result<Vec<String>, RunError> {
-        self.recover_all().await?;
-        let records = self.state.load_compactions().await?;
-        let units_of = |c: &Compaction| -> Vec<String> {
-            c.replaced
-                .iter()
-                .filter_map(|r| r.rsplit('/').next())
-                .filter_map(|n| n.strip_prefix(&format!("{}-", self.spec.name)).and_then(crate::sink::parse_file_name))
-                .map(|(u, _)| u.to_string())
-                .collect()
-        };
-        let mut all: HashSet<String> = units.iter().cloned().collect();
-        let mut hit = vec![false; records.len()];
-        loop {
-            let mut grew = false;
-            for (i, c) in records.iter().enumerate() {
-                let us = units_of(c);
-                if !hit[i] && us.iter().any(|u| all.contains(u)) {
-                    hit[i] = true;
-                    grew = true;
-                    all.extend(us);
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
-        let states = self.state.load_units().await?;
-        let mut all: Vec<String> = all.into_iter().collect();
-        all.sort();
-        if let Some(u) = all.iter().find(|u| !states.contains_key(*u)) {
-            return Err(RunError::Repair(format!(
-                "unit {u} shares compacted files with the units to repair but has no checkpoint to export it again from; \
-                 re-run with --fresh to export the job again"
-            )));
-        }
-        for c in records.iter().enumerate().filter(|(i, _)| hit[*i]).map(|(_, c)| c) {
-            let mut c = c.clone();
-            c.dissolving = all.clone();
-            c.updated_at = chrono::Utc::now().to_rfc3339();
-            self.state.save_compaction(&c).await?;
-        }
-        for c in records.iter().enumerate().filter(|(i, _)| hit[*i]).map(|(_, c)| c) {
-            let mut c = c.clone();
-            c.dissolving = all.clone();
-            self.dissolve(&c).await?;
-        }
-        Ok(all)
-    }
-
-    /// Finishes what a dead run left of a record: a repair's dissolving,
-    /// or a swap (rolled back before `swapping`, forward after). Returns
-    /// whether the record still stands.
-    async fn recover(&self, c: &mut Compaction) -> Result<bool, RunError> {
-        if !c.dissolving.is_empty() {
-            self.dissolve(c).await?;
-            return Ok(false);
-        }
-        match c.pending.clone() {
-            Some(p) if p.swapping => self.finish_swap(c).await?,
-            Some(p) => {
-                self.delete_hidden(&c.partition, Some(p.generation)).await?;
-                c.pending = None;
-                c.updated_at = chrono::Utc::now().to_rfc3339();
-                self.state.save_compaction(c).await?;
-            }
-            None => {}
-        }
-        Ok(true)
-    }
-
-    /// Deletes the job's unpublished outputs in a partition (of one
-    /// generation, or all).
-    async fn delete_hidden(&self, partition: &str, generation: Option<u64>) -> Result<(), RunError> {
-        let table = partition.split('/').next().unwrap_or_default().to_string();
-        for f in self.state.list_files(&[table].into()).await? {
-            let here = f.rel.rsplit_once('/').is_some_and(|(d, _)| d == partition);
-            if here && matches!(f.kind, JobFile::Hidden(g) if generation.is_none_or(|x| x == g)) {
-                self.state.delete_file(&f.rel).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// `verify --repair` of a compacted partition, finished: the units to
-    /// export again lose their checkpoints, then the compacted files and
-    /// the record go. Their unit files are gone already, so nothing of
-    /// theirs is left twice; until the units run, their rows are missing.
-    pub async fn dissolve(&self, c: &Compaction) -> Result<(), RunError> {
-        self.state.delete_units(&c.dissolving).await?;
-        self.delete_hidden(&c.partition, None).await?;
-        for f in &c.files {
-            self.state.delete_file(&f.path).await?;
-        }
-        if let Some(p) = &c.pending {
-            for f in &p.outputs {
-                self.state.delete_file(&f.path).await?;
-            }
-        }
-        self.state.delete_compaction(&c.partition).await?;
-        Ok(())
-    }
 }
 
 /// Export index and chain of a unit id (`e<i>-<dataset>-<chain>-…`).
@@ -387,80 +289,4 @@ pub fn unit_export(unit: &str) -> Option<(usize, Chain)> {
     let _dataset = parts.next()?;
     let chain = parts.next()?.parse().ok()?;
     Some((export, chain))
-}
-
-/// How often follow mode looks for finished partitions.
-const FOLLOW_COMPACT_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
-
-impl super::Passes<'_> {
-    /// Compacts finished partitions when `output.compact` is on and this run
-    /// holds the whole job (a shard leaves it to an unsharded run or
-    /// `chainetl compact`): at the end of a run, and every
-    /// [`FOLLOW_COMPACT_EVERY`] while following.
-    pub(super) async fn compact_finished(&mut self, end: bool) -> Result<(), RunError> {
-        let shared = self.shared.clone();
-        if !shared.spec.output.compact || self.opts.shard.is_some() {
-            return Ok(());
-        }
-        if !end && self.last_compact.is_some_and(|t| t.elapsed() < FOLLOW_COMPACT_EVERY) {
-            return Ok(());
-        }
-        self.last_compact = Some(Instant::now());
-        let c = Compactor {
-            spec: &shared.spec,
-            state: &shared.state,
-            sink: &shared.sink,
-            now: self.opts.as_of.unwrap_or_else(|| chrono::Utc::now().timestamp()),
-        };
-        let done = c.run(&|| shared.stopping()).await?;
-        if done.partitions > 0 {
-            tracing::info!(
-                partitions = done.partitions,
-                files_in = done.files_in,
-                files_out = done.files_out,
-                rows = done.rows,
-                "compacted {} partition{}: {} files into {}",
-                done.partitions,
-                if done.partitions == 1 { "" } else { "s" },
-                done.files_in,
-                done.files_out
-            );
-        }
-        let total = self.out.compaction.get_or_insert_with(CompactSummary::default);
-        total.partitions += done.partitions;
-        total.files_in += done.files_in;
-        total.files_out += done.files_out;
-        total.rows += done.rows;
-        total.bytes_in += done.bytes_in;
-        total.bytes_out += done.bytes_out;
-        total.secs += done.secs;
-        Ok(())
-    }
-}
-
-/// `chainetl compact`: finishes interrupted swaps and compacts every
-/// finished partition of the job, whatever `output.compact` says. Holds the
-/// whole job's lease. None when the job has not run yet.
-pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<CompactSummary>, RunError> {
-    let sink = std::sync::Arc::new(Sink::open(&spec.output)?);
-    let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &crate::state::lease::scope(None)).await?;
-    let result = async {
-        let probe = StateStore::new(sink.clone(), &spec.name);
-        if probe.clear_interrupted().await? || probe.load_job().await?.is_none() {
-            return Ok(None);
-        }
-        let now = as_of.unwrap_or_else(|| chrono::Utc::now().timestamp());
-        let (state, _job) = super::prepare(spec, sink.clone(), false, now).await?;
-        let c = Compactor {
-            spec,
-            state: &state,
-            sink: &sink,
-            now,
-        };
-        c.recover_all().await?;
-        Ok(Some(c.run(&|| false).await?))
-    }
-    .await;
-    lease.release().await;
-    result
 }

@@ -1,0 +1,159 @@
+//! Finishing what a dead run left of a compaction (a swap rolled back or
+//! forward), and `verify --repair` of compacted partitions (see
+//! [`super`]).
+
+use super::Compactor;
+use crate::job::error::RunError;
+use crate::state::{Compaction, JobFile};
+use std::collections::HashSet;
+
+impl Compactor<'_> {
+    /// Finishes every swap and repair a dead run left (first thing a run
+    /// holding the whole job does, so readers see no swap half done for
+    /// longer than it takes).
+    pub async fn recover_all(&self) -> Result<(), RunError> {
+        for mut c in self.state.load_compactions().await? {
+            self.recover(&mut c).await?;
+        }
+        Ok(())
+    }
+
+    /// Units of fixed windows whose rows a compaction holds but whose
+    /// checkpoint is gone (deleted by hand, as a damaged checkpoint's fix
+    /// says): they will be exported again, so their compacted rows must go
+    /// first ([`Compactor::dissolve_for`]).
+    pub async fn uncheckpointed(&self) -> Result<Vec<String>, RunError> {
+        let states = self.state.load_units().await?;
+        let mut out: Vec<String> = Vec::new();
+        for c in self.state.load_compactions().await? {
+            for u in self.units_of(&c) {
+                let fixed = super::unit_export(&u)
+                    .and_then(|(e, _)| self.spec.exports.get(e))
+                    .is_some_and(|e| !e.per_run());
+                if fixed && !states.contains_key(&u) && !out.contains(&u) {
+                    out.push(u);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The units whose files a compaction replaced.
+    fn units_of(&self, c: &Compaction) -> Vec<String> {
+        let prefix = format!("{}-", self.spec.name);
+        c.replaced
+            .iter()
+            .filter_map(|r| r.rsplit('/').next())
+            .filter_map(|n| n.strip_prefix(&prefix).and_then(crate::sink::parse_file_name))
+            .map(|(u, _)| u.to_string())
+            .collect()
+    }
+
+    /// `verify --repair` of `units`: every compacted partition holding rows
+    /// of one of them is dissolved, and with it every unit whose rows it
+    /// holds, and so on (a unit's rows may span partitions). Returns the
+    /// units to export again, `units` included. Refused when one of them
+    /// has no checkpoint to delete (a closed period's or segment's unit),
+    /// since nothing would export it again.
+    pub async fn dissolve_for(&self, units: &[String]) -> Result<Vec<String>, RunError> {
+        self.recover_all().await?;
+        let records = self.state.load_compactions().await?;
+        let mut all: HashSet<String> = units.iter().cloned().collect();
+        let mut hit = vec![false; records.len()];
+        loop {
+            let mut grew = false;
+            for (i, c) in records.iter().enumerate() {
+                let us = self.units_of(c);
+                if !hit[i] && us.iter().any(|u| all.contains(u)) {
+                    hit[i] = true;
+                    grew = true;
+                    all.extend(us);
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        let states = self.state.load_units().await?;
+        let mut all: Vec<String> = all.into_iter().collect();
+        all.sort();
+        // A unit of a fixed window without a checkpoint is planned again
+        // anyway; one of a closed period or segment would never be.
+        let per_run = |u: &str| {
+            super::unit_export(u)
+                .and_then(|(e, _)| self.spec.exports.get(e))
+                .is_none_or(|e| e.per_run())
+        };
+        if let Some(u) = all.iter().find(|u| !states.contains_key(*u) && per_run(u)) {
+            return Err(RunError::Repair(format!(
+                "unit {u} shares compacted files with the units to repair but has no checkpoint to export it again from; \
+                 re-run with --fresh to export the job again"
+            )));
+        }
+        for c in records.iter().enumerate().filter(|(i, _)| hit[*i]).map(|(_, c)| c) {
+            let mut c = c.clone();
+            c.dissolving = all.clone();
+            c.updated_at = chrono::Utc::now().to_rfc3339();
+            self.state.save_compaction(&c).await?;
+        }
+        for c in records.iter().enumerate().filter(|(i, _)| hit[*i]).map(|(_, c)| c) {
+            let mut c = c.clone();
+            c.dissolving = all.clone();
+            self.dissolve(&c).await?;
+        }
+        Ok(all)
+    }
+
+    /// Finishes what a dead run left of a record: a repair's dissolving,
+    /// or a swap (rolled back before `swapping`, forward after). Returns
+    /// whether the record still stands.
+    pub(super) async fn recover(&self, c: &mut Compaction) -> Result<bool, RunError> {
+        if !c.dissolving.is_empty() {
+            self.dissolve(c).await?;
+            return Ok(false);
+        }
+        match c.pending.clone() {
+            Some(p) if p.swapping => self.finish_swap(c).await?,
+            Some(p) => {
+                self.delete_hidden(&c.partition, Some(p.generation)).await?;
+                c.pending = None;
+                c.updated_at = chrono::Utc::now().to_rfc3339();
+                self.state.save_compaction(c).await?;
+            }
+            None => {}
+        }
+        Ok(true)
+    }
+
+    /// Deletes the job's unpublished outputs in a partition (of one
+    /// generation, or all).
+    pub(super) async fn delete_hidden(&self, partition: &str, generation: Option<u64>) -> Result<(), RunError> {
+        let table = partition.split('/').next().unwrap_or_default().to_string();
+        for f in self.state.list_files(&[table].into()).await? {
+            let here = f.rel.rsplit_once('/').is_some_and(|(d, _)| d == partition);
+            if here && matches!(f.kind, JobFile::Hidden(g) if generation.is_none_or(|x| x == g)) {
+                self.state.delete_file(&f.rel).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `verify --repair` of a compacted partition, finished: the units to
+    /// export again lose their checkpoints, then the compacted files and
+    /// the record go. Their unit files are gone already, so nothing of
+    /// theirs is left twice; until the units run, their rows are missing.
+    pub async fn dissolve(&self, c: &Compaction) -> Result<(), RunError> {
+        self.state.delete_units(&c.dissolving).await?;
+        self.delete_hidden(&c.partition, None).await?;
+        for f in &c.files {
+            self.state.delete_file(&f.path).await?;
+        }
+        if let Some(p) = &c.pending {
+            for f in &p.outputs {
+                self.state.delete_file(&f.path).await?;
+            }
+        }
+        self.state.delete_compaction(&c.partition).await?;
+        Ok(())
+    }
+}
