@@ -207,6 +207,11 @@ def main():
             "decoding_share_of_raw_cost": round(dec_cpu / raw_cpu - 1, 3),
             "peak_rss_mib": g["peak_rss_mib"],
         }
+        # What the bloom filters cost to write: (b) without them.
+        nb = [chainetl("nobloom", sim.url, blocks_1m, output_extra="compact = false\nbloom_filters = []") for _ in range(reps)]
+        nb_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in nb])
+        res["b_chainetl"]["cpu_us_per_row_without_bloom_filters"] = round(nb_cpu, 3)
+        res["b_chainetl"]["rows_per_sec_without_bloom_filters"] = median_run(nb, "rows_per_sec")["rows_per_sec"]
         # (c) the Python exporter, on a slice (its rate does not depend on size).
         py_blocks = 200 if smoke else 2_000
         window = f"{FIRST}..{FIRST + py_blocks - 1}"
