@@ -40,10 +40,10 @@ def free_port():
 
 
 class Sim:
-    def __init__(self, *flags):
+    def __init__(self, *flags, events_per_block=100):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [BIN, "sim", "--port", str(self.port), "--frozen-at", FROZEN, "--events-per-block", "100", *flags],
+            [BIN, "sim", "--port", str(self.port), "--frozen-at", FROZEN, "--events-per-block", str(events_per_block), *flags],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -315,7 +315,7 @@ def compaction_bench(smoke):
         uri = os.path.join(OUT, f"demo-{label}")
         run_measured([BIN, "run", demo, "--fresh", "-q", "--set", f"output.uri={uri}", "--set", f"output.compact={on}"])
         res[f"demo_{label}"] = layout(uri)
-    sim = Sim("--events-per-block", "20")
+    sim = Sim(events_per_block=20)
     try:
         days = 1 if smoke else 7
         path = os.path.join(OUT, "week.toml")
