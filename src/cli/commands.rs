@@ -214,8 +214,15 @@ async fn compact(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
     match job::compact::compact_job(&s, None).await? {
         None => println!("job `{}` has not run yet: nothing to compact", s.name),
-        Some(c) if !quiet => println!("{}", render::compaction(&c)),
-        Some(_) => {}
+        Some(c) => {
+            if !quiet {
+                println!("{}", render::compaction(&c));
+            }
+            if !c.skipped.is_empty() {
+                // Each was logged with its error; the exit says it.
+                return Ok(Exit::Failed);
+            }
+        }
     }
     Ok(Exit::Success)
 }

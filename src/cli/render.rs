@@ -162,7 +162,7 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
             s.orphans_removed
         );
     }
-    if let Some(c) = s.compaction.as_ref().filter(|c| c.partitions > 0) {
+    if let Some(c) = s.compaction.as_ref().filter(|c| c.partitions > 0 || !c.skipped.is_empty()) {
         let _ = writeln!(out, "{}", compaction(c));
     }
     if let Some(r) = &s.report {
@@ -228,8 +228,18 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
 
 /// One line saying what a compaction did.
 pub(super) fn compaction(c: &crate::job::compact::CompactSummary) -> String {
+    let skipped = if c.skipped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} partition{} left as {} (an input cannot be read: see the warnings)",
+            c.skipped.len(),
+            if c.skipped.len() == 1 { "" } else { "s" },
+            if c.skipped.len() == 1 { "it was" } else { "they were" }
+        )
+    };
     if c.partitions == 0 {
-        return "nothing to compact: every finished partition is compacted".into();
+        return format!("nothing to compact: every finished partition is compacted{skipped}");
     }
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     format!(
@@ -243,5 +253,5 @@ pub(super) fn compaction(c: &crate::job::compact::CompactSummary) -> String {
         c.rows,
         c.secs,
         c.rows as f64 / c.secs.max(1e-9)
-    )
+    ) + &skipped
 }

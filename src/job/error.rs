@@ -114,6 +114,7 @@ impl RunError {
             | RunError::Shard(_)
             | RunError::Follow
             | RunError::AsOf { .. }
+            | RunError::Repair(_)
             | RunError::Decoder { .. } => 2,
             _ => 1,
         }

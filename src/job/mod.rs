@@ -199,6 +199,27 @@ async fn run_leased(
             c.dissolve_for(&units).await?
         }
     } else {
+        // A shard cannot dissolve partitions other shards' units share:
+        // exporting such a unit again beside its compacted rows would
+        // double them, so the shard stops before fetching anything.
+        let c = compact::Compactor {
+            spec: &spec,
+            state: &state,
+            sink: &sink,
+            now,
+        };
+        let waiting = c.uncheckpointed().await?;
+        if let Some(u) = waiting.first() {
+            return Err(RunError::Repair(format!(
+                "unit {u}{} has rows in compacted files but no checkpoint: run once without --shard \
+                 (or `chainetl compact`) so that they are removed before the unit is exported again",
+                if waiting.len() > 1 {
+                    format!(" and {} more", waiting.len() - 1)
+                } else {
+                    String::new()
+                }
+            )));
+        }
         opts.repair.clone()
     };
     prepare::delete_repaired(&state, &repair).await?;

@@ -238,9 +238,10 @@ impl Sink {
     /// Opens an input's footer: its reader, rows, and first key's range.
     async fn open_input(&self, rel: &str, bytes: u64) -> Result<Input, SinkError> {
         let reader = StoreReader::new(self.store.clone(), self.path(rel), bytes);
-        let builder = ParquetRecordBatchStreamBuilder::new(reader)
-            .await
-            .map_err(|e| self.failed(rel, Box::new(e)))?;
+        let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| SinkError::Read {
+            path: rel.into(),
+            source: Box::new(e),
+        })?;
         let meta = builder.metadata().clone();
         let rows = meta.file_metadata().num_rows().max(0) as u64;
         let names: Vec<&str> = builder.schema().fields().iter().map(|f| f.name().as_str()).collect();

@@ -45,6 +45,14 @@ fn error(rel: &str, e: impl std::error::Error + Send + Sync + 'static) -> Stop {
     })
 }
 
+/// An input could not be read.
+fn unreadable(rel: &str, e: impl std::error::Error + Send + Sync + 'static) -> Stop {
+    Stop::Failed(SinkError::Read {
+        path: rel.into(),
+        source: Box::new(e),
+    })
+}
+
 impl Merger {
     /// A merge into `schema`, sorted by columns `key`; `check`: verify
     /// and require key order.
@@ -69,7 +77,7 @@ impl Merger {
             let Some(builder) = inputs[i].builder.take() else {
                 continue;
             };
-            let stream = builder.with_batch_size(batch_rows).build().map_err(|e| error(&rel, e))?;
+            let stream = builder.with_batch_size(batch_rows).build().map_err(|e| unreadable(&rel, e))?;
             let mut c = Cursor {
                 rel,
                 stream,
@@ -143,14 +151,14 @@ impl Merger {
         c.rows = None;
         c.pos = 0;
         while let Some(next) = c.stream.next().await {
-            let batch = next.map_err(|e| error(&c.rel, e))?;
+            let batch = next.map_err(|e| unreadable(&c.rel, e))?;
             if batch.num_rows() == 0 {
                 continue;
             }
             let mut columns = Vec::with_capacity(self.schema.fields().len());
             for f in self.schema.fields() {
                 let Some(col) = batch.column_by_name(f.name()) else {
-                    return Err(Stop::Failed(SinkError::Write {
+                    return Err(Stop::Failed(SinkError::Read {
                         path: c.rel.clone(),
                         source: format!("has no column `{}`: files of another layout cannot be merged", f.name()).into(),
                     }));

@@ -100,6 +100,15 @@ pub enum SinkError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Reading a file back (compaction's inputs) failed.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// Object path.
+        path: String,
+        /// Cause.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Writing a file failed.
     #[error("writing {path}: {source}")]
     Write {

@@ -41,9 +41,61 @@ impl StateStore {
         format!("{}/compacted/{}.json", self.dir, partition.replace('/', "__"))
     }
 
-    /// Every compaction record of the job.
+    /// Every compaction record of the job. A record naming a file that is
+    /// not one of this job's, or not in the record's partition, is refused:
+    /// its files are deleted on its word.
     pub async fn load_compactions(&self) -> Result<Vec<Compaction>, StateError> {
-        self.load_dir("compacted").await
+        let docs: Vec<Compaction> = self.load_dir("compacted").await?;
+        for c in &docs {
+            if let Err(what) = self.check_compaction(c) {
+                use super::docs::Versioned;
+                return Err(StateError::Corrupt {
+                    path: self.location(&self.compaction_path(&c.partition)),
+                    message: format!("{what}; {}", Compaction::FIX),
+                    source: None,
+                });
+            }
+        }
+        Ok(docs)
+    }
+
+    /// Whether every path `c` names is this job's file of the kind its
+    /// place says, in `c`'s partition.
+    fn check_compaction(&self, c: &Compaction) -> Result<(), String> {
+        let plain = |seg: &str| !seg.is_empty() && !seg.starts_with('.') && !seg.starts_with('_');
+        if !c.partition.split('/').all(plain) || c.partition.starts_with(&self.dir) {
+            return Err(format!("`{}` is not a partition of the output", c.partition));
+        }
+        let unit = |k: &JobFile| matches!(k, JobFile::Unit(..));
+        let compacted = |k: &JobFile| matches!(k, JobFile::Compacted(..));
+        let either = |k: &JobFile| unit(k) || compacted(k);
+        let pending = c.pending.as_ref();
+        let paths = c
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), &compacted as &dyn Fn(&JobFile) -> bool))
+            .chain(c.replaced.iter().map(|p| (p.as_str(), &unit as &dyn Fn(&JobFile) -> bool)))
+            .chain(
+                pending
+                    .into_iter()
+                    .flat_map(|p| p.inputs.iter())
+                    .map(|p| (p.as_str(), &either as &dyn Fn(&JobFile) -> bool)),
+            )
+            .chain(
+                pending
+                    .into_iter()
+                    .flat_map(|p| p.outputs.iter())
+                    .map(|f| (f.path.as_str(), &compacted as &dyn Fn(&JobFile) -> bool)),
+            );
+        for (path, kind_ok) in paths {
+            let ok = path
+                .rsplit_once('/')
+                .is_some_and(|(dir, name)| dir == c.partition && self.classify(name).is_some_and(|k| kind_ok(&k)));
+            if !ok {
+                return Err(format!("`{path}` is not one of this job's files in partition {}", c.partition));
+            }
+        }
+        Ok(())
     }
 
     /// Writes a compaction record atomically.

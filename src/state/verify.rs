@@ -70,6 +70,16 @@ impl StateStore {
                 }
             }
         }
+        // A replaced file that is back (a unit exported again beside its
+        // compacted rows) holds rows twice: repairing its unit dissolves
+        // the partition and exports the rows once.
+        for (rel, unit, _, _) in files.iter().filter(|(rel, ..)| replaced.contains(rel.as_str())) {
+            problems.push(FileProblem {
+                unit: unit.clone(),
+                path: rel.clone(),
+                what: "present, but a compaction already holds its rows (rows twice)".into(),
+            });
+        }
         for c in &compactions {
             // The unit a repair starts from: any whose rows the files hold.
             let unit = c

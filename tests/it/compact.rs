@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Events across a midnight in 10-minute units, blocks in 15-minute ones:
 /// several files per date partition before compaction.
-fn spec(dir: &Path, out: &Path, url: &str, name: &str, output_extra: &str) -> String {
+pub(crate) fn spec(dir: &Path, out: &Path, url: &str, name: &str, output_extra: &str) -> String {
     write_spec(
         dir,
         &format!("{name}.toml"),
@@ -36,11 +36,11 @@ chunk_duration = "15m"
     )
 }
 
-const EVENT_KEY: &[&str] = &["chain", "block_number", "log_index", "transaction_hash", "topic0", "data"];
-const BLOCK_KEY: &[&str] = &["chain", "number", "hash", "timestamp"];
+pub(crate) const EVENT_KEY: &[&str] = &["chain", "block_number", "log_index", "transaction_hash", "topic0", "data"];
+pub(crate) const BLOCK_KEY: &[&str] = &["chain", "number", "hash", "timestamp"];
 
 /// Files of `job` under `dir` by partition directory.
-fn files_by_partition(dir: &Path, job: &str) -> BTreeMap<PathBuf, Vec<String>> {
+pub(crate) fn files_by_partition(dir: &Path, job: &str) -> BTreeMap<PathBuf, Vec<String>> {
     let mut out: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
     for f in parquet_files(dir) {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
@@ -69,7 +69,7 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn reference(sim: &Sim) -> (tempfile::TempDir, Vec<Vec<String>>, Vec<Vec<String>>) {
+pub(crate) fn reference(sim: &Sim) -> (tempfile::TempDir, Vec<Vec<String>>, Vec<Vec<String>>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let s = spec(dir.path(), &out, &sim.url(), "job", "compact = false");
@@ -86,7 +86,7 @@ fn reference(sim: &Sim) -> (tempfile::TempDir, Vec<Vec<String>>, Vec<Vec<String>
 }
 
 /// Each partition of the job is one compacted file, its rows as the reference's.
-fn assert_compacted_exact(out: &Path, ev: &[Vec<String>], bl: &[Vec<String>]) {
+pub(crate) fn assert_compacted_exact(out: &Path, ev: &[Vec<String>], bl: &[Vec<String>]) {
     assert_eq!(
         read_rows(&out.join("events"), EVENT_KEY),
         ev,

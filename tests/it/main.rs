@@ -4,6 +4,7 @@ mod client;
 mod comforts;
 mod common;
 mod compact;
+mod compact_seams;
 mod decoded;
 mod export;
 mod forms;

@@ -65,6 +65,10 @@ pub struct CompactSummary {
     pub bytes_out: u64,
     /// Seconds spent.
     pub secs: f64,
+    /// Partitions left as they were because an input could not be read:
+    /// `partition: error`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// What compaction needs of the job.
@@ -230,7 +234,20 @@ impl Compactor<'_> {
         let job = self.spec.name.clone();
         let name_of = move |seq: u64| format!("{partition}/{}", compacted_name(&job, generation, seq));
         let pairs: Vec<(String, u64)> = inputs.iter().map(|f| (f.rel.clone(), f.bytes)).collect();
-        let merged = self.sink.merge(&pairs, &name_of, self.spec.output.target_file_bytes).await?;
+        let merged = match self.sink.merge(&pairs, &name_of, self.spec.output.target_file_bytes).await {
+            Ok(m) => m,
+            // A damaged input: the partition stays as it is (its swap
+            // undone at once), the others go on.
+            Err(e @ crate::sink::SinkError::Read { .. }) => {
+                self.delete_hidden(&record.partition, Some(generation)).await?;
+                record.pending = None;
+                self.state.save_compaction(&record).await?;
+                tracing::warn!("compaction: partition {} left as it is: {e}", record.partition);
+                sum.skipped.push(format!("{}: {e}", record.partition));
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
         crate::util::failpoint::hit("compact-written");
         let outputs: Vec<CommittedFile> = merged
             .files

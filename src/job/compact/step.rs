@@ -53,6 +53,7 @@ impl crate::job::Passes<'_> {
         total.bytes_in += done.bytes_in;
         total.bytes_out += done.bytes_out;
         total.secs += done.secs;
+        total.skipped.extend(done.skipped);
         Ok(())
     }
 }
@@ -77,6 +78,12 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<Compa
             now,
         };
         c.recover_all().await?;
+        let units = c.uncheckpointed().await?;
+        if !units.is_empty() {
+            // Their rows go before anything is merged again; the next run
+            // exports them again.
+            c.dissolve_for(&units).await?;
+        }
         Ok(Some(c.run(&|| false).await?))
     }
     .await;

@@ -1,0 +1,109 @@
+//! Compaction where it meets other things: shards, hand-edited state, a
+//! damaged input (found by an adversarial review; each failed before).
+
+use crate::common::*;
+use crate::compact::{EVENT_KEY, assert_compacted_exact, files_by_partition, reference, spec};
+
+#[test]
+fn a_shard_refuses_to_export_again_a_unit_whose_rows_are_compacted() {
+    let sim = Sim::start(frozen());
+    let (_r, ev, bl) = reference(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "");
+    assert!(chainetl(&["run", &s, "-q"]).status.success());
+    // The documented fix for a damaged checkpoint: delete it.
+    let units = out.join("_chainetl/job/units");
+    let victim = std::fs::read_dir(&units).unwrap().flatten().next().unwrap().path();
+    std::fs::remove_file(&victim).unwrap();
+    for k in ["1/2", "2/2"] {
+        let o = chainetl(&["run", &s, "-q", "--shard", k]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("without --shard"), "{}", text(&o));
+    }
+    let o = chainetl(&["run", &s, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_compacted_exact(&out, &ev, &bl);
+    assert!(chainetl(&["verify", &s]).status.success());
+}
+
+#[test]
+fn a_record_naming_another_jobs_file_is_refused_and_deletes_nothing() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let x = spec(dir.path(), &out, &sim.url(), "x", "");
+    let xy = spec(dir.path(), &out, &sim.url(), "x-y", "");
+    for s in [&x, &xy] {
+        assert!(chainetl(&["run", s, "-q"]).status.success());
+    }
+    let theirs: Vec<_> = files_by_partition(&out, "x-y").into_values().flatten().collect();
+    let victim = parquet_files(&out)
+        .into_iter()
+        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("x-y-compacted-"))
+        .unwrap();
+    let rel = victim.strip_prefix(&out).unwrap().to_string_lossy().to_string();
+    let rec = std::fs::read_dir(out.join("_chainetl/x/compacted"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&rec).unwrap()).unwrap();
+    doc["files"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"path": rel, "rows": 1, "bytes": 1}));
+    std::fs::write(&rec, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    for args in [
+        vec!["verify", x.as_str(), "--repair"],
+        vec!["compact", x.as_str()],
+        vec!["run", x.as_str()],
+    ] {
+        let o = chainetl(&args);
+        assert!(!o.status.success(), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("not one of this job's files"), "{args:?}: {}", text(&o));
+        assert!(victim.exists(), "{args:?} deleted another job's file");
+    }
+    assert_eq!(files_by_partition(&out, "x-y").into_values().flatten().collect::<Vec<_>>(), theirs);
+}
+
+#[test]
+fn an_unreadable_input_leaves_its_partition_and_compacts_the_others() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "compact = false");
+    assert!(chainetl(&["run", &s, "-q"]).status.success());
+    let before = read_rows(&out.join("events"), EVENT_KEY).len();
+    // Damage the data pages of one file, its size and footer unchanged.
+    let bad = parquet_files(&out.join("events")).into_iter().next().unwrap();
+    let mut bytes = std::fs::read(&bad).unwrap();
+    for b in &mut bytes[200..2000] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&bad, &bytes).unwrap();
+    let o = chainetl(&["compact", &s]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("reading") && text(&o).contains("left as it is"), "{}", text(&o));
+    assert!(bad.exists(), "the damaged partition is left as it was");
+    let by = files_by_partition(&out, "job");
+    let damaged = by.get(bad.parent().unwrap()).unwrap();
+    assert!(
+        damaged.len() > 1 && damaged.iter().all(|n| !n.starts_with("job-compacted-")),
+        "{damaged:?}"
+    );
+    assert!(
+        by.iter()
+            .filter(|(d, _)| d.as_path() != bad.parent().unwrap())
+            .all(|(_, f)| f.len() == 1),
+        "{by:?}"
+    );
+    let hidden: Vec<_> = std::fs::read_dir(bad.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('_'))
+        .collect();
+    assert!(hidden.is_empty(), "the failed swap was not undone: {hidden:?}");
+    assert!(before > 0);
+}
