@@ -27,7 +27,13 @@ impl StateStore {
     pub async fn verify(&self, tables: &BTreeSet<String>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
         let listed = self.list_files(tables).await?;
         let all_sizes: HashMap<&str, u64> = listed.iter().map(|f| (f.rel.as_str(), f.bytes)).collect();
-        let files = self.data_files_sized(tables).await?;
+        let files: Vec<(String, String, u64, u64)> = listed
+            .iter()
+            .filter_map(|f| match &f.kind {
+                super::JobFile::Unit(unit, seq) => Some((f.rel.clone(), unit.clone(), *seq, f.bytes)),
+                _ => None,
+            })
+            .collect();
         let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
         let compactions = self.load_compactions().await?;
         // Files a compaction replaced are accounted for by its files.
@@ -70,6 +76,20 @@ impl StateStore {
                 }
             }
         }
+        problems.extend(self.verify_compacted(&compactions, &all_sizes, &files, &replaced).await?);
+        Ok(problems)
+    }
+
+    /// The compaction side of [`StateStore::verify`]: every compacted file
+    /// against its record, and replaced unit files that are back.
+    async fn verify_compacted(
+        &self,
+        compactions: &[super::Compaction],
+        all_sizes: &HashMap<&str, u64>,
+        files: &[(String, String, u64, u64)],
+        replaced: &HashSet<&str>,
+    ) -> Result<Vec<FileProblem>, StateError> {
+        let mut problems = Vec::new();
         // A replaced file that is back (a unit exported again beside its
         // compacted rows) holds rows twice: repairing its unit dissolves
         // the partition and exports the rows once.
@@ -80,7 +100,7 @@ impl StateStore {
                 what: "present, but a compaction already holds its rows (rows twice)".into(),
             });
         }
-        for c in &compactions {
+        for c in compactions {
             // The unit a repair starts from: any whose rows the files hold.
             let unit = c
                 .replaced
