@@ -183,13 +183,13 @@ async fn run_leased(
 ) -> Result<RunSummary, RunError> {
     let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
     let (state, job) = prepare(&spec, sink.clone(), opts.fresh, now).await?;
+    let c = compact::Compactor {
+        spec: &spec,
+        state: &state,
+        sink: &sink,
+        now,
+    };
     let repair = if opts.shard.is_none() {
-        let c = compact::Compactor {
-            spec: &spec,
-            state: &state,
-            sink: &sink,
-            now,
-        };
         c.recover_all().await?;
         let mut units = opts.repair.clone();
         units.extend(c.uncheckpointed().await?);
@@ -202,12 +202,6 @@ async fn run_leased(
         // A shard cannot dissolve partitions other shards' units share:
         // exporting such a unit again beside its compacted rows would
         // double them, so the shard stops before fetching anything.
-        let c = compact::Compactor {
-            spec: &spec,
-            state: &state,
-            sink: &sink,
-            now,
-        };
         let waiting = c.uncheckpointed().await?;
         if let Some(u) = waiting.first() {
             return Err(RunError::Repair(format!(

@@ -108,11 +108,6 @@ impl StateStore {
         Ok(self.sink.delete(&self.compaction_path(partition)).await?)
     }
 
-    /// Deletes one data file of the job (compaction inputs and leftovers).
-    pub async fn delete_file(&self, rel: &str) -> Result<(), StateError> {
-        Ok(self.sink.delete(rel).await?)
-    }
-
     /// Every file of the job under `tables`, by name: unit files, compacted
     /// files and compacted files not yet published. Names of other jobs,
     /// and staging files, are not listed.

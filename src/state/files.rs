@@ -43,7 +43,7 @@ impl StateStore {
             .collect())
     }
 
-    /// Deletes one data file (reorg repair).
+    /// Deletes one data file (reorg repair, compaction inputs and leftovers).
     pub async fn delete_data(&self, rel: &str) -> Result<(), StateError> {
         Ok(self.sink.delete(rel).await?)
     }

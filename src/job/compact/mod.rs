@@ -289,7 +289,7 @@ impl Compactor<'_> {
             self.sink.publish(&out.path).await?;
         }
         for rel in &p.inputs {
-            self.state.delete_file(rel).await?;
+            self.state.delete_data(rel).await?;
             crate::util::failpoint::hit("compact-deleting");
         }
         record.pending = None;

@@ -132,7 +132,7 @@ impl Compactor<'_> {
         for f in self.state.list_files(&[table].into()).await? {
             let here = f.rel.rsplit_once('/').is_some_and(|(d, _)| d == partition);
             if here && matches!(f.kind, JobFile::Hidden(g) if generation.is_none_or(|x| x == g)) {
-                self.state.delete_file(&f.rel).await?;
+                self.state.delete_data(&f.rel).await?;
             }
         }
         Ok(())
@@ -146,11 +146,11 @@ impl Compactor<'_> {
         self.state.delete_units(&c.dissolving).await?;
         self.delete_hidden(&c.partition, None).await?;
         for f in &c.files {
-            self.state.delete_file(&f.path).await?;
+            self.state.delete_data(&f.path).await?;
         }
         if let Some(p) = &c.pending {
             for f in &p.outputs {
-                self.state.delete_file(&f.path).await?;
+                self.state.delete_data(&f.path).await?;
             }
         }
         self.state.delete_compaction(&c.partition).await?;
