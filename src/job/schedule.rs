@@ -43,7 +43,7 @@ impl Passes<'_> {
     /// units into the tallies and removes files of uncommitted work.
     pub(super) async fn plan_pass(&mut self) -> Result<Vec<Todo>, RunError> {
         let spec = &self.shared.spec;
-        let mut units = plan::plan(spec, &self.job.windows, self.job.cut_page_size(spec), &self.pending);
+        let mut units = plan::plan(spec, &self.job.windows, self.job.cutting(spec), &self.pending);
         if let Some((k, n)) = self.opts.shard {
             units = plan::shard(units, k, n);
         }

@@ -36,6 +36,7 @@ pub(super) fn job_state(spec_hash: &str) -> JobState {
         spec_hash: spec_hash.into(),
         windows: vec![Some(Resolved::Blocks { first: 100, last: 199 })],
         page_size: Some(100),
+        cut_rule: None,
         created_at: "2024-01-01T00:00:00Z".into(),
         chainetl_version: "test".into(),
         identity: None,
