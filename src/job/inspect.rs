@@ -34,10 +34,7 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         return Ok(JobStatus::default());
     }
     let (units, states) = match state.load_job().await? {
-        Some(job) => (
-            plan::plan(spec, &job.windows, job.cutting(spec), &[]),
-            state.load_units().await?,
-        ),
+        Some(job) => (plan::plan(spec, &job.windows, job.cutting(spec), &[]), state.load_units().await?),
         None => (Vec::new(), HashMap::new()),
     };
     Ok(JobStatus {

@@ -18,7 +18,6 @@ use std::sync::Arc;
 /// now.
 pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<(StateStore, JobState), RunError> {
     let state = StateStore::new(sink.clone(), &spec.name);
-    state.remove_stale_tmp();
     let interrupted = state.clear_interrupted().await?;
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");

@@ -67,7 +67,12 @@ fn a_year_on_seven_chains_plans_a_few_thousand_units() {
     )
     .unwrap();
     let windows = freeze_windows(&spec, 0);
-    let ids = |rule| -> Vec<String> { plan(&spec, &windows, Cutting { page_size: 1000, rule }, &[]).into_iter().map(|u| u.id).collect() };
+    let ids = |rule| -> Vec<String> {
+        plan(&spec, &windows, Cutting { page_size: 1000, rule }, &[])
+            .into_iter()
+            .map(|u| u.id)
+            .collect()
+    };
     assert_eq!(ids(CutRule::Hourly), ids(CutRule::Daily));
 }
 

@@ -46,7 +46,9 @@ const MIN_TAIL_PAGES: f64 = 2.0;
 const NICE_BLOCKS: [i64; 17] = [
     10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000, 20_000, 25_000, 50_000, 100_000,
 ];
-const NICE_SECS: [i64; 13] = [60, 300, 600, 900, 1_200, 1_800, 3_600, 7_200, 10_800, 14_400, 21_600, 43_200, 86_400];
+const NICE_SECS: [i64; 13] = [
+    60, 300, 600, 900, 1_200, 1_800, 3_600, 7_200, 10_800, 14_400, 21_600, 43_200, 86_400,
+];
 
 /// How large an automatic unit may grow. A job keeps the rule it started
 /// with (recorded in its state), so its units never move under it.
