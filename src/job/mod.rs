@@ -310,7 +310,7 @@ impl<'a> Passes<'a> {
             }
         }
         if self.opts.shard.is_none()
-            && let Err(e) = state.merge_manifests().await
+            && let Err(e) = state.merge_manifests(crate::state::MERGE_AT).await
         {
             tracing::warn!("could not merge the job's manifests (the next run does): {e}");
         }

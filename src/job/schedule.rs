@@ -52,6 +52,9 @@ impl Passes<'_> {
         // reads them: a run holds the lease of exactly these units.
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
         let states = state.load_units_folding(|id| ours.contains(id)).await?;
+        if self.opts.shard.is_none() {
+            state.merge_manifests(crate::state::MERGE_IN_RUN_AT).await?;
+        }
         if self.out.passes == 1 {
             self.opts.tell(JobEvent::Planned {
                 spec,

@@ -15,6 +15,10 @@ use std::collections::HashMap;
 /// shard's), so a job whose last run held it is one manifest. A merge
 /// rewrites every entry, once a run, which is small beside the run.
 pub const MERGE_AT: usize = 2;
+/// A run that does not end (`--follow`: a fold a pass) merges at the start
+/// of a pass once there are this many, so its state stays a few objects
+/// while a merge rewrites the entries only every so many passes.
+pub const MERGE_IN_RUN_AT: usize = 16;
 
 /// Finished units' checkpoints folded together, and units dropped
 /// (`manifests/<seq>-<tag>.json`). Manifests apply in `seq` order (then
@@ -164,15 +168,16 @@ impl StateStore {
         Ok(done.len())
     }
 
-    /// Merges the manifests into one once there are [`MERGE_AT`] or more.
+    /// Merges the manifests into one once there are `at` or more
+    /// ([`MERGE_AT`] at the end of a run, [`MERGE_IN_RUN_AT`] between passes).
     /// Only with the whole job's lease: no other run writes a manifest
     /// meanwhile. The merged manifest applies last; the merged ones are
     /// deleted oldest first, so what is left at any moment (a suffix of
     /// them, then the merged one) reads as the merged one alone. Whether
     /// it merged.
-    pub async fn merge_manifests(&self) -> Result<bool, StateError> {
+    pub async fn merge_manifests(&self, at: usize) -> Result<bool, StateError> {
         let rels = self.manifest_paths().await?;
-        if rels.len() < MERGE_AT {
+        if rels.len() < at.max(2) {
             return Ok(false);
         }
         let manifests = self.read_manifests(rels).await?;

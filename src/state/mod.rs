@@ -46,7 +46,7 @@
 //! | `job.json` ([`JobState`]) | [`StateStore::create_job`] | the job's first run, before any unit | create-if-absent |
 //! | `exports/e<i>.json` ([`AddedExport`]) | [`StateStore::create_added_export`] | a run finds export `i` appended to the spec | create-if-absent |
 //! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted once folded into a manifest, by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | atomic replace |
-//! | `manifests/<seq:010>-<time>-<pid>-<n>.json` ([`Manifest`], compact JSON) | [`StateStore::fold_units`] (finished units' checkpoints, at the start of each pass and the end of a run), [`StateStore::delete_units`] (`dropped` units), [`StateStore::merge_manifests`] (all in one, by a run holding the whole job, once there are [`MERGE_AT`]) | see *Manifests* | create-if-absent, a name no other writer uses; deleted by the merge that replaces it |
+//! | `manifests/<seq:010>-<time>-<pid>-<n>.json` ([`Manifest`], compact JSON) | [`StateStore::fold_units`] (finished units' checkpoints, at the start of each pass and the end of a run), [`StateStore::delete_units`] (`dropped` units), [`StateStore::merge_manifests`] (all in one, by a run holding the whole job: at its end once there are [`MERGE_AT`], between passes once there are [`MERGE_IN_RUN_AT`]) | see *Manifests* | create-if-absent, a name no other writer uses; deleted by the merge that replaces it |
 //! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
 //! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
 //! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
@@ -136,7 +136,7 @@ mod tests;
 
 pub use compactions::{JobFile, Listed};
 pub use docs::{AddedExport, CommittedFile, Compaction, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState};
-pub use manifests::{MERGE_AT, Manifest};
+pub use manifests::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::FileProblem;
 
 use crate::sink::{Sink, SinkError};

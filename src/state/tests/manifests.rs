@@ -94,9 +94,9 @@ async fn merging_reads_the_same_after_every_step_a_crash_may_stop() {
         for (_, m) in &manifests {
             st.create_manifest(m).await.unwrap();
         }
-        assert!(st.merge_manifests().await.unwrap());
+        assert!(st.merge_manifests(MERGE_AT).await.unwrap());
         assert_eq!(count(&st, "manifests").await, 1);
         assert_eq!(st.load_units().await.unwrap(), before);
-        assert!(!st.merge_manifests().await.unwrap(), "one manifest is not merged again");
+        assert!(!st.merge_manifests(MERGE_AT).await.unwrap(), "one manifest is not merged again");
     }
 }
