@@ -10,6 +10,9 @@
   (h) compaction: files per partition and mean file size before and after, for the demo and a
       7-day events job; compaction's rows/s; DuckDB query times before/after (point lookup by
       transaction hash, a contract filter over the week, a per-day aggregate) as ratios
+  (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
+      and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
+      grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
 (b)-(g) run with output.compact = false, so they measure the export alone.
 
 usage: bench.py full|smoke     (smoke: small sizes, for CI)
@@ -23,6 +26,9 @@ import socket
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scale  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("CHAINETL_BIN") or os.path.join(ROOT, "target/release/chainetl")
@@ -252,6 +258,7 @@ def main():
         sim.stop()
 
     res["h_compaction"] = compaction_bench(smoke)
+    res["i_scale"] = scale.scale_bench(smoke)
 
     b, c = res["b_chainetl"], res["c_python"]
     res["ratios"] = {"chainetl_over_python": round(b["rows_per_sec"] / c["rows_per_sec"], 1)}

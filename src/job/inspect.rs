@@ -34,10 +34,7 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         return Ok(JobStatus::default());
     }
     let (units, states) = match state.load_job().await? {
-        Some(job) => (
-            plan::plan(spec, &job.windows, job.cut_page_size(spec), &[]),
-            state.load_units().await?,
-        ),
+        Some(job) => (plan::plan(spec, &job.windows, job.cutting(spec), &[]), state.load_units().await?),
         None => (Vec::new(), HashMap::new()),
     };
     Ok(JobStatus {
@@ -83,7 +80,7 @@ impl PlanView {
     pub fn new_job(spec: &Spec, now: i64) -> PlanView {
         let windows = plan::freeze_windows(spec, now);
         let segments: Vec<Segment> = spec.exports.iter().filter_map(|e| plan::aligned_segment(e, now)).collect();
-        let units = plan::plan(spec, &windows, spec.source.page_size, &segments);
+        let units = plan::plan(spec, &windows, plan::Cutting::latest(spec.source.page_size), &segments);
         PlanView {
             started: None,
             windows,
@@ -139,7 +136,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
             segments.push(seg);
         }
     }
-    let units = plan::plan(spec, &windows, job.cut_page_size(spec), &segments);
+    let units = plan::plan(spec, &windows, job.cutting(spec), &segments);
     Ok(PlanView {
         started: Some(job.created_at.clone()),
         windows,

@@ -183,6 +183,11 @@ async fn run_leased(
 ) -> Result<RunSummary, RunError> {
     let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
     let (state, job) = prepare(&spec, sink.clone(), opts.fresh, now).await?;
+    // Temporary state files are unique per process, but a shard's lease
+    // does not exclude the other shards' writes in progress.
+    if opts.fresh || opts.shard.is_none() {
+        state.remove_stale_tmp();
+    }
     let c = compact::Compactor {
         spec: &spec,
         state: &state,
@@ -244,6 +249,8 @@ struct Passes<'a> {
     last_cut: HashMap<(usize, Chain), Instant>,
     /// When follow mode last looked for partitions to compact.
     last_compact: Option<Instant>,
+    /// Whether this run paged any unit (else it has nothing to fold).
+    ran_units: bool,
     out: Outcome,
 }
 
@@ -259,6 +266,7 @@ impl<'a> Passes<'a> {
             seen: HashSet::new(),
             last_cut: HashMap::new(),
             last_compact: None,
+            ran_units: false,
             out: Outcome::default(),
         })
     }
@@ -274,6 +282,7 @@ impl<'a> Passes<'a> {
             let reorgs_before = self.out.reorgs.len();
             self.step_incremental_exports().await;
             let todo = self.plan_pass().await?;
+            self.ran_units |= !todo.is_empty();
             self.opts.tell(JobEvent::Fetching {
                 progress: &self.shared.progress,
             });
@@ -294,10 +303,32 @@ impl<'a> Passes<'a> {
             }
         }
         self.out.periods = self.pending.iter().filter(|s| s.chain.is_none()).map(|s| s.window).collect();
+        self.fold_state().await;
         if !self.shared.stopping() && self.out.failed.is_empty() {
             self.compact_finished(true).await?;
         }
         Ok(())
+    }
+
+    /// Folds the checkpoints of the units this run finished into a
+    /// manifest, and (holding the whole job) merges the manifests once
+    /// there are many, so the next run, `status` and `plan` read the state
+    /// in a few requests. The state is correct unfolded, so a failure here
+    /// is logged, not the run's.
+    async fn fold_state(&self) {
+        let state = &self.shared.state;
+        if self.ran_units {
+            match state.fold_units(|id| self.seen.contains(id)).await {
+                Ok(n) if n > 0 => tracing::debug!(units = n, "folded finished units' checkpoints into a manifest"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!("could not fold finished units' checkpoints (the next run does): {e}"),
+            }
+        }
+        if self.opts.shard.is_none()
+            && let Err(e) = state.merge_manifests(crate::state::MERGE_AT).await
+        {
+            tracing::warn!("could not merge the job's manifests (the next run does): {e}");
+        }
     }
 
     /// The client counting into the tallies of `export` on `chain`.

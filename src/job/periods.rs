@@ -67,7 +67,7 @@ impl Passes<'_> {
     /// whose checkpoints must outlive the segment.
     fn segment_units(&self, seg: &Segment) -> Vec<Unit> {
         let spec = &self.shared.spec;
-        plan::plan(spec, &self.job.windows, self.job.cut_page_size(spec), std::slice::from_ref(seg))
+        plan::plan(spec, &self.job.windows, self.job.cutting(spec), std::slice::from_ref(seg))
             .into_iter()
             .filter(|u| seg.owns(u))
             .collect()

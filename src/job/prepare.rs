@@ -18,7 +18,6 @@ use std::sync::Arc;
 /// now.
 pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<(StateStore, JobState), RunError> {
     let state = StateStore::new(sink.clone(), &spec.name);
-    state.remove_stale_tmp();
     let interrupted = state.clear_interrupted().await?;
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
@@ -37,6 +36,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
                 spec_hash: identity.hash(),
                 windows: plan::freeze_windows(spec, now),
                 page_size: Some(spec.source.page_size),
+                cut_rule: Some(plan::CutRule::LATEST.version()),
                 created_at: chrono::Utc::now().to_rfc3339(),
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
                 identity: Some(identity.clone()),

@@ -14,7 +14,7 @@ use super::{JobEvent, Passes};
 use crate::plan::{self, Unit};
 use crate::spec::Spec;
 use crate::state::UnitState;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -43,12 +43,18 @@ impl Passes<'_> {
     /// units into the tallies and removes files of uncommitted work.
     pub(super) async fn plan_pass(&mut self) -> Result<Vec<Todo>, RunError> {
         let spec = &self.shared.spec;
-        let mut units = plan::plan(spec, &self.job.windows, self.job.cut_page_size(spec), &self.pending);
+        let mut units = plan::plan(spec, &self.job.windows, self.job.cutting(spec), &self.pending);
         if let Some((k, n)) = self.opts.shard {
             units = plan::shard(units, k, n);
         }
         let state = &self.shared.state;
-        let states = state.load_units().await?;
+        // This run's finished units are folded into a manifest as it
+        // reads them: a run holds the lease of exactly these units.
+        let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
+        let states = state.load_units_folding(|id| ours.contains(id)).await?;
+        if self.opts.shard.is_none() {
+            state.merge_manifests(crate::state::MERGE_IN_RUN_AT).await?;
+        }
         if self.out.passes == 1 {
             self.opts.tell(JobEvent::Planned {
                 spec,

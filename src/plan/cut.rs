@@ -2,6 +2,7 @@
 //! and an estimate of the requests it takes (for balancing shards and
 //! estimating work).
 
+use super::Cutting;
 use super::unit::{Unit, UnitRange};
 use crate::spec::{Export, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, Selection, TOKENS_PER_UNIT, rows_per_block};
 use crate::vocab::chain::Chain;
@@ -10,8 +11,9 @@ use crate::vocab::window::{Resolved, day_of};
 
 /// Adds the units of `e` on `chain` to `out`: over `frozen` when given (a
 /// frozen window or a segment's range), else over the export's window
-/// resolved at 0; `page` rows a page.
-pub(super) fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, page: u64, out: &mut Vec<Unit>) {
+/// resolved at 0; cut as `cut` says.
+pub(super) fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, cut: Cutting, out: &mut Vec<Unit>) {
+    let page = u64::from(cut.page_size.max(1));
     let mut units = Units {
         prefix: format!("e{}-{}-{}", e.index, e.dataset, chain),
         export: e,
@@ -21,7 +23,7 @@ pub(super) fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, pa
     if let Some((window, chunk_blocks, chunk_secs)) = e.selection.chunked_window() {
         let resolved = frozen.unwrap_or_else(|| window.resolve(0));
         let per_block = rows_per_block(&e.selection);
-        let cuts = Cuts::of_window(resolved, chunk_blocks, chunk_secs, per_block, chain, page);
+        let cuts = Cuts::of_window(resolved, chunk_blocks, chunk_secs, per_block, chain, page, cut.rule);
         match resolved {
             Resolved::Blocks { .. } => units.blocks(&cuts, per_block, page),
             Resolved::Time { .. } => units.times(&cuts, per_block, page),

@@ -13,6 +13,22 @@
 //!   at most [`MAX_UNITS`], which `validate` checks with [`unit_count`]
 //!   before anything is planned (counting is arithmetic: it allocates
 //!   nothing however large the window), so planning memory is bounded.
+//! - Units are sized for the job, not only for the request slots. Without
+//!   `chunk_blocks`/`chunk_duration` a window gets at least 64 units per
+//!   export and chain where it is long enough (enough to keep
+//!   `max_concurrency` requests in flight) and a tail cut four times finer
+//!   (so slots stay busy to the end), but no unit is cut smaller than it
+//!   needs to be for that: a unit may grow to a day or 100,000 blocks
+//!   ([`CutRule::Daily`]), so a year on seven chains is ~3,500 units rather
+//!   than 84,315. The bound is right because resume granularity comes
+//!   from the commits *within* a unit (a checkpoint with its cursor after
+//!   each durable file), not from unit size: a kill -9 loses at most the
+//!   pages since the unit's last commit, however long the unit; while
+//!   every unit beyond those needed for concurrency costs a checkpoint,
+//!   small files and a part-full last page. Explicit chunk sizes are cut
+//!   as written.
+//! - A job's cutting ([`Cutting`]: page size and rule) is frozen in its
+//!   state when it starts; a job started under the hourly rule keeps it.
 //!
 //! `plan` knows only `spec` and the shared vocabulary.
 
@@ -27,6 +43,7 @@ pub use shard::shard;
 pub use unit::{Unit, UnitRange, block_range_of, is_unit_id};
 
 use crate::spec::{BaseUrl, Export, Selection, Spec};
+pub use crate::vocab::cuts::CutRule;
 use crate::vocab::window::{Resolved, Window, parse_instant};
 
 /// The instant relative windows resolve against: now, or the frozen clock
@@ -74,19 +91,38 @@ pub fn aligned_segment(e: &Export, now: i64) -> Option<Segment> {
     })
 }
 
+/// How a job's windows are cut into units: frozen with its windows when it
+/// starts, so that a resumed run (even with another `page_size`) or another
+/// shard finds the same units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cutting {
+    /// Rows a page the automatic cut estimates with.
+    pub page_size: u32,
+    /// How large an automatic unit may grow.
+    pub rule: CutRule,
+}
+
+impl Cutting {
+    /// The cutting of a job that starts now with `page_size`.
+    pub fn latest(page_size: u32) -> Cutting {
+        Cutting {
+            page_size,
+            rule: CutRule::LATEST,
+        }
+    }
+}
+
 /// Every unit of the job, in a deterministic order: exports with frozen
-/// windows from `windows`, aligned and incremental ones from `segments`.
-/// `page_size` is the one the job's units were cut for (frozen with the
-/// windows: the cut must not move when a resumed run changes the page size).
-pub fn plan(spec: &Spec, windows: &[Option<Resolved>], page_size: u32, segments: &[Segment]) -> Vec<Unit> {
-    let page = page_size.max(1) as u64;
+/// windows from `windows`, aligned and incremental ones from `segments`,
+/// cut as the job was when it started (`cut`).
+pub fn plan(spec: &Spec, windows: &[Option<Resolved>], cut: Cutting, segments: &[Segment]) -> Vec<Unit> {
     let mut units = Vec::new();
     for e in &spec.exports {
         if e.per_run() {
             for s in segments.iter().filter(|s| s.export == e.index) {
                 for &chain in &e.chains {
                     if s.chain.is_none_or(|c| c == chain) {
-                        cut::plan_export(e, chain, Some(s.window), page, &mut units);
+                        cut::plan_export(e, chain, Some(s.window), cut, &mut units);
                     }
                 }
             }
@@ -94,7 +130,7 @@ pub fn plan(spec: &Spec, windows: &[Option<Resolved>], page_size: u32, segments:
         }
         let frozen = windows.get(e.index).copied().flatten();
         for &chain in &e.chains {
-            cut::plan_export(e, chain, frozen, page, &mut units);
+            cut::plan_export(e, chain, frozen, cut, &mut units);
         }
     }
     units

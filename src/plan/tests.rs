@@ -36,9 +36,44 @@ fn unit_ids_are_read_strictly() {
     )
     .unwrap();
     let windows = freeze_windows(&spec, 0);
-    for u in plan(&spec, &windows, 1000, &[]) {
+    for u in plan(&spec, &windows, Cutting::latest(1000), &[]) {
         assert!(is_unit_id(&u.id), "{}", u.id);
     }
+}
+
+/// A year of contract-filtered events on every chain: tens of thousands of
+/// hour-long units under the hourly rule, a few thousand under the daily
+/// one, each chain still cut into at least 64 units.
+#[test]
+fn a_year_on_seven_chains_plans_a_few_thousand_units() {
+    let spec = crate::spec::Spec::parse(
+        "y.toml",
+        "name = \"y\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"apechain\", \"arbitrum\", \"avalanche\", \"base\", \"bsc\", \"polygon\"]\nwindow = \"2024-01-01..2025-01-01\"\ncontract_address = \"0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48\"\n",
+    )
+    .unwrap();
+    let windows = freeze_windows(&spec, 0);
+    let count = |rule| plan(&spec, &windows, Cutting { page_size: 1000, rule }, &[]).len();
+    let (hourly, daily) = (count(CutRule::Hourly), count(CutRule::Daily));
+    assert!(hourly > 60_000, "{hourly}");
+    assert!(daily <= 4_000, "{daily}");
+    let units = plan(&spec, &windows, Cutting::latest(1000), &[]);
+    for chain in &spec.exports[0].chains {
+        assert!(units.iter().filter(|u| u.chain == *chain).count() >= 64);
+    }
+    // A window that the hourly cap never touched is cut as before.
+    let spec = crate::spec::Spec::parse(
+        "d.toml",
+        "name = \"d\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"events\"\nchains = [\"base\"]\nwindow = \"2024-01-01..2024-01-02\"\n",
+    )
+    .unwrap();
+    let windows = freeze_windows(&spec, 0);
+    let ids = |rule| -> Vec<String> {
+        plan(&spec, &windows, Cutting { page_size: 1000, rule }, &[])
+            .into_iter()
+            .map(|u| u.id)
+            .collect()
+    };
+    assert_eq!(ids(CutRule::Hourly), ids(CutRule::Daily));
 }
 
 #[test]
@@ -81,9 +116,12 @@ proptest! {
         };
         prop_assert!(last <= MAX_BLOCK);
         let windows = freeze_windows(&spec, 0);
-        let units = plan(&spec, &windows, page, &[]);
-        prop_assert!(units.len() as u64 <= MAX_UNITS);
-        prop_assert_eq!(units.len() as u64, unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page)));
+        for rule in [CutRule::Hourly, CutRule::Daily] {
+            let units = plan(&spec, &windows, Cutting { page_size: page, rule }, &[]);
+            prop_assert!(units.len() as u64 <= MAX_UNITS);
+            prop_assert_eq!(units.len() as u64, unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page), rule));
+        }
+        let units = plan(&spec, &windows, Cutting::latest(page), &[]);
         let mut next = first;
         for u in &units {
             match u.range {

@@ -6,7 +6,7 @@
 
 use super::Selection;
 use crate::vocab::chain::Chain;
-use crate::vocab::cuts::Cuts;
+use crate::vocab::cuts::{CutRule, Cuts};
 use crate::vocab::window::Resolved;
 
 /// Blocks per `numbers` request, the service's bound.
@@ -26,10 +26,10 @@ pub const PORTFOLIO_DAYS_PER_PAGE: u64 = 31;
 pub const MAX_UNITS: u64 = 200_000;
 
 /// How many units an export selecting `selection` makes on `chain` for
-/// the window `w` at page size `page`, counted without making them; page
-/// size 1 gives the most units any page size can (automatic units only
-/// grow with the page).
-pub fn unit_count(selection: &Selection, chain: Chain, w: Resolved, page: u64) -> u64 {
+/// the window `w` at page size `page` under `rule`, counted without making
+/// them; page size 1 and [`CutRule::Hourly`] give the most units any page
+/// size and rule can (automatic units only grow with the page and the cap).
+pub fn unit_count(selection: &Selection, chain: Chain, w: Resolved, page: u64, rule: CutRule) -> u64 {
     let page = page.max(1);
     match selection {
         Selection::BlockWindow {
@@ -37,7 +37,7 @@ pub fn unit_count(selection: &Selection, chain: Chain, w: Resolved, page: u64) -
         }
         | Selection::Events {
             chunk_blocks, chunk_secs, ..
-        } => Cuts::of_window(w, *chunk_blocks, *chunk_secs, rows_per_block(selection), chain, page).count(),
+        } => Cuts::of_window(w, *chunk_blocks, *chunk_secs, rows_per_block(selection), chain, page, rule).count(),
         Selection::BlockNumbers(n) => n.len().div_ceil(NUMBERS_PER_REQUEST) as u64,
         Selection::Portfolio { wallets, .. } => wallets.len() as u64,
         Selection::Tokens { addresses } => addresses.len().div_ceil(TOKENS_PER_UNIT) as u64,

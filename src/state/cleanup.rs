@@ -44,14 +44,26 @@ impl StateStore {
     /// Deletes files of `units` under `tables` that no checkpoint covers
     /// (written after the unit's last commit by a run that died), and local
     /// staging leftovers. Returns how many were removed.
+    ///
+    /// Only units not done can have orphans: a unit's last commit (done)
+    /// counts every file it wrote, and nothing writes a done unit's files
+    /// again (a unit exported again has lost its checkpoint first, so it is
+    /// not done). So when every unit of `units` is done — a re-run with
+    /// nothing to do — the output is not listed at all, which on an object
+    /// store is a request per thousand files. Local staging files are
+    /// still swept (a directory walk, no request), since a compaction
+    /// killed mid-write leaves them too.
     pub async fn remove_orphans(
         &self,
         units: &[Unit],
         states: &HashMap<String, UnitState>,
         tables: &BTreeSet<String>,
     ) -> Result<usize, StateError> {
+        let mut removed = self.remove_local_staging(tables);
+        if units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
+            return Ok(removed);
+        }
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
-        let mut removed = 0;
         for (rel, unit, seq) in self.data_files(tables).await? {
             if !ours.contains(unit.as_str()) {
                 continue;
@@ -62,13 +74,13 @@ impl StateStore {
                 removed += 1;
             }
         }
-        removed += self.remove_local_staging(tables);
         Ok(removed)
     }
 
     /// Temporary state files left by writers that died mid-write (their
     /// names are unique per process, so nothing else replaces them). Only
-    /// called while holding the job's lease: no live writer has one open.
+    /// called while holding the whole job's lease: no live writer has one
+    /// open (a shard's lease would not exclude the other shards' writes).
     /// Object stores write state in single PUTs and leave none.
     pub fn remove_stale_tmp(&self) -> usize {
         let Some(root) = self.sink.local_root() else {

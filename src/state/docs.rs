@@ -72,6 +72,11 @@ pub struct JobState {
     /// absent in jobs started before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<u32>,
+    /// The rule its windows were cut into units by ([`crate::plan::CutRule`],
+    /// frozen with them; absent in jobs started before it was recorded,
+    /// which keep the hourly rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_rule: Option<u32>,
     /// When the job was first started (RFC 3339).
     pub created_at: String,
     /// chainetl version that started it.
@@ -223,6 +228,16 @@ impl JobState {
     /// different `page_size` in the spec.
     pub fn cut_page_size(&self, spec: &crate::spec::Spec) -> u32 {
         self.page_size.unwrap_or(spec.source.page_size)
+    }
+
+    /// How the job's windows are cut into units: the page size and rule
+    /// frozen when it started. A rule this build does not know was checked
+    /// when the document was read ([`super::StateStore::load_job`]).
+    pub fn cutting(&self, spec: &crate::spec::Spec) -> crate::plan::Cutting {
+        crate::plan::Cutting {
+            page_size: self.cut_page_size(spec),
+            rule: crate::plan::CutRule::of_version(self.cut_rule).unwrap_or(crate::plan::CutRule::LATEST),
+        }
     }
 }
 

@@ -7,13 +7,34 @@ use super::{AddedExport, JobState, StateError, StateStore};
 impl StateStore {
     /// The job state, if the job ran before.
     pub async fn load_job(&self) -> Result<Option<JobState>, StateError> {
-        self.read_doc(&format!("{}/job.json", self.dir)).await
+        let rel = format!("{}/job.json", self.dir);
+        let job: Option<JobState> = self.read_doc(&rel).await?;
+        self.known_cut_rule(&rel, job)
+    }
+
+    /// `job`, unless it was cut by a rule this build does not know (a newer
+    /// build started it): planning it by another rule would name other units.
+    fn known_cut_rule(&self, rel: &str, job: Option<JobState>) -> Result<Option<JobState>, StateError> {
+        match &job {
+            Some(j) if crate::plan::CutRule::of_version(j.cut_rule).is_none() => Err(StateError::Corrupt {
+                path: self.location(rel),
+                message: format!(
+                    "cut rule {} is not known to this build: run the chainetl version that started the job ({})",
+                    j.cut_rule.unwrap_or_default(),
+                    j.chainetl_version
+                ),
+                source: None,
+            }),
+            _ => Ok(job),
+        }
     }
 
     /// Writes the job state unless another process (a shard) did first, and
     /// returns whichever state won, so every shard freezes the same windows.
     pub async fn create_job(&self, job: &JobState) -> Result<JobState, StateError> {
-        self.create_doc(&format!("{}/job.json", self.dir), job).await
+        let rel = format!("{}/job.json", self.dir);
+        let won = self.create_doc(&rel, job).await?;
+        Ok(self.known_cut_rule(&rel, Some(won))?.unwrap_or_else(|| job.clone()))
     }
 
     /// Records an export appended to the job unless a run (another shard)

@@ -45,7 +45,8 @@
 //! |---|---|---|---|
 //! | `job.json` ([`JobState`]) | [`StateStore::create_job`] | the job's first run, before any unit | create-if-absent |
 //! | `exports/e<i>.json` ([`AddedExport`]) | [`StateStore::create_added_export`] | a run finds export `i` appended to the spec | create-if-absent |
-//! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | atomic replace |
+//! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted once folded into a manifest, by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | atomic replace |
+//! | `manifests/<seq:010>-<time>-<pid>-<n>.json` ([`Manifest`], compact JSON) | [`StateStore::fold_units`] (finished units' checkpoints, at the start of each pass and the end of a run), [`StateStore::delete_units`] (`dropped` units), [`StateStore::merge_manifests`] (all in one, by a run holding the whole job: at its end once there are [`MERGE_AT`], between passes once there are [`MERGE_IN_RUN_AT`]) | see *Manifests* | create-if-absent, a name no other writer uses; deleted by the merge that replaces it |
 //! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
 //! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
 //! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
@@ -54,7 +55,7 @@
 //! | `clearing.json` (`{started_at}`) | [`StateStore::clear`] | first thing a `--fresh` writes, last thing it deletes (between them it deletes everything above but the leases) | atomic replace |
 //! | `leases/<scope>.lock` (local disk) | [`lease::Lease::acquire`] | taken for the whole run; holds the holder's JSON, rewritten in place and read tolerantly | OS lock (`flock`) on the open file |
 //! | `leases/<scope>.json` (object stores) | [`lease::Lease::acquire`] | taken for the whole run, renewed every [`lease::RENEW`], deleted on release | create-if-absent, then PUTs conditional on the ETag |
-//! | `…/<name>.<pid>.<n>.tmp` (local disk) | the atomic writes below | exists only during a write | removed by the write; leftovers of a dead writer by [`StateStore::remove_stale_tmp`] under the lease |
+//! | `…/<name>.<pid>.<n>.tmp` (local disk) | the atomic writes below | exists only during a write | removed by the write; leftovers of a dead writer by [`StateStore::remove_stale_tmp`] under the whole job's lease |
 //!
 //! Data files are the sink's (see [`crate::sink`] for partition paths,
 //! staging names and when a file is durable); state names them,
@@ -76,6 +77,45 @@
 //!   Object stores: `PutMode::Create`. Stores without conditional PUTs fall
 //!   back to an atomic replace (the last creator wins: one run at a time).
 //! - **Leases**: see [`lease`].
+//!
+//! # Manifests
+//!
+//! A unit's checkpoint is `units/<unit>.json` while it runs; once the unit
+//! is done, its checkpoint moves into a manifest, which holds many. Reading
+//! a job's units ([`StateStore::load_units`]) is then a listing and a read
+//! per manifest and per unit in progress, however many units are finished.
+//! The units' checkpoints are the manifests applied in order (`seq`, then
+//! name; a later entry of a unit replaces an earlier one, `dropped` removes
+//! it), then the per-unit files over them. Why no step loses or revives an
+//! entry, whatever dies when:
+//!
+//! - **Fold** (a run, holding the lease of the units it folds: its own
+//!   shard's): write a manifest holding the done per-unit checkpoints, then
+//!   delete those files. Dying between leaves both, identical: the
+//!   per-unit file wins and says the same, and the next fold deletes it
+//!   without writing the entry again. A per-unit file is thus never older
+//!   than a manifest entry of its unit, which is why it may win.
+//! - **Drop** ([`StateStore::delete_units`]: a closed period, a reorg
+//!   repair, `verify --repair`): delete the per-unit files first, then
+//!   write a manifest dropping the units that manifests hold, applying
+//!   after every manifest there is. Dying between leaves the units as they
+//!   were before (done, their files in place), which every caller redoes;
+//!   the other order could leave a per-unit file that the drop hides.
+//! - **Merge** (only a run holding the whole job's lease, so no other run
+//!   writes a manifest meanwhile): write one manifest with every unit as
+//!   the manifests say, applying after all of them, then delete them
+//!   oldest first. Whatever is left of them is their newest part, which
+//!   changes nothing after the merged one: a unit the merged one lacks was
+//!   dropped last, by a manifest that is either gone with every entry
+//!   before it, or still there after them.
+//! - **Shards** never write the same manifest (names are unique per
+//!   process and call, and created with create-if-absent) and fold only
+//!   their own units, so concurrent folds only add entries of disjoint
+//!   units; two manifests of one `seq` hold different units.
+//! - **Exactly-once is untouched**: an entry is a checkpoint as its unit
+//!   committed it (`done`, `next_seq`, `committed`), so orphan cleanup,
+//!   `verify` and compaction read the same thing from a manifest as from a
+//!   per-unit file. `--fresh` deletes manifests with the rest of the state.
 
 mod cleanup;
 mod compactions;
@@ -84,6 +124,7 @@ mod files;
 mod fresh;
 mod job;
 pub mod lease;
+mod manifests;
 mod marks;
 mod persist;
 mod segments;
@@ -95,6 +136,7 @@ mod tests;
 
 pub use compactions::{JobFile, Listed};
 pub use docs::{AddedExport, CommittedFile, Compaction, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState};
+pub use manifests::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::FileProblem;
 
 use crate::sink::{Sink, SinkError};

@@ -146,6 +146,21 @@ impl StateStore {
         self.read_doc(rel).await?.ok_or_else(vanished)
     }
 
+    /// Writes `bytes` at `rel` unless something is there (create-if-absent,
+    /// as [`StateStore::create_doc`]). Whether we created it.
+    pub(super) async fn create_bytes(&self, rel: &str, bytes: Vec<u8>) -> Result<bool, StateError> {
+        match self.sink.local_root() {
+            Some(root) => {
+                let path = root.join(rel);
+                tokio::task::spawn_blocking(move || create_local(&path, &bytes))
+                    .await
+                    .map_err(|e| StateError::io(rel, "creating", e))?
+                    .map_err(|e| StateError::io(rel, "creating", e))
+            }
+            None => self.create_in_store(rel, bytes).await,
+        }
+    }
+
     /// Object-store create-if-absent (`PutMode::Create`); stores without
     /// conditional PUTs get an atomic replace. Whether we created it.
     async fn create_in_store(&self, rel: &str, bytes: Vec<u8>) -> Result<bool, StateError> {

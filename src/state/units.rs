@@ -1,35 +1,104 @@
-//! Unit checkpoints: `units/<unit>.json`, one per unit, replaced after
-//! each commit (the unit's files are durable first: invariant 1 of
-//! [`super`]).
+//! Unit checkpoints: `units/<unit>.json` while a unit is in progress,
+//! replaced after each commit (the unit's files are durable first:
+//! invariant 1 of [`super`]); once done, folded into a manifest
+//! (`manifests/…json`, see [`super::manifests`]), so that reading a job's
+//! state costs a few requests however many units it finished.
 
+use super::manifests::{Manifest, next_seq};
 use super::{StateError, StateStore, UnitState};
+use futures::{StreamExt, TryStreamExt};
 use std::collections::HashMap;
+
+/// Documents read at once: state reads are small requests, latency-bound.
+pub(super) const READS_IN_FLIGHT: usize = 32;
+
+/// A job's unit checkpoints as stored: its manifests, in the order they
+/// apply, and its per-unit files.
+pub(super) struct Stored {
+    /// `(rel, manifest)`, in the order they apply.
+    pub(super) manifests: Vec<(String, Manifest)>,
+    /// Per-unit files, by unit id.
+    pub(super) files: HashMap<String, UnitState>,
+}
+
+impl Stored {
+    /// The manifests' entries, applied in order (a later entry of a unit
+    /// replaces an earlier one; `dropped` removes it).
+    pub(super) fn folded(&self) -> HashMap<String, UnitState> {
+        let mut out = HashMap::new();
+        for (_, m) in &self.manifests {
+            m.apply(&mut out);
+        }
+        out
+    }
+
+    /// Every unit's checkpoint: manifest entries, overridden by per-unit
+    /// files (a per-unit file is never older than a manifest entry of its
+    /// unit: folding deletes it after writing the entry, and dropping a
+    /// unit deletes it before writing the tombstone).
+    pub(super) fn units(self) -> HashMap<String, UnitState> {
+        let mut out = self.folded();
+        out.extend(self.files);
+        out
+    }
+}
 
 impl StateStore {
     /// Every unit checkpoint, by unit id.
     pub async fn load_units(&self) -> Result<HashMap<String, UnitState>, StateError> {
-        let mut out = HashMap::new();
-        for m in self.list(&format!("{}/units", self.dir)).await? {
-            let rel = self.sink.rel_of(&m.location);
-            if !rel.ends_with(".json") {
-                continue;
-            }
-            if let Some(st) = self.read_doc::<UnitState>(&rel).await? {
-                out.insert(st.unit.clone(), st);
-            }
-        }
-        Ok(out)
+        Ok(self.load_stored().await?.units())
+    }
+
+    /// The manifests and per-unit files, read concurrently.
+    pub(super) async fn load_stored(&self) -> Result<Stored, StateError> {
+        let manifests = self.load_manifests().await?;
+        let rels: Vec<String> = self
+            .list(&format!("{}/units", self.dir))
+            .await?
+            .iter()
+            .map(|m| self.sink.rel_of(&m.location))
+            .filter(|rel| rel.ends_with(".json"))
+            .collect();
+        let files: Vec<Option<UnitState>> = futures::stream::iter(rels.iter().map(|rel| self.read_doc::<UnitState>(rel)))
+            .buffered(READS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        Ok(Stored {
+            manifests,
+            files: files.into_iter().flatten().map(|s| (s.unit.clone(), s)).collect(),
+        })
     }
 
     /// Writes one unit's checkpoint.
     pub async fn save_unit(&self, st: &UnitState) -> Result<(), StateError> {
-        self.write_doc(&format!("{}/units/{}.json", self.dir, st.unit), st).await
+        self.write_doc(&self.unit_path(&st.unit), st).await
     }
 
-    /// Deletes unit checkpoints that a completed segment no longer needs.
+    pub(super) fn unit_path(&self, id: &str) -> String {
+        format!("{}/units/{id}.json", self.dir)
+    }
+
+    /// Deletes unit checkpoints: a completed segment no longer needs them,
+    /// or their units are to be exported again. Per-unit files go first,
+    /// then a manifest drops the folded ones: a crash between leaves the
+    /// units as they were (still done), never a per-unit file that outlives
+    /// the manifest that drops its unit.
     pub async fn delete_units(&self, ids: &[String]) -> Result<(), StateError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
         for id in ids {
-            self.sink.delete(&format!("{}/units/{id}.json", self.dir)).await?;
+            self.sink.delete(&self.unit_path(id)).await?;
+        }
+        let manifests = self.load_manifests().await?;
+        let mut folded = HashMap::new();
+        for (_, m) in &manifests {
+            m.apply(&mut folded);
+        }
+        let dropped: Vec<String> = ids.iter().filter(|id| folded.contains_key(*id)).cloned().collect();
+        if !dropped.is_empty() {
+            self.create_manifest(&Manifest::new(next_seq(&manifests), Vec::new(), dropped))
+                .await?;
         }
         Ok(())
     }

@@ -20,9 +20,15 @@ use super::window::Resolved;
 /// after another (cursors are sequential), so units are what lets
 /// `max_concurrency` requests be in flight at once.
 const AUTO_UNITS: i64 = 64;
-/// Largest automatic unit, in blocks and in seconds.
+/// Largest automatic unit, in blocks and in seconds, under
+/// [`CutRule::Hourly`] (jobs started before [`CutRule::Daily`]).
 const MAX_AUTO_BLOCKS: i64 = 10_000;
 const MAX_AUTO_SECS: i64 = 3_600;
+/// Largest automatic unit under [`CutRule::Daily`]: a UTC day, or 100,000
+/// blocks (about a day of blocks on a 1-second chain). See [`CutRule`] for
+/// why a unit may be this long.
+const MAX_DAILY_BLOCKS: i64 = 100_000;
+const MAX_DAILY_SECS: i64 = 86_400;
 /// Smallest automatic unit, in estimated pages: every unit costs a file, a
 /// checkpoint and a last page that is rarely full, so units of a page or
 /// two would cost requests (and a quota) as well as small files.
@@ -35,8 +41,69 @@ const TAIL_SHARE: usize = 8;
 const MIN_TAIL_PAGES: f64 = 2.0;
 /// Automatic unit sizes are round numbers, so unit ids read well and the
 /// cuts fall on the same blocks whatever the window.
-const NICE_BLOCKS: [i64; 13] = [10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000];
-const NICE_SECS: [i64; 7] = [60, 300, 600, 900, 1_200, 1_800, 3_600];
+/// Sizes above a rule's largest unit are never picked (sizes are clamped
+/// to it), so both rules share the ladders.
+const NICE_BLOCKS: [i64; 17] = [
+    10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000, 20_000, 25_000, 50_000, 100_000,
+];
+const NICE_SECS: [i64; 13] = [
+    60, 300, 600, 900, 1_200, 1_800, 3_600, 7_200, 10_800, 14_400, 21_600, 43_200, 86_400,
+];
+
+/// How large an automatic unit may grow. A job keeps the rule it started
+/// with (recorded in its state), so its units never move under it.
+///
+/// Why [`CutRule::Daily`] lets a unit grow to a day: units exist for
+/// request concurrency, and the cut already makes at least `AUTO_UNITS`
+/// of them per export and chain where the window allows, plus the finer
+/// tail that keeps request slots busy at the end. Beyond that, more units
+/// buy nothing: resume granularity comes from the commits *within* a unit
+/// (a checkpoint after each file, cursor included), not from its size, and
+/// a unit's memory is bounded by file rolling, not by its length. What
+/// more units do cost is one checkpoint, one set of small files and a last
+/// page that is rarely full each, and state that grows with the job. Under
+/// the hourly cap a year on seven chains was 84,315 units; under the daily
+/// one it is ~3,500. Every window long enough still gets at least
+/// `AUTO_UNITS` units per export and chain and its fine tail; the cap only
+/// holds windows past 64 days (6.4M blocks) at a day (100,000 blocks) a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutRule {
+    /// Units of at most an hour or 10,000 blocks (jobs started before the
+    /// rule was recorded).
+    Hourly,
+    /// Units of at most a day or 100,000 blocks.
+    Daily,
+}
+
+impl CutRule {
+    /// The rule new jobs are cut with.
+    pub const LATEST: CutRule = CutRule::Daily;
+
+    /// The rule recorded as `version` in a job's state (absent: [`CutRule::Hourly`]).
+    pub fn of_version(version: Option<u32>) -> Option<CutRule> {
+        match version {
+            None | Some(1) => Some(CutRule::Hourly),
+            Some(2) => Some(CutRule::Daily),
+            Some(_) => None,
+        }
+    }
+
+    /// The number recorded in a job's state.
+    pub fn version(self) -> u32 {
+        match self {
+            CutRule::Hourly => 1,
+            CutRule::Daily => 2,
+        }
+    }
+
+    /// Largest automatic unit: `(blocks, seconds)`.
+    fn max(self) -> (i64, i64) {
+        match self {
+            CutRule::Hourly => (MAX_AUTO_BLOCKS, MAX_AUTO_SECS),
+            CutRule::Daily => (MAX_DAILY_BLOCKS, MAX_DAILY_SECS),
+        }
+    }
+}
 
 /// How `[lo, hi)` is cut: at multiples of `size` up to `tail_from`, then
 /// at multiples of `fine`. Described by four numbers, so the units of any
@@ -54,7 +121,7 @@ impl Cuts {
     /// The cuts of a resolved window: blocks `first..=last` or seconds
     /// `start..end`, at `chunk_blocks` / `chunk_secs` when set, else
     /// automatic for `rows_per_block` estimated rows a block of `chain`
-    /// and `page` rows a page.
+    /// and `page` rows a page, units at most as large as `rule` allows.
     pub fn of_window(
         w: Resolved,
         chunk_blocks: Option<u64>,
@@ -62,13 +129,15 @@ impl Cuts {
         rows_per_block: u64,
         chain: Chain,
         page: u64,
+        rule: CutRule,
     ) -> Cuts {
+        let (max_blocks, max_secs) = rule.max();
         match w {
             Resolved::Blocks { first, last } => {
                 let (lo, hi) = (i128::from(first), i128::from(last) + 1);
                 match chunk_blocks {
                     Some(c) => Cuts::even(lo, hi, i128::from(c)),
-                    None => Cuts::auto(lo, hi, rows_per_block as f64, page as f64, MAX_AUTO_BLOCKS, &NICE_BLOCKS),
+                    None => Cuts::auto(lo, hi, rows_per_block as f64, page as f64, max_blocks, &NICE_BLOCKS),
                 }
             }
             Resolved::Time { start, end } => {
@@ -77,7 +146,7 @@ impl Cuts {
                     Some(c) => Cuts::even(lo, hi, i128::from(c)),
                     None => {
                         let rows_per_sec = rows_per_block as f64 * 1000.0 / chain.block_ms().max(1) as f64;
-                        Cuts::auto(lo, hi, rows_per_sec, page as f64, MAX_AUTO_SECS, &NICE_SECS)
+                        Cuts::auto(lo, hi, rows_per_sec, page as f64, max_secs, &NICE_SECS)
                     }
                 }
             }

@@ -16,6 +16,7 @@ mod ops;
 mod planning;
 mod resume;
 mod s3;
+mod scale;
 mod schedule;
 mod seams;
 mod sim;

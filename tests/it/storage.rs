@@ -537,6 +537,7 @@ fn job_state(spec_hash: String) -> JobState {
         spec_hash,
         windows: vec![Some(Resolved::Blocks { first: 100, last: 199 })],
         page_size: Some(100),
+        cut_rule: None,
         created_at: "2024-01-01T00:00:00Z".into(),
         chainetl_version: "test".into(),
         identity: None,

@@ -5,13 +5,15 @@ use super::Validator;
 use super::export::At;
 use crate::spec::{MAX_UNITS, Selection, unit_count};
 use crate::vocab::chain::Chain;
+use crate::vocab::cuts::CutRule;
 use crate::vocab::window::Resolved;
 
 impl Validator<'_> {
     /// Refuses an export and chain cut into more than [`MAX_UNITS`]
     /// units, counted without making them and at page size 1 (the most units
     /// any page size gives, so a resumed job with another page size is
-    /// covered too). Incremental exports are cut per run, from the mark.
+    /// covered too) under the hourly rule (the most any rule gives, so a
+    /// job started under it is covered too). Incremental exports are cut per run, from the mark.
     pub(super) fn unit_bound(&mut self, at: &At<'_>, chains: &[Chain], selection: &Selection, incremental: bool) {
         let Some((window, chunk_blocks, chunk_secs)) = selection.chunked_window().filter(|_| !incremental) else {
             return;
@@ -19,7 +21,7 @@ impl Validator<'_> {
         // A relative window's length is what decides its units.
         let resolved = window.resolve(0);
         for &chain in chains {
-            let n = unit_count(selection, chain, resolved, 1);
+            let n = unit_count(selection, chain, resolved, 1, CutRule::Hourly);
             if n <= MAX_UNITS {
                 continue;
             }

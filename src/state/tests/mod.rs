@@ -2,6 +2,7 @@
 //! job run, no service.
 
 mod cleanup;
+mod manifests;
 mod verify;
 
 use super::persist::unique_tmp;
@@ -36,6 +37,7 @@ pub(super) fn job_state(spec_hash: &str) -> JobState {
         spec_hash: spec_hash.into(),
         windows: vec![Some(Resolved::Blocks { first: 100, last: 199 })],
         page_size: Some(100),
+        cut_rule: None,
         created_at: "2024-01-01T00:00:00Z".into(),
         chainetl_version: "test".into(),
         identity: None,
@@ -243,4 +245,26 @@ fn temporary_names_are_beside_the_target_and_unique_per_call() {
             "{name}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_job_keeps_the_cut_rule_it_started_with() {
+    use crate::plan::CutRule;
+    let spec = crate::spec::Spec::parse(
+        "j.toml",
+        "name = \"j\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"100..199\"\n",
+    )
+    .unwrap();
+    let mut job = job_state("h");
+    assert_eq!(job.cutting(&spec).rule, CutRule::Hourly, "absent: the rule before it was recorded");
+    job.cut_rule = Some(CutRule::Daily.version());
+    assert_eq!(job.cutting(&spec).rule, CutRule::Daily);
+    assert_eq!(job.cutting(&spec).page_size, 100, "the frozen page size");
+    // A rule of a newer build is refused, not replaced by ours.
+    let dir = tempfile::tempdir().unwrap();
+    let st = StateStore::new(local_sink(dir.path()), "j");
+    job.cut_rule = Some(99);
+    put(&st, "_chainetl/j/job.json", &serde_json::to_vec(&job).unwrap()).await;
+    let e = st.load_job().await.unwrap_err().to_string();
+    assert!(e.contains("cut rule 99 is not known to this build"), "{e}");
 }

@@ -35,7 +35,7 @@ proptest! {
         let r = even.ranges();
         prop_assert!(covers(&r, lo, hi));
         prop_assert_eq!(even.count(), r.len() as u64);
-        for (max, nice) in [(MAX_AUTO_BLOCKS, &NICE_BLOCKS[..]), (MAX_AUTO_SECS, &NICE_SECS[..])] {
+        for (max, nice) in [(MAX_AUTO_BLOCKS, &NICE_BLOCKS[..]), (MAX_AUTO_SECS, &NICE_SECS[..]), (MAX_DAILY_BLOCKS, &NICE_BLOCKS[..]), (MAX_DAILY_SECS, &NICE_SECS[..])] {
             let auto = Cuts::auto(lo, hi, rows, page, max, nice);
             let r = auto.ranges();
             prop_assert!(covers(&r, lo, hi));

@@ -1,0 +1,143 @@
+//! Backfills at scale: finished units' checkpoints are folded into
+//! manifests, so state stays a handful of objects. A kill -9 while folding
+//! or merging loses no unit and duplicates no row; shards finishing units
+//! at once each fold their own, and a run holding the whole job merges
+//! them into one.
+
+use crate::common::*;
+use crate::truth;
+use chainetl::chain::Chain;
+use chainetl::sim::data::SimData;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+
+fn spec(dir: &Path, url: &str) -> String {
+    let contract = chainetl::evm::hex0x(&SimData::new(42, 30).token_address(Chain::Base, 10));
+    write_spec(
+        dir,
+        "scale.toml",
+        &format!(
+            r#"name = "scale"
+[source]
+base_url = "{url}"
+page_size = 200
+max_concurrency = 4
+[output]
+uri = "{}"
+compact = false
+[[export]]
+dataset = "events"
+chains = ["base"]
+window = "20000000..20011999"
+chunk_blocks = 500
+contract_address = "{contract}"
+"#,
+            dir.join("out").display()
+        ),
+    )
+}
+
+/// The job's state files under `sub` (`units`, `manifests`).
+fn state_files(dir: &Path, sub: &str) -> Vec<PathBuf> {
+    match std::fs::read_dir(dir.join("out/_chainetl/scale").join(sub)) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn rows(dir: &Path) -> Vec<Vec<String>> {
+    read_rows(&dir.join("out/events"), truth::EVENT_COLS)
+}
+
+/// Rows of an uninterrupted, unsharded run.
+fn reference(url: &str) -> Vec<Vec<String>> {
+    let dir = tempfile::tempdir().unwrap();
+    let o = chainetl(&["run", &spec(dir.path(), url), "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = rows(dir.path());
+    assert!(!r.is_empty());
+    r
+}
+
+fn assert_done_in_one_manifest(dir: &Path, spec: &str, want: &[Vec<String>]) {
+    assert!(rows(dir) == want, "rows differ from an uninterrupted run");
+    assert_eq!(
+        state_files(dir, "units"),
+        Vec::<PathBuf>::new(),
+        "finished units keep no per-unit checkpoint"
+    );
+    assert_eq!(state_files(dir, "manifests").len(), 1, "{:?}", state_files(dir, "manifests"));
+    let o = chainetl(&["status", spec]);
+    let t = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(t.contains("24/24") && t.contains("complete"), "{t}");
+    let o = chainetl(&["run", spec]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
+}
+
+#[test]
+fn kill_9_while_folding_checkpoints_into_a_manifest_loses_no_unit() {
+    let sim = Sim::start(frozen());
+    let want = reference(&sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &sim.url());
+    let o = bin()
+        .args(["run", &spec, "-q"])
+        .env("CHAINETL_FAILPOINT", "during-fold:1")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the failpoint must crash the run");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{}", text(&o));
+    // The manifest is written, the per-unit checkpoints not yet deleted.
+    assert_eq!(state_files(dir.path(), "manifests").len(), 1);
+    assert_eq!(state_files(dir.path(), "units").len(), 24);
+    let o = chainetl(&["status", &spec]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("24/24"), "{}", text(&o));
+    let o = chainetl(&["run", &spec, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_done_in_one_manifest(dir.path(), &spec, &want);
+}
+
+#[test]
+fn three_shards_at_once_fold_their_units_and_a_whole_job_run_merges_them_into_one_manifest() {
+    let sim = Sim::start(frozen());
+    let want = reference(&sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &sim.url());
+    let children: Vec<Child> = (1..=3)
+        .map(|k| {
+            bin()
+                .args(["run", &spec, "-q", "--shard", &format!("{k}/3")])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    assert!(rows(dir.path()) == want, "rows differ from an unsharded run");
+    assert_eq!(state_files(dir.path(), "units"), Vec::<PathBuf>::new());
+    assert_eq!(state_files(dir.path(), "manifests").len(), 3, "each shard folds its own units");
+    // A whole-job run killed while merging, then again: one manifest.
+    let o = bin()
+        .args(["run", &spec, "-q"])
+        .env("CHAINETL_FAILPOINT", "during-merge:1")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{}", text(&o));
+    assert_eq!(
+        state_files(dir.path(), "manifests").len(),
+        4,
+        "merged, the merged ones not yet deleted"
+    );
+    let o = chainetl(&["run", &spec, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_done_in_one_manifest(dir.path(), &spec, &want);
+}
