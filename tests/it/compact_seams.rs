@@ -12,10 +12,16 @@ fn a_shard_refuses_to_export_again_a_unit_whose_rows_are_compacted() {
     let out = dir.path().join("out");
     let s = spec(dir.path(), &out, &sim.url(), "job", "");
     assert!(chainetl(&["run", &s, "-q"]).status.success());
-    // The documented fix for a damaged checkpoint: delete it.
-    let units = out.join("_chainetl/job/units");
-    let victim = std::fs::read_dir(&units).unwrap().flatten().next().unwrap().path();
-    std::fs::remove_file(&victim).unwrap();
+    // A finished unit's checkpoint lost (its manifest entry removed by
+    // hand): its rows are in compacted files.
+    let manifests = out.join("_chainetl/job/manifests");
+    let listed: Vec<_> = std::fs::read_dir(&manifests).unwrap().flatten().collect();
+    assert_eq!(listed.len(), 1, "a whole-job run leaves one manifest");
+    let path = listed[0].path();
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let lost = doc["units"].as_array_mut().unwrap().remove(0);
+    assert!(lost["unit"].is_string(), "{lost}");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
     for k in ["1/2", "2/2"] {
         let o = chainetl(&["run", &s, "-q", "--shard", k]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
