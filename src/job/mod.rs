@@ -195,19 +195,12 @@ async fn run_leased(
         now,
     };
     let repair = if opts.shard.is_none() {
-        c.recover_all().await?;
-        let mut units = opts.repair.clone();
-        units.extend(c.uncheckpointed().await?);
-        if units.is_empty() {
-            Vec::new()
-        } else {
-            c.dissolve_for(&units).await?
-        }
+        c.start(&opts.repair).await?
     } else {
         // A shard cannot dissolve partitions other shards' units share:
         // exporting such a unit again beside its compacted rows would
         // double them, so the shard stops before fetching anything.
-        let waiting = c.uncheckpointed().await?;
+        let waiting = c.uncheckpointed(&state.load_compactions().await?).await?;
         if let Some(u) = waiting.first() {
             return Err(RunError::Repair(format!(
                 "unit {u}{} has rows in compacted files but no checkpoint: run once without --shard \

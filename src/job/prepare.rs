@@ -28,7 +28,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
     }
     let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {
-        Some(job) => job,
+        Some(job) => state.upgrade_job(job).await?,
         None => {
             let job = JobState {
                 version: STATE_VERSION,

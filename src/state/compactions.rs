@@ -1,15 +1,28 @@
-//! Compaction records: `compacted/<partition key>.json`, one per partition
-//! this job compacted (the partition's directory with `/` as `__`), and the
-//! job's compacted files found by name.
+//! Compaction records, one per partition this job compacted: settled ones
+//! in `compactions.json` ([`CompactionIndex`]), one being changed (a swap
+//! or a repair) in `compacted/<partition key>.json` (the partition's
+//! directory with `/` as `__`) until it is folded in; and the job's
+//! compacted files found by name.
 //!
 //! The record is what makes a compaction exactly-once (see *Compaction* in
 //! [`super`]): the swap is recorded before any input is deleted, so a
 //! crash at any moment leaves either the inputs (the outputs, still
 //! hidden, are deleted) or the outputs (the inputs left are deleted).
 
-use super::{Compaction, StateError, StateStore};
+use super::{Compaction, CompactionIndex, STATE_VERSION, StateError, StateStore};
 use crate::sink::parse_compacted_name;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The job's compaction records as stored.
+#[derive(Debug, Clone, Default)]
+pub struct Compactions {
+    /// Every record, by partition (a file in `compacted/` over the index).
+    pub records: Vec<Compaction>,
+    /// The index's [`CompactionIndex::settled`].
+    pub settled: Option<String>,
+    /// Records in `compacted/`, not folded into the index.
+    pub loose: usize,
+}
 
 /// One of the job's files under its tables, found by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,26 +50,79 @@ impl StateStore {
     /// `compacted/<partition, '/' as "__">.json`: a name of characters
     /// object stores keep as they are (no table name holds `=`, so two
     /// partitions never share one).
-    fn compaction_path(&self, partition: &str) -> String {
+    pub(super) fn compaction_path(&self, partition: &str) -> String {
         format!("{}/compacted/{}.json", self.dir, partition.replace('/', "__"))
     }
 
-    /// Every compaction record of the job. A record naming a file that is
-    /// not one of this job's, or not in the record's partition, is refused:
-    /// its files are deleted on its word.
+    fn index_path(&self) -> String {
+        format!("{}/compactions.json", self.dir)
+    }
+
+    /// Every compaction record of the job.
     pub async fn load_compactions(&self) -> Result<Vec<Compaction>, StateError> {
-        let docs: Vec<Compaction> = self.load_dir("compacted").await?;
-        for c in &docs {
-            if let Err(what) = self.check_compaction(c) {
+        Ok(self.load_compaction_state().await?.records)
+    }
+
+    /// The job's compaction records and the index's `settled`: a listing
+    /// of `compacted/` and its files, then the index (read after them: a
+    /// fold writes the index before it deletes the files it took in). A
+    /// record naming a file that is not one of this job's, or not in the
+    /// record's partition, is refused: its files are deleted on its word.
+    pub async fn load_compaction_state(&self) -> Result<Compactions, StateError> {
+        let loose: Vec<(String, Compaction)> = self.load_dir_named("compacted").await?;
+        let index: Option<CompactionIndex> = self.read_doc(&self.index_path()).await?;
+        let index_path = self.index_path();
+        let (indexed, settled) = index.map(|i| (i.records, i.settled)).unwrap_or_default();
+        let mut by: BTreeMap<String, Compaction> = BTreeMap::new();
+        let n = loose.len();
+        for (rel, c) in indexed.into_iter().map(|c| (index_path.clone(), c)).chain(loose) {
+            if let Err(what) = self.check_compaction(&c) {
                 use super::docs::Versioned;
                 return Err(StateError::Corrupt {
-                    path: self.location(&self.compaction_path(&c.partition)),
+                    path: self.location(&rel),
                     message: format!("{what}; {}", Compaction::FIX),
                     source: None,
                 });
             }
+            by.insert(c.partition.clone(), c);
         }
-        Ok(docs)
+        Ok(Compactions {
+            records: by.into_values().collect(),
+            settled,
+            loose: n,
+        })
+    }
+
+    /// Folds the settled records of `compacted/` into the index, which
+    /// says `settled` from now on (None when a record is left unsettled),
+    /// then deletes those files. Only with the whole job's lease (the one
+    /// writer of compaction records). Dying between leaves a file and an
+    /// entry that say the same. Writes nothing when nothing changes.
+    pub async fn fold_compactions(&self, settled: Option<String>) -> Result<(), StateError> {
+        let loose: Vec<(String, Compaction)> = self.load_dir_named("compacted").await?;
+        let index: Option<CompactionIndex> = self.read_doc(&self.index_path()).await?;
+        let mut index = index.unwrap_or_default();
+        let calm = |c: &Compaction| c.pending.is_none() && c.dissolving.is_empty();
+        let settled = settled.filter(|_| loose.iter().all(|(_, c)| calm(c)));
+        if loose.iter().all(|(_, c)| !calm(c)) && index.settled == settled {
+            return Ok(());
+        }
+        let mut by: BTreeMap<String, Compaction> = index.records.drain(..).map(|c| (c.partition.clone(), c)).collect();
+        let mut folded = Vec::new();
+        for (rel, c) in loose.into_iter().filter(|(_, c)| calm(c)) {
+            by.insert(c.partition.clone(), c);
+            folded.push(rel);
+        }
+        index.version = STATE_VERSION;
+        index.records = by.into_values().collect();
+        index.settled = settled;
+        index.updated_at = chrono::Utc::now().to_rfc3339();
+        self.write_compact_doc(&self.index_path(), &index).await?;
+        crate::util::failpoint::hit("during-compaction-fold");
+        for rel in folded {
+            self.sink.delete(&rel).await?;
+        }
+        Ok(())
     }
 
     /// Whether every path `c` names is this job's file of the kind its
@@ -103,8 +169,18 @@ impl StateStore {
         self.write_doc(&self.compaction_path(&c.partition), c).await
     }
 
-    /// Deletes a partition's compaction record.
+    /// Deletes a partition's compaction record: its index entry first,
+    /// then its file (which, while it is there, stands for the record).
     pub async fn delete_compaction(&self, partition: &str) -> Result<(), StateError> {
+        let index: Option<CompactionIndex> = self.read_doc(&self.index_path()).await?;
+        if let Some(mut index) = index
+            && index.records.iter().any(|c| c.partition == partition)
+        {
+            index.records.retain(|c| c.partition != partition);
+            index.settled = None;
+            index.updated_at = chrono::Utc::now().to_rfc3339();
+            self.write_compact_doc(&self.index_path(), &index).await?;
+        }
         Ok(self.sink.delete(&self.compaction_path(partition)).await?)
     }
 
@@ -114,6 +190,8 @@ impl StateStore {
     pub async fn list_files(&self, tables: &BTreeSet<String>) -> Result<Vec<Listed>, StateError> {
         let mut out = Vec::new();
         for t in tables {
+            // What a no-op re-run must not do (a request per thousand files).
+            tracing::debug!(table = t.as_str(), "listing the job's data files");
             for m in self.list(t).await? {
                 let Some(name) = m.location.filename() else {
                     continue;

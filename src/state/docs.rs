@@ -184,6 +184,34 @@ pub struct Compaction {
     pub updated_at: String,
 }
 
+/// The job's settled compaction records in one document
+/// (`compactions.json`), so that reading them costs one request however
+/// many partitions were compacted; a record being changed is a file of its
+/// own in `compacted/` until it is settled again and folded in (see
+/// *Compaction records* in [`super`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CompactionIndex {
+    /// Format version.
+    pub version: u32,
+    /// Records with no swap or repair in progress, by partition.
+    pub records: Vec<Compaction>,
+    /// What the job's state was (a digest, see the job stage's compaction)
+    /// when a pass last found every partition either compacted or waiting
+    /// for the state to change: a pass that finds the same state has
+    /// nothing to look for, and lists no files. None: look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<String>,
+    /// Time of the last change (RFC 3339).
+    pub updated_at: String,
+}
+
+impl Versioned for CompactionIndex {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    const FIX: &'static str = Compaction::FIX;
+}
+
 /// A compaction of a partition in progress.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PendingCompaction {

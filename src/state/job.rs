@@ -2,7 +2,7 @@
 //! `exports/e<i>.json` (exports appended later) and `runs/<run-id>.json`
 //! (run reports).
 
-use super::{AddedExport, JobState, StateError, StateStore};
+use super::{AddedExport, JobState, STATE_VERSION, StateError, StateStore};
 
 impl StateStore {
     /// The job state, if the job ran before.
@@ -35,6 +35,20 @@ impl StateStore {
         let rel = format!("{}/job.json", self.dir);
         let won = self.create_doc(&rel, job).await?;
         Ok(self.known_cut_rule(&rel, Some(won))?.unwrap_or_else(|| job.clone()))
+    }
+
+    /// `job` as this build's format: a job an older build started says
+    /// [`STATE_VERSION`] from now on, before this build writes anything an
+    /// older one would not read (manifests, `compactions.json`), so that
+    /// such a build refuses the job rather than take its finished units
+    /// for not started. The content is unchanged, so shards doing this at
+    /// once write the same document.
+    pub async fn upgrade_job(&self, mut job: JobState) -> Result<JobState, StateError> {
+        if job.version < STATE_VERSION {
+            job.version = STATE_VERSION;
+            self.write_doc(&format!("{}/job.json", self.dir), &job).await?;
+        }
+        Ok(job)
     }
 
     /// Records an export appended to the job unless a run (another shard)

@@ -30,7 +30,8 @@
 //! 6. **`--fresh` finishes once started**: its marker is written first and
 //!    removed last, and state goes before data ([`StateStore::clear`]).
 //! 7. **Versioned documents.** Every document carries `version`
-//!    ([`STATE_VERSION`]); a document of another version, or one that does
+//!    ([`STATE_VERSION`]; older ones down to [`OLDEST_STATE_VERSION`] are
+//!    read as they are); a document of another version, or one that does
 //!    not parse, is a [`StateError::Corrupt`] naming its location and the
 //!    safe fix, never silently ignored or overwritten.
 //! 8. **No secret reaches state.** Documents are redacted
@@ -134,16 +135,25 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
-pub use compactions::{JobFile, Listed};
-pub use docs::{AddedExport, CommittedFile, Compaction, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState};
+pub use compactions::{Compactions, JobFile, Listed};
+pub use docs::{
+    AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
+};
 pub use manifests::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::FileProblem;
 
 use crate::sink::{Sink, SinkError};
 use std::sync::Arc;
 
-/// Version of the state format this build reads and writes.
-pub const STATE_VERSION: u32 = 1;
+/// Version of the state format this build writes. 2: finished units'
+/// checkpoints live in manifests and settled compaction records in
+/// `compactions.json`, which a build of version 1 does not read (it would
+/// take a job's finished units for not started); `job.json` says 2 from
+/// the first run of this build on, so such a build refuses the job.
+pub const STATE_VERSION: u32 = 2;
+/// The oldest state format this build reads: a job that an older build
+/// started carries on, its documents read as they are.
+pub const OLDEST_STATE_VERSION: u32 = 1;
 
 /// Errors reading or writing state.
 #[derive(Debug, thiserror::Error)]

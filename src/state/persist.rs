@@ -3,7 +3,7 @@
 //! [`super`]). Every other file of `state` goes through these.
 
 use super::docs::Versioned;
-use super::{STATE_VERSION, StateError, StateStore};
+use super::{OLDEST_STATE_VERSION, STATE_VERSION, StateError, StateStore};
 use futures::TryStreamExt;
 use object_store::{ObjectStoreExt, PutPayload};
 use serde::Serialize;
@@ -105,11 +105,17 @@ impl StateStore {
             source,
         };
         let doc: T = serde_json::from_slice(&bytes).map_err(|e| corrupt(format!("not a chainetl state document ({e})"), Some(e)))?;
-        if doc.version() != STATE_VERSION {
-            return Err(corrupt(
-                format!("state format version {} is not {STATE_VERSION}", doc.version()),
-                None,
-            ));
+        if !(OLDEST_STATE_VERSION..=STATE_VERSION).contains(&doc.version()) {
+            // Not damaged: another build's; its own fix would lose the job.
+            return Err(StateError::Corrupt {
+                path: self.location(rel),
+                message: format!(
+                    "state format version {} is not one this build reads ({OLDEST_STATE_VERSION} to {STATE_VERSION}): \
+                     a newer chainetl wrote it, run that version",
+                    doc.version()
+                ),
+                source: None,
+            });
         }
         Ok(Some(doc))
     }
@@ -119,6 +125,13 @@ impl StateStore {
         // Last line: no secret reaches a state document, whatever a server
         // sent (state holds cursors and messages that came from it).
         let json = serde_json::to_vec_pretty(doc).map_err(|e| StateError::io(rel, "encoding", e))?;
+        self.write(rel, crate::util::redact::redact_bytes(json)).await
+    }
+
+    /// Writes a JSON document atomically, without indentation: documents
+    /// of many entries (indexes), read by programs.
+    pub(super) async fn write_compact_doc(&self, rel: &str, doc: &impl Serialize) -> Result<(), StateError> {
+        let json = serde_json::to_vec(doc).map_err(|e| StateError::io(rel, "encoding", e))?;
         self.write(rel, crate::util::redact::redact_bytes(json)).await
     }
 
@@ -197,15 +210,24 @@ impl StateStore {
 
     /// Every JSON document under `<job>/<sub>/`.
     pub(super) async fn load_dir<T: DeserializeOwned + Versioned>(&self, sub: &str) -> Result<Vec<T>, StateError> {
-        let mut out = Vec::new();
-        for m in self.list(&format!("{}/{sub}", self.dir)).await? {
-            let rel = self.sink.rel_of(&m.location);
-            if rel.ends_with(".json")
-                && let Some(doc) = self.read_doc::<T>(&rel).await?
-            {
-                out.push(doc);
-            }
-        }
-        Ok(out)
+        Ok(self.load_dir_named(sub).await?.into_iter().map(|(_, d)| d).collect())
+    }
+
+    /// The documents of `sub` with their paths, read concurrently; one
+    /// deleted between the listing and its read is left out.
+    pub(super) async fn load_dir_named<T: DeserializeOwned + Versioned>(&self, sub: &str) -> Result<Vec<(String, T)>, StateError> {
+        use futures::{StreamExt, TryStreamExt};
+        let rels: Vec<String> = self
+            .list(&format!("{}/{sub}", self.dir))
+            .await?
+            .iter()
+            .map(|m| self.sink.rel_of(&m.location))
+            .filter(|rel| rel.ends_with(".json"))
+            .collect();
+        let docs: Vec<Option<T>> = futures::stream::iter(rels.iter().map(|rel| self.read_doc::<T>(rel)))
+            .buffered(super::units::READS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        Ok(rels.into_iter().zip(docs).filter_map(|(rel, d)| Some((rel, d?))).collect())
     }
 }

@@ -6,7 +6,6 @@
 
 use super::manifests::{Manifest, next_seq};
 use super::{StateError, StateStore, UnitState};
-use futures::{StreamExt, TryStreamExt};
 use std::collections::HashMap;
 
 /// Documents read at once: state reads are small requests, latency-bound.
@@ -52,20 +51,10 @@ impl StateStore {
     /// The manifests and per-unit files, read concurrently.
     pub(super) async fn load_stored(&self) -> Result<Stored, StateError> {
         let manifests = self.load_manifests().await?;
-        let rels: Vec<String> = self
-            .list(&format!("{}/units", self.dir))
-            .await?
-            .iter()
-            .map(|m| self.sink.rel_of(&m.location))
-            .filter(|rel| rel.ends_with(".json"))
-            .collect();
-        let files: Vec<Option<UnitState>> = futures::stream::iter(rels.iter().map(|rel| self.read_doc::<UnitState>(rel)))
-            .buffered(READS_IN_FLIGHT)
-            .try_collect()
-            .await?;
+        let files: Vec<UnitState> = self.load_dir("units").await?;
         Ok(Stored {
             manifests,
-            files: files.into_iter().flatten().map(|s| (s.unit.clone(), s)).collect(),
+            files: files.into_iter().map(|s| (s.unit.clone(), s)).collect(),
         })
     }
 

@@ -193,6 +193,7 @@ fn kill_9_at_every_step_of_compaction_loses_and_doubles_nothing() {
         "compact-swapping:2",
         "compact-deleting:1",
         "compact-deleting:9",
+        "during-compaction-fold:1",
     ] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");

@@ -12,6 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
 fn spec(dir: &Path, url: &str) -> String {
+    spec_compacting(dir, url, false)
+}
+
+fn spec_compacting(dir: &Path, url: &str, compact: bool) -> String {
     let contract = chainetl::evm::hex0x(&SimData::new(42, 30).token_address(Chain::Base, 10));
     write_spec(
         dir,
@@ -24,7 +28,7 @@ page_size = 200
 max_concurrency = 4
 [output]
 uri = "{}"
-compact = false
+compact = {compact}
 [[export]]
 dataset = "events"
 chains = ["base"]
@@ -139,5 +143,94 @@ fn three_shards_at_once_fold_their_units_and_a_whole_job_run_merges_them_into_on
     );
     let o = chainetl(&["run", &spec, "-q"]);
     assert!(o.status.success(), "{}", text(&o));
+    assert_done_in_one_manifest(dir.path(), &spec, &want);
+}
+
+/// Every state object of the job but run reports and leases, relative to
+/// its state directory.
+fn state_objects(dir: &Path) -> Vec<String> {
+    let root = dir.join("out/_chainetl/scale");
+    let mut out = Vec::new();
+    let mut todo = vec![root.clone()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().to_string();
+            if rel.starts_with("runs") || rel.starts_with("leases") {
+                continue;
+            }
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(rel);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_finished_compacted_job_is_a_few_state_objects_and_a_no_op_rerun_lists_no_data_file() {
+    let sim = Sim::start(frozen());
+    let want = reference(&sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_compacting(dir.path(), &sim.url(), true);
+    let o = chainetl(&["run", &spec, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(rows(dir.path()) == want, "rows differ from a run without compaction");
+    let objects = state_objects(dir.path());
+    let names: Vec<&str> = objects.iter().map(|o| o.split('/').next().unwrap()).collect();
+    assert_eq!(names, ["compactions.json", "job.json", "manifests"], "{objects:?}");
+    let index: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/_chainetl/scale/compactions.json")).unwrap()).unwrap();
+    assert!(!index["records"].as_array().unwrap().is_empty(), "{index}");
+    assert!(index["settled"].is_string(), "{index}");
+    let o = chainetl(&["run", &spec, "-v"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
+    assert!(
+        !text(&o).contains("listing the job's data files"),
+        "a no-op re-run listed the output: {}",
+        text(&o)
+    );
+    assert_eq!(state_objects(dir.path()), objects, "a no-op re-run changes no state");
+    // The same event is what a listing logs.
+    let o = chainetl(&["verify", &spec, "-v"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("listing the job's data files"), "{}", text(&o));
+}
+
+#[test]
+fn a_job_an_older_build_started_carries_on_and_is_marked_so_older_builds_refuse_it() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &sim.url());
+    assert!(chainetl(&["run", &spec, "-q"]).status.success());
+    let want = rows(dir.path());
+    // The state as a build of format 1 left it: a checkpoint per unit.
+    let state = dir.path().join("out/_chainetl/scale");
+    let manifests = state_files(dir.path(), "manifests");
+    assert_eq!(manifests.len(), 1);
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifests[0]).unwrap()).unwrap();
+    for mut u in m["units"].as_array().unwrap().clone() {
+        u["version"] = 1.into();
+        let path = state.join("units").join(format!("{}.json", u["unit"].as_str().unwrap()));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec_pretty(&u).unwrap()).unwrap();
+    }
+    std::fs::remove_dir_all(state.join("manifests")).unwrap();
+    let job_path = state.join("job.json");
+    let mut job: serde_json::Value = serde_json::from_slice(&std::fs::read(&job_path).unwrap()).unwrap();
+    job["version"] = 1.into();
+    std::fs::write(&job_path, serde_json::to_vec_pretty(&job).unwrap()).unwrap();
+    let o = chainetl(&["status", &spec]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("24/24"), "{}", text(&o));
+
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
+    let job: serde_json::Value = serde_json::from_slice(&std::fs::read(&job_path).unwrap()).unwrap();
+    assert_eq!(job["version"], 2, "a build of format 1 must refuse the job now: {job}");
     assert_done_in_one_manifest(dir.path(), &spec, &want);
 }

@@ -83,11 +83,66 @@ pub struct Compactor<'a> {
     pub now: i64,
 }
 
+/// A pass folds the records it wrote into the index after this many
+/// partitions, so a pass that dies leaves few records to read one by one.
+const FOLD_EVERY: usize = 256;
+
 /// Where a unit's rows stand, for compaction.
 struct Finality {
     states: HashMap<String, UnitState>,
     pending: HashSet<(usize, Option<Chain>)>,
     marks: HashMap<(usize, Chain), Mark>,
+}
+
+/// Why a partition is not compacted now.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// Until the job's state changes (a unit commits or finishes, a
+    /// segment closes, a mark moves): nothing else makes a file final.
+    State,
+    /// Until a later pass, whatever the state: its day is not over, or a
+    /// file is in the way.
+    Later,
+}
+
+impl Finality {
+    /// A digest of everything [`Compactor::inputs`] decides by, but the
+    /// files and the day: equal digests and a pass that left nothing
+    /// [`Wait::Later`] mean a new pass would compact nothing. Files are
+    /// durable before a checkpoint counts them, so no final file appears
+    /// without the state changing.
+    fn digest(&self, spec: &Spec) -> String {
+        let mut units: Vec<(&str, bool, u64)> = self.states.values().map(|s| (s.unit.as_str(), s.done, s.next_seq)).collect();
+        units.sort_unstable();
+        let mut pending: Vec<(usize, String)> = self
+            .pending
+            .iter()
+            .map(|(e, c)| (*e, c.map(|c| c.to_string()).unwrap_or_default()))
+            .collect();
+        pending.sort_unstable();
+        let mut marks: Vec<(usize, String, u64, Option<u64>, Option<u64>)> = self
+            .marks
+            .values()
+            .map(|m| {
+                (
+                    m.export,
+                    m.chain.to_string(),
+                    m.next,
+                    m.repair_from,
+                    m.tail.iter().map(|t| t.number).min(),
+                )
+            })
+            .collect();
+        marks.sort_unstable();
+        let doc = serde_json::json!({
+            "units": units,
+            "pending": pending,
+            "marks": marks,
+            "tables": spec.tables(),
+            "target": spec.output.target_file_bytes,
+        });
+        alloy_primitives::keccak256(doc.to_string()).to_string()
+    }
 }
 
 impl Compactor<'_> {
@@ -96,8 +151,9 @@ impl Compactor<'_> {
     /// partitions when `stopping` says so.
     pub async fn run(&self, stopping: &dyn Fn() -> bool) -> Result<CompactSummary, RunError> {
         let started = Instant::now();
+        let stored = self.state.load_compaction_state().await?;
         let mut records: BTreeMap<String, Compaction> = BTreeMap::new();
-        for mut c in self.state.load_compactions().await? {
+        for mut c in stored.records {
             if !self.recover(&mut c).await? {
                 continue;
             }
@@ -114,14 +170,23 @@ impl Compactor<'_> {
                 .map(|m| ((m.export, m.chain), m))
                 .collect(),
         };
+        let mut sum = CompactSummary::default();
+        let digest = finality.digest(self.spec);
+        // Nothing changed since a pass left every partition settled: no
+        // file can have become final, so the output is not listed.
+        if stored.loose == 0 && stored.settled.as_deref() == Some(digest.as_str()) {
+            sum.secs = started.elapsed().as_secs_f64();
+            return Ok(sum);
+        }
         let mut by_partition: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
         for f in self.state.list_files(&self.spec.tables()).await? {
             let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d).to_string();
             by_partition.entry(dir).or_default().push(f);
         }
-        let mut sum = CompactSummary::default();
+        let mut later = false;
         for (partition, files) in by_partition {
             if stopping() {
+                later = true;
                 break;
             }
             let record = records.remove(&partition).unwrap_or_else(|| Compaction {
@@ -129,17 +194,27 @@ impl Compactor<'_> {
                 partition: partition.clone(),
                 ..Default::default()
             });
-            let Some(inputs) = self.inputs(&record, &files, &finality) else {
-                continue;
+            let inputs = match self.inputs(&record, &files, &finality) {
+                Ok(inputs) => inputs,
+                Err(wait) => {
+                    later |= wait == Wait::Later;
+                    continue;
+                }
             };
+            let (skipped, done) = (sum.skipped.len(), sum.partitions);
             self.compact(record, inputs, &files, &mut sum).await?;
+            later |= sum.skipped.len() > skipped;
+            if sum.partitions > done && sum.partitions % FOLD_EVERY == 0 {
+                self.state.fold_compactions(None).await?;
+            }
         }
+        self.state.fold_compactions((!later).then_some(digest)).await?;
         sum.secs = started.elapsed().as_secs_f64();
         Ok(sum)
     }
 
-    /// The files of a partition to merge now, or None if it waits.
-    fn inputs(&self, record: &Compaction, files: &[Listed], finality: &Finality) -> Option<Vec<Listed>> {
+    /// The files of a partition to merge now, or why it waits.
+    fn inputs(&self, record: &Compaction, files: &[Listed], finality: &Finality) -> Result<Vec<Listed>, Wait> {
         let replaced: HashSet<&str> = record.replaced.iter().map(String::as_str).collect();
         let target = self.spec.output.target_file_bytes as u64;
         let mut units = Vec::new();
@@ -150,24 +225,27 @@ impl Compactor<'_> {
             };
             if replaced.contains(f.rel.as_str()) {
                 tracing::warn!("compaction: {} is recorded as compacted but is still there; left as it is", f.rel);
-                return None;
+                return Err(Wait::Later);
             }
             match self.finished(unit, *seq, finality) {
                 Some(inc) => incremental |= inc,
                 // A partition still being written waits for all of it.
-                None => return None,
+                None => return Err(Wait::State),
             }
             units.push(f.clone());
         }
         if units.is_empty() {
-            return None;
+            return Err(Wait::State);
         }
         let undated = !record.partition.contains("/date=");
         if incremental {
             let day = crate::vocab::window::date_string(self.now.div_euclid(86_400) as i32);
             let open_day = record.partition.rsplit_once("/date=").is_some_and(|(_, d)| d >= day.as_str());
-            if open_day || (undated && units.len() < UNDATED_BATCH) {
-                return None;
+            if open_day {
+                return Err(Wait::Later);
+            }
+            if undated && units.len() < UNDATED_BATCH {
+                return Err(Wait::State);
             }
         }
         let small: Vec<Listed> = files
@@ -176,9 +254,9 @@ impl Compactor<'_> {
             .cloned()
             .collect();
         if units.len() + small.len() < 2 {
-            return None;
+            return Err(Wait::State);
         }
-        Some(small.into_iter().chain(units).collect())
+        Ok(small.into_iter().chain(units).collect())
     }
 
     /// Whether file `seq` of `unit` is final: None if not; Some(true) for

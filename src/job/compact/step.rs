@@ -78,13 +78,9 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<Compa
             sink: &sink,
             now,
         };
-        c.recover_all().await?;
-        let units = c.uncheckpointed().await?;
-        if !units.is_empty() {
-            // Their rows go before anything is merged again; the next run
-            // exports them again.
-            c.dissolve_for(&units).await?;
-        }
+        // Rows of units whose checkpoint is gone go before anything is
+        // merged again; the next run exports those units again.
+        c.start(&[]).await?;
         Ok(Some(c.run(&|| false).await?))
     }
     .await;

@@ -8,24 +8,45 @@ use crate::state::{Compaction, JobFile};
 use std::collections::HashSet;
 
 impl Compactor<'_> {
-    /// Finishes every swap and repair a dead run left (first thing a run
-    /// holding the whole job does, so readers see no swap half done for
-    /// longer than it takes).
-    pub async fn recover_all(&self) -> Result<(), RunError> {
+    /// What a run holding the whole job does first (so readers see no
+    /// swap half done for longer than it takes): finishes every swap and
+    /// repair a dead run left, then dissolves the compacted partitions
+    /// holding rows of `repair` or of units whose checkpoint is gone.
+    /// Returns the units to export again.
+    pub async fn start(&self, repair: &[String]) -> Result<Vec<String>, RunError> {
+        let mut records = Vec::new();
+        for mut c in self.state.load_compactions().await? {
+            if self.recover(&mut c).await? {
+                records.push(c);
+            }
+        }
+        let mut units = repair.to_vec();
+        units.extend(self.uncheckpointed(&records).await?);
+        if units.is_empty() {
+            return Ok(units);
+        }
+        self.dissolve_for(&units).await
+    }
+
+    /// Finishes every swap and repair a dead run left.
+    async fn recover_all(&self) -> Result<(), RunError> {
         for mut c in self.state.load_compactions().await? {
             self.recover(&mut c).await?;
         }
         Ok(())
     }
 
-    /// Units of fixed windows whose rows a compaction holds but whose
+    /// Units of fixed windows whose rows one of `records` holds but whose
     /// checkpoint is gone (deleted by hand, as a damaged checkpoint's fix
     /// says): they will be exported again, so their compacted rows must go
     /// first ([`Compactor::dissolve_for`]).
-    pub async fn uncheckpointed(&self) -> Result<Vec<String>, RunError> {
+    pub async fn uncheckpointed(&self, records: &[Compaction]) -> Result<Vec<String>, RunError> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
         let states = self.state.load_units().await?;
         let mut out: Vec<String> = Vec::new();
-        for c in self.state.load_compactions().await? {
+        for c in records {
             for u in self.units_of(&c) {
                 let fixed = super::unit_export(&u)
                     .and_then(|(e, _)| self.spec.exports.get(e))

@@ -2,6 +2,7 @@
 //! job run, no service.
 
 mod cleanup;
+mod compactions;
 mod manifests;
 mod verify;
 
@@ -203,10 +204,13 @@ async fn a_corrupt_document_names_its_location_and_the_fix() {
     assert!(source.is_some(), "the parse error is kept");
     assert!(e.to_string().contains(&format!("_chainetl/j/units/{UNIT}.json")), "{e}");
 
-    let other = serde_json::json!({"version": 2, "name": "j", "spec_hash": "", "windows": [], "created_at": "", "chainetl_version": ""});
+    let other = serde_json::json!({"version": 3, "name": "j", "spec_hash": "", "windows": [], "created_at": "", "chainetl_version": ""});
     put(&st, "_chainetl/j/job.json", other.to_string().as_bytes()).await;
     let e = st.load_job().await.unwrap_err().to_string();
-    assert!(e.contains("state format version 2 is not 1") && e.contains("--fresh"), "{e}");
+    assert!(
+        e.contains("state format version 3 is not one this build reads (1 to 2)") && e.contains("run that version"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
