@@ -4,7 +4,8 @@ For events jobs of about 1k, 6k and 10k units on seven chains (hour-long
 units: `chunk_duration = "1h"`), exported once through the simulator, and a
 synthetic 100k-unit state (one manifest written directly, local disk only):
 `plan` time, state objects, `status` time and the time of a no-op re-run,
-on local disk and on a local S3-compatible server (moto). With
+on local disk and on a local S3-compatible server (moto), with the default
+settings (compaction on, so the finished job's partitions are compacted). With
 CHAINETL_BIN_BEFORE set to an earlier build, the same figures for it
 (per-unit checkpoints) on the same jobs.
 
@@ -63,7 +64,6 @@ base_url = "{sim_url}"
 max_concurrency = 16
 [output]
 uri = "{uri}"
-compact = false
 {extra}
 [[export]]
 dataset = "events"

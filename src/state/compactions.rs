@@ -4,8 +4,8 @@
 //! directory with `/` as `__`) until it is folded in; and the job's
 //! compacted files found by name.
 //!
-//! The record is what makes a compaction exactly-once (see *Compaction* in
-//! [`super`]): the swap is recorded before any input is deleted, so a
+//! The record is what makes a compaction exactly-once (see *The swap* in
+//! the job stage's compaction, and *Compaction records* in [`super`]): the swap is recorded before any input is deleted, so a
 //! crash at any moment leaves either the inputs (the outputs, still
 //! hidden, are deleted) or the outputs (the inputs left are deleted).
 

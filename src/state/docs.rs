@@ -157,7 +157,7 @@ pub struct CommittedFile {
 
 /// A partition's compaction by this job (`compacted/<partition key>.json`):
 /// which compacted files hold which unit files' rows, and the swap in
-/// progress, if any (see *Compaction* in [`super`]).
+/// progress, if any (see *Compaction records* in [`super`]).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Compaction {
     /// Format version.

@@ -143,7 +143,7 @@ impl StateStore {
         self.fold_stored(&stored, own).await
     }
 
-    async fn fold_stored(&self, stored: &Stored, own: impl Fn(&str) -> bool) -> Result<usize, StateError> {
+    pub(super) async fn fold_stored(&self, stored: &Stored, own: impl Fn(&str) -> bool) -> Result<usize, StateError> {
         let mut done: Vec<&UnitState> = stored.files.values().filter(|s| s.done && own(&s.unit)).collect();
         if done.is_empty() {
             return Ok(0);
@@ -162,8 +162,22 @@ impl StateStore {
                 .await?;
         }
         crate::util::failpoint::hit("during-fold");
+        // A per-unit file gone before this fold deletes it was dropped
+        // meanwhile (another shard closing the unit's segment, see
+        // *Manifests* in [`super`]): the entry just written must not bring
+        // the unit back, so it is dropped again, after it.
+        let mut gone = Vec::new();
         for s in &done {
-            self.sink.delete(&self.unit_path(&s.unit)).await?;
+            let rel = self.unit_path(&s.unit);
+            if self.read(&rel).await?.is_none() {
+                gone.push(s.unit.clone());
+            } else {
+                self.sink.delete(&rel).await?;
+            }
+        }
+        if !gone.is_empty() {
+            let manifests = self.load_manifests().await?;
+            self.create_manifest(&Manifest::new(next_seq(&manifests), Vec::new(), gone)).await?;
         }
         Ok(done.len())
     }

@@ -48,6 +48,8 @@
 //! | `exports/e<i>.json` ([`AddedExport`]) | [`StateStore::create_added_export`] | a run finds export `i` appended to the spec | create-if-absent |
 //! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted once folded into a manifest, by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | atomic replace |
 //! | `manifests/<seq:010>-<time>-<pid>-<n>.json` ([`Manifest`], compact JSON) | [`StateStore::fold_units`] (finished units' checkpoints, at the start of each pass and the end of a run), [`StateStore::delete_units`] (`dropped` units), [`StateStore::merge_manifests`] (all in one, by a run holding the whole job: at its end once there are [`MERGE_AT`], between passes once there are [`MERGE_IN_RUN_AT`]) | see *Manifests* | create-if-absent, a name no other writer uses; deleted by the merge that replaces it |
+//! | `compacted/<partition, '/' as "__">.json` ([`Compaction`]) | [`StateStore::save_compaction`] | a compaction of the partition begins, reaches its swap and ends; a `verify --repair` dissolves it | atomic replace; folded into `compactions.json` once settled, deleted by [`StateStore::delete_compaction`] |
+//! | `compactions.json` ([`CompactionIndex`], compact JSON) | [`StateStore::fold_compactions`] (at the end of a compaction pass, and every few hundred partitions in one), [`StateStore::delete_compaction`] | see *Compaction records* | atomic replace, by the one holder of the whole job's lease |
 //! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
 //! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
 //! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
@@ -113,10 +115,53 @@
 //!   process and call, and created with create-if-absent) and fold only
 //!   their own units, so concurrent folds only add entries of disjoint
 //!   units; two manifests of one `seq` hold different units.
+//! - **A shard dropping another shard's units** (whichever shard finds a
+//!   segment's units all done closes it, and drops them all) while that
+//!   shard folds them: the fold read the per-unit files before the drop
+//!   deleted them, and its manifest may apply after the drop's, or the drop
+//!   may not have named units no manifest held yet. So a fold deletes each
+//!   per-unit file only if it is still there, and drops again, in a
+//!   manifest after its own, every unit whose file was already gone. If
+//!   the file was there, the drop deletes it later and then lists the
+//!   manifests, which by then hold the fold's entry, and drops it after it.
+//!   Without this, a unit a reorg repair dropped could come back as done
+//!   and its rows never be exported again.
 //! - **Exactly-once is untouched**: an entry is a checkpoint as its unit
 //!   committed it (`done`, `next_seq`, `committed`), so orphan cleanup,
 //!   `verify` and compaction read the same thing from a manifest as from a
 //!   per-unit file. `--fresh` deletes manifests with the rest of the state.
+//! - **Older builds** (state format 1) do not read manifests: they would
+//!   take finished units for not started and export them again. The first
+//!   run of this build writes `job.json` as format 2 ([`STATE_VERSION`])
+//!   before it writes a manifest, so such a build refuses the job.
+//!
+//! # Compaction records
+//!
+//! A partition's compaction record says which compacted files hold which
+//! unit files' rows, and a swap or repair in progress (see
+//! [`crate::job`]'s compaction for the swap). Only a run holding the whole
+//! job's lease writes them, so there is one writer. A record being changed
+//! is its own file, `compacted/<partition>.json`, which stands over the
+//! record's entry in `compactions.json`; once settled (no swap, no repair)
+//! it is folded in. Reading them all ([`StateStore::load_compaction_state`])
+//! is a listing of `compacted/`, a read of each file there (none when no
+//! compaction was cut short), then one read of the index.
+//!
+//! - **Fold** ([`StateStore::fold_compactions`]): write the index with the
+//!   settled files' records, then delete those files. Dying between leaves
+//!   a file and an entry that say the same. A reader lists and reads the
+//!   files before the index, so a record a fold moves meanwhile is in the
+//!   index it reads.
+//! - **Delete** ([`StateStore::delete_compaction`], `verify --repair`):
+//!   the entry first, then the file, which stands for the record while it
+//!   is there and says the repair is to be finished.
+//! - **Settled**: the index keeps a digest of the job's state (units'
+//!   `done` and `next_seq`, pending segments, marks, tables, target size)
+//!   from the last pass that left every partition compacted or waiting for
+//!   the state to change. Files are durable before a checkpoint counts
+//!   them, so with the same digest no file became final: the pass lists no
+//!   file. A partition waiting for its day to end, or with a replaced file
+//!   back in it, leaves the digest unset, so the next pass looks again.
 
 mod cleanup;
 mod compactions;

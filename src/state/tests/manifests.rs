@@ -100,3 +100,24 @@ async fn merging_reads_the_same_after_every_step_a_crash_may_stop() {
         assert!(!st.merge_manifests(MERGE_AT).await.unwrap(), "one manifest is not merged again");
     }
 }
+
+#[tokio::test]
+async fn a_shard_folding_units_another_shard_drops_meanwhile_does_not_bring_them_back() {
+    for (_dir, st) in stores() {
+        let (x, y) = (done("e0-blocks-base-b0-10", 2), done("e0-blocks-base-b10-20", 1));
+        let z = done("e0-blocks-base-b20-30", 1);
+        for u in [&x, &y, &z] {
+            st.save_unit(u).await.unwrap();
+        }
+        // z was folded before: its drop is a tombstone.
+        assert_eq!(st.fold_units(|id| id == z.unit).await.unwrap(), 1);
+        // Shard B reads its finished units; shard A, closing the segment
+        // they belong to, drops them; then B writes its fold.
+        let read_by_b = st.load_stored().await.unwrap();
+        st.delete_units(&[x.unit.clone(), z.unit.clone()]).await.unwrap();
+        st.fold_stored(&read_by_b, |id| id != z.unit).await.unwrap();
+        let left = st.load_units().await.unwrap();
+        assert_eq!(left.keys().collect::<Vec<_>>(), vec![&y.unit], "a dropped unit came back");
+        assert_eq!(count(&st, "units").await, 0);
+    }
+}
