@@ -2,7 +2,7 @@
 
 For events jobs of about 1k, 6k and 10k units on seven chains (hour-long
 units: `chunk_duration = "1h"`), exported once through the simulator, and a
-synthetic 100k-unit state (one manifest written directly, local disk only):
+synthetic 100k-unit state (one manifest written directly):
 `plan` time, state objects, `status` time and the time of a no-op re-run,
 on local disk and on a local S3-compatible server (moto), with the default
 settings (compaction on, so the finished job's partitions are compacted). With
@@ -111,12 +111,11 @@ def measure(binary, name, sim_url, uri, days, env, s3):
     return {"units": units, "export_seconds": export_secs, "plan_seconds": plan_secs, "state_objects": state_objects(uri, name, s3), "status_seconds": status_secs, "noop_run_seconds": noop_secs}
 
 
-def synthetic(binary, sim_url, env, units_per_chain_day=24 * 20):
+def synthetic(binary, sim_url, env, uri, s3=None):
     """A 100k-unit job's state written directly: one job run on a shard
     that owns nothing much freezes job.json, then one manifest holds every
     unit as done (no data files: a re-run has nothing to do)."""
-    name = "syn100k"
-    uri = os.path.join(OUT, name)
+    name = "syn100k-s3" if s3 else "syn100k"
     days = 30
     path = spec(name, sim_url, uri, days, extra="")
     with open(path) as f:
@@ -126,18 +125,27 @@ def synthetic(binary, sim_url, env, units_per_chain_day=24 * 20):
     _, out = timed([binary, "plan", path], env)
     ids = [line.split()[0] for line in out.splitlines() if line.startswith("e0-")]
     timed([binary, "run", path, "-q", "--shard", f"{len(ids)}/{len(ids)}"], env)
-    state = os.path.join(uri, "_chainetl", name)
-    shutil.rmtree(os.path.join(state, "units"), ignore_errors=True)
-    shutil.rmtree(os.path.join(state, "manifests"), ignore_errors=True)
-    os.makedirs(os.path.join(state, "manifests"))
     entries = [{"version": 1, "unit": u, "cursor": None, "next_seq": 0, "rows": 0, "files": 0, "bytes": 0, "pages": 1, "done": True, "updated_at": FROZEN} for u in ids]
-    with open(os.path.join(state, "manifests", "0000000000-synthetic.json"), "w") as f:
-        json.dump({"version": 1, "seq": 0, "units": entries, "created_at": FROZEN}, f)
+    manifest = json.dumps({"version": 1, "seq": 0, "units": entries, "created_at": FROZEN})
+    if s3 is None:
+        state = os.path.join(uri, "_chainetl", name)
+        shutil.rmtree(os.path.join(state, "units"), ignore_errors=True)
+        shutil.rmtree(os.path.join(state, "manifests"), ignore_errors=True)
+        os.makedirs(os.path.join(state, "manifests"))
+        with open(os.path.join(state, "manifests", "0000000000-synthetic.json"), "w") as f:
+            f.write(manifest)
+    else:
+        bucket, prefix = uri[len("s3://"):].split("/", 1)
+        state = f"{prefix}/_chainetl/{name}/"
+        for sub in ("units/", "manifests/"):
+            for o in s3.list_objects_v2(Bucket=bucket, Prefix=state + sub).get("Contents", []):
+                s3.delete_object(Bucket=bucket, Key=o["Key"])
+        s3.put_object(Bucket=bucket, Key=state + "manifests/0000000000-synthetic.json", Body=manifest.encode())
     plan_secs, _ = timed([binary, "plan", path, "--summary"], env)
     status_secs, _ = timed([binary, "status", path], env)
     noop_secs, out = timed([binary, "run", path], env)
     assert " 0 requests" in out, out
-    return {"units": len(ids), "plan_seconds": plan_secs, "state_objects": state_objects(uri, name, None), "status_seconds": status_secs, "noop_run_seconds": noop_secs}
+    return {"units": len(ids), "plan_seconds": plan_secs, "state_objects": state_objects(uri, name, s3), "status_seconds": status_secs, "noop_run_seconds": noop_secs}
 
 
 def growth(rows):
@@ -172,8 +180,10 @@ def scale_bench(smoke, python=sys.executable):
             days = local_days if label == "after" else s3_days
             local = [measure(binary, f"{label}-l{d}", sim_url, os.path.join(OUT, f"{label}-l{d}"), d, env, None) for d in days]
             if label == "after" and not smoke:
-                local.append(synthetic(binary, sim_url, env))
+                local.append(synthetic(binary, sim_url, env, os.path.join(OUT, "syn100k")))
             remote = [measure(binary, f"{label}-s{d}", sim_url, f"s3://scale/{label}-s{d}", d, env, s3) for d in s3_days]
+            if label == "after" and not smoke:
+                remote.append(synthetic(binary, sim_url, env, "s3://scale/syn100k", s3))
             res[label] = {"local": local, "s3": remote, "growth_local": growth(local), "growth_s3": growth(remote)}
     finally:
         sim.kill()
