@@ -120,20 +120,15 @@ impl Finality {
             .map(|(e, c)| (*e, c.map(|c| c.to_string()).unwrap_or_default()))
             .collect();
         pending.sort_unstable();
-        let mut marks: Vec<(usize, String, u64, Option<u64>, Option<u64>)> = self
+        let mut marks: Vec<serde_json::Value> = self
             .marks
             .values()
             .map(|m| {
-                (
-                    m.export,
-                    m.chain.to_string(),
-                    m.next,
-                    m.repair_from,
-                    m.tail.iter().map(|t| t.number).min(),
-                )
+                let horizon = m.tail.iter().map(|t| t.number).min();
+                serde_json::json!([m.export, m.chain.to_string(), m.next, m.repair_from, horizon])
             })
             .collect();
-        marks.sort_unstable();
+        marks.sort_unstable_by_key(|m| m.to_string());
         let doc = serde_json::json!({
             "units": units,
             "pending": pending,

@@ -47,7 +47,7 @@ impl Compactor<'_> {
         let states = self.state.load_units().await?;
         let mut out: Vec<String> = Vec::new();
         for c in records {
-            for u in self.units_of(&c) {
+            for u in self.units_of(c) {
                 let fixed = super::unit_export(&u)
                     .and_then(|(e, _)| self.spec.exports.get(e))
                     .is_some_and(|e| !e.per_run());
