@@ -169,7 +169,7 @@ async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliE
         println!("{}: every committed file is in place", s.name);
         return Ok(Exit::Success);
     }
-    let units: BTreeSet<String> = problems.iter().map(|p| p.unit.clone()).collect();
+    let units: BTreeSet<String> = problems.iter().filter(|p| !p.unit.is_empty()).map(|p| p.unit.clone()).collect();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     println!(
         "{}: {} committed file{} missing or changed, in {} unit{}:",
@@ -180,7 +180,15 @@ async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliE
         plural(units.len())
     );
     for p in &problems {
-        println!("  {}: {} (unit {})", p.path, p.what, p.unit);
+        let unit = if p.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" (unit {})", p.unit)
+        };
+        println!("  {}: {}{unit}", p.path, p.what);
+    }
+    if repair && let Some(p) = problems.iter().find(|p| p.unit.is_empty()) {
+        return Err(job::RunError::Repair(format!("{} cannot be repaired by exporting units again: {}", p.path, p.what)).into());
     }
     if !repair {
         println!("run `chainetl verify {} --repair` to export those units again", args.spec);

@@ -102,10 +102,15 @@
 //!   repair, `verify --repair`): delete the per-unit files first, then
 //!   write a manifest dropping the units that manifests hold, applying
 //!   after every manifest there is. Dying between leaves the units as they
-//!   were before (done, their files in place), which every caller redoes;
-//!   the other order could leave a per-unit file that the drop hides.
-//! - **Merge** (only a run holding the whole job's lease, so no other run
-//!   writes a manifest meanwhile): write one manifest with every unit as
+//!   were before (done, their files in place); the other order could leave
+//!   a per-unit file that the drop hides. A reorg repair and `verify
+//!   --repair` redo the drop. Closing a segment records it closed (period
+//!   done, or mark moved) and removes it before the drop, so a crash there
+//!   leaves the units' entries in the manifests for good: true of their
+//!   files, and never planned again, they cost bytes, not rows.
+//! - **Merge** (only a run holding the whole job's lease, or `chainetl
+//!   compact`, which a job run only in shards needs; no other run writes a
+//!   manifest meanwhile): write one manifest with every unit as
 //!   the manifests say, applying after all of them, then delete them
 //!   oldest first. Whatever is left of them is their newest part, which
 //!   changes nothing after the merged one: a unit the merged one lacks was

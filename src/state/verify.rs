@@ -8,7 +8,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 /// A committed file that is not as its checkpoint says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileProblem {
-    /// The unit that committed it.
+    /// The unit that committed it; empty for a file no state accounts for,
+    /// which no unit's export can repair.
     pub unit: String,
     /// Path relative to the output root.
     pub path: String,
@@ -77,6 +78,24 @@ impl StateStore {
             }
         }
         problems.extend(self.verify_compacted(&compactions, &all_sizes, &files, &replaced).await?);
+        // A compacted file no record names (a record lost, the index
+        // restored from an older backup) holds rows that are also counted
+        // elsewhere, or whose units no record ties to it: nothing can
+        // repair that from state.
+        let named: HashSet<&str> = compactions.iter().flat_map(|c| c.files.iter().map(|f| f.path.as_str())).collect();
+        for f in listed.iter().filter(|f| matches!(f.kind, super::JobFile::Compacted(..))) {
+            if !named.contains(f.rel.as_str()) {
+                problems.push(FileProblem {
+                    unit: String::new(),
+                    path: f.rel.clone(),
+                    what: format!(
+                        "a compacted file, but no compaction record names it (its rows may be counted twice): \
+                         restore {} from a backup that names it, or re-run with --fresh",
+                        self.location(&format!("{}/compactions.json", self.dir))
+                    ),
+                });
+            }
+        }
         Ok(problems)
     }
 

@@ -234,3 +234,19 @@ fn a_job_an_older_build_started_carries_on_and_is_marked_so_older_builds_refuse_
     assert_eq!(job["version"], 2, "a build of format 1 must refuse the job now: {job}");
     assert_done_in_one_manifest(dir.path(), &spec, &want);
 }
+
+#[test]
+fn a_job_run_only_in_shards_has_its_manifests_merged_by_compact() {
+    let sim = Sim::start(frozen());
+    let want = reference(&sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec(dir.path(), &sim.url());
+    for k in 1..=3 {
+        let o = chainetl(&["run", &spec, "-q", "--shard", &format!("{k}/3")]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    assert_eq!(state_files(dir.path(), "manifests").len(), 3, "each shard folds its own units");
+    let o = chainetl(&["compact", &spec, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_done_in_one_manifest(dir.path(), &spec, &want);
+}

@@ -81,7 +81,12 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<Compa
         // Rows of units whose checkpoint is gone go before anything is
         // merged again; the next run exports those units again.
         c.start(&[]).await?;
-        Ok(Some(c.run(&|| false).await?))
+        let done = c.run(&|| false).await?;
+        // Holding the whole job, this is where a job run only in shards
+        // gets its manifests (one or more a shard run) merged into one.
+        state.fold_units(|_| true).await?;
+        state.merge_manifests(crate::state::MERGE_AT).await?;
+        Ok(Some(done))
     }
     .await;
     lease.release().await;
