@@ -5,9 +5,10 @@
 //! compacted files found by name.
 //!
 //! The record is what makes a compaction exactly-once (see *The swap* in
-//! the job stage's compaction, and *Compaction records* in [`super`]): the swap is recorded before any input is deleted, so a
-//! crash at any moment leaves either the inputs (the outputs, still
-//! hidden, are deleted) or the outputs (the inputs left are deleted).
+//! the job stage's compaction, and *Compaction records* in [`super`]): the
+//! swap is recorded before any input is deleted, so a crash at any moment
+//! leaves either the inputs (the outputs, still hidden, are deleted) or
+//! the outputs (the inputs left are deleted).
 
 use super::{Compaction, CompactionIndex, STATE_VERSION, StateError, StateStore};
 use crate::sink::parse_compacted_name;

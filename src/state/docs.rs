@@ -155,7 +155,8 @@ pub struct CommittedFile {
     pub bytes: u64,
 }
 
-/// A partition's compaction by this job (`compacted/<partition key>.json`):
+/// A partition's compaction by this job (an entry of `compactions.json`,
+/// or `compacted/<partition key>.json` while a swap or repair changes it):
 /// which compacted files hold which unit files' rows, and the swap in
 /// progress, if any (see *Compaction records* in [`super`]).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
