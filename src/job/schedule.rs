@@ -64,7 +64,20 @@ impl Passes<'_> {
                 states: &states,
             });
         }
-        let removed = state.remove_orphans(&units, &states, &spec.tables()).await?;
+        // Files of uncommitted work belong to units a run started. After
+        // its first pass, a run has planned every unit any run started:
+        // a segment is recorded before its units start, and the first pass
+        // plans every recorded one. So a later pass looks only at units it
+        // planned before (one that failed, or was dropped by a reorg repair
+        // and planned again), not at those of segments cut since.
+        let earlier: Vec<Unit>;
+        let sweep: &[Unit] = if self.out.passes <= 1 {
+            &units
+        } else {
+            earlier = units.iter().filter(|u| self.seen.contains(&u.id)).cloned().collect();
+            &earlier
+        };
+        let removed = state.remove_orphans(sweep, &states, &spec.tables()).await?;
         if removed > 0 {
             tracing::info!(files = removed, "removed files of uncommitted work left by an interrupted run");
         }

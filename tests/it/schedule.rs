@@ -231,3 +231,53 @@ fn follow_exports_confirmed_blocks_until_sigterm_across_a_reorg() {
     assert!(last + 1 >= next, "committed blocks are missing");
     assert_exact(&out, &data, start, last);
 }
+
+#[test]
+fn a_follow_run_lists_the_output_for_orphans_only_on_its_first_pass() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let data = SimData::new(42, 30);
+    let head = head_at(&data, Chain::Base, T0);
+    let start = head - 100;
+    let spec = write_spec(
+        dir.path(),
+        "follow.toml",
+        &incremental_spec(&sim.url(), &out, start, "poll_interval = \"1s\"\nroll_interval = \"1s\""),
+    );
+    let child = bin()
+        .args(["run", &spec, "--follow", "--progress-secs", "0", "-v"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut marks = Vec::new();
+    for _ in 0..5 {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        post(&sim, "/_sim/advance?secs=30");
+        if out.join("_chainetl/inc/marks/e0-base.json").exists() {
+            marks.push(mark_next(&out, "inc", 0, "base"));
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{stderr}");
+    marks.dedup();
+    assert!(marks.len() >= 3, "the follower exported at least three new segments: {marks:?}");
+    // Per table: the first pass's orphan cleanup and the first compaction
+    // pass; the passes after it cut new segments, whose units no run
+    // started, and leave compaction for ten minutes.
+    let listings = stderr.matches("listing the job's data files").count();
+    assert!(
+        listings <= 2 * 2,
+        "{listings} listings of the output for {} segments: {stderr}",
+        marks.len()
+    );
+    let last = start + read_rows(&out.join("blocks"), truth::BLOCK_COLS).len() as u64 - 1;
+    assert_exact(&out, &data, start, last);
+}
