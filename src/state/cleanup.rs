@@ -3,7 +3,7 @@
 //! local staging files of unfinished uploads. Each removes only names this
 //! job wrote.
 
-use super::{StateError, StateStore, UnitState};
+use super::{JobFile, StateError, StateStore, UnitState};
 use crate::plan::Unit;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -59,11 +59,16 @@ impl StateStore {
         states: &HashMap<String, UnitState>,
         tables: &BTreeSet<String>,
     ) -> Result<usize, StateError> {
-        let mut removed = self.remove_local_staging(tables);
+        let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
+        // Another shard may be uploading its own units' files right now;
+        // compaction never runs beside a shard (the whole job's lease).
+        let mut removed = self.remove_local_staging(tables, |f| match f {
+            JobFile::Unit(unit, _) => ours.contains(unit.as_str()),
+            JobFile::Compacted(..) | JobFile::Hidden(..) => true,
+        });
         if units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
             return Ok(removed);
         }
-        let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
         for (rel, unit, seq) in self.data_files(tables).await? {
             if !ours.contains(unit.as_str()) {
                 continue;
@@ -89,8 +94,9 @@ impl StateStore {
         remove_local_files(vec![root.join(&self.dir)], |p| p.extension().is_some_and(|x| x == "tmp"))
     }
 
-    /// Local multipart staging files (`<file>#<n>`) of this job's files.
-    pub(super) fn remove_local_staging(&self, tables: &BTreeSet<String>) -> usize {
+    /// Local multipart staging files (`<file>#<n>`) of this job's files
+    /// that `which` selects.
+    pub(super) fn remove_local_staging(&self, tables: &BTreeSet<String>, which: impl Fn(&JobFile) -> bool) -> usize {
         let Some(root) = self.sink.local_root() else {
             return 0;
         };
@@ -99,7 +105,7 @@ impl StateStore {
                 .and_then(|n| n.to_str())
                 .and_then(|n| n.split_once('#'))
                 .and_then(|(file, _)| self.classify(file))
-                .is_some()
+                .is_some_and(|f| which(&f))
         })
     }
 }

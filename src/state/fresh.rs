@@ -39,7 +39,7 @@ impl StateStore {
             crate::util::failpoint::hit("during-fresh");
             removed += 1;
         }
-        removed += self.remove_local_staging(tables);
+        removed += self.remove_local_staging(tables, |_| true);
         self.sink.delete(&marker).await?;
         Ok(removed)
     }

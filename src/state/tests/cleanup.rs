@@ -32,6 +32,8 @@ async fn orphan_removal_deletes_exactly_the_uncommitted_files_of_planned_units()
     // Staging leftovers of an upload that never completed.
     std::fs::write(dir.path().join(format!("{d}/j-{UNIT}-000004.parquet#1")), b"x").unwrap();
     std::fs::write(dir.path().join(format!("{d}/j-x-{UNIT}-000004.parquet#1")), b"x").unwrap();
+    // Another shard's upload in progress, of a unit not planned here.
+    std::fs::write(dir.path().join(format!("{d}/j-{other_unit}-000006.parquet#1")), b"x").unwrap();
 
     let states = HashMap::from([(UNIT.to_string(), unit_state(UNIT, 2))]);
     let removed = st
@@ -43,6 +45,7 @@ async fn orphan_removal_deletes_exactly_the_uncommitted_files_of_planned_units()
     left.retain(|f| !f.starts_with("_chainetl"));
     let mut want: Vec<String> = keep.to_vec();
     want.push(format!("{d}/j-x-{UNIT}-000004.parquet#1"));
+    want.push(format!("{d}/j-{other_unit}-000006.parquet#1"));
     want.sort();
     assert_eq!(left, want);
 }
