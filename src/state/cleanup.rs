@@ -43,7 +43,8 @@ fn remove_local_files(mut roots: Vec<PathBuf>, remove: impl Fn(&Path) -> bool) -
 impl StateStore {
     /// Deletes files of `units` under `tables` that no checkpoint covers
     /// (written after the unit's last commit by a run that died), and local
-    /// staging leftovers. Returns how many were removed.
+    /// staging leftovers of `units` and of compaction (not of other units:
+    /// another shard may be writing them). Returns how many were removed.
     ///
     /// Only units not done can have orphans: a unit's last commit (done)
     /// counts every file it wrote, and nothing writes a done unit's files
