@@ -4,9 +4,8 @@
 //! [`super`] for why no crash, shard or lease holder loses an entry.
 
 use super::docs::Versioned;
-use super::units::{READS_IN_FLIGHT, Stored};
+use super::units::Stored;
 use super::{STATE_VERSION, StateError, StateStore, UnitState};
-use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -88,28 +87,13 @@ fn unique_tag() -> String {
 impl StateStore {
     /// The job's manifests, in the order they apply.
     pub(super) async fn load_manifests(&self) -> Result<Vec<(String, Manifest)>, StateError> {
-        let rels = self.manifest_paths().await?;
+        let rels = self.json_paths("manifests").await?;
         self.read_manifests(rels).await
-    }
-
-    /// Where the job's manifests are (one listing).
-    async fn manifest_paths(&self) -> Result<Vec<String>, StateError> {
-        Ok(self
-            .list(&format!("{}/manifests", self.dir))
-            .await?
-            .iter()
-            .map(|m| self.sink.rel_of(&m.location))
-            .filter(|rel| rel.ends_with(".json"))
-            .collect())
     }
 
     /// The manifests at `rels`, read concurrently, in the order they apply.
     async fn read_manifests(&self, rels: Vec<String>) -> Result<Vec<(String, Manifest)>, StateError> {
-        let docs: Vec<Option<Manifest>> = futures::stream::iter(rels.iter().map(|rel| self.read_doc::<Manifest>(rel)))
-            .buffered(READS_IN_FLIGHT)
-            .try_collect()
-            .await?;
-        let mut out: Vec<(String, Manifest)> = rels.into_iter().zip(docs).filter_map(|(rel, d)| Some((rel, d?))).collect();
+        let mut out: Vec<(String, Manifest)> = self.read_docs(rels).await?;
         out.sort_by(|(ra, a), (rb, b)| a.seq.cmp(&b.seq).then_with(|| ra.cmp(rb)));
         Ok(out)
     }
@@ -190,7 +174,7 @@ impl StateStore {
     /// them, then the merged one) reads as the merged one alone. Whether
     /// it merged.
     pub async fn merge_manifests(&self, at: usize) -> Result<bool, StateError> {
-        let rels = self.manifest_paths().await?;
+        let rels = self.json_paths("manifests").await?;
         if rels.len() < at.max(2) {
             return Ok(false);
         }

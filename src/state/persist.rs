@@ -67,6 +67,9 @@ fn create_local(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
     Ok(won)
 }
 
+/// Documents read at once: state reads are small requests, latency-bound.
+const READS_IN_FLIGHT: usize = 32;
+
 impl StateStore {
     /// The bytes at `rel`, or `None` if there is no such object.
     pub(super) async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, StateError> {
@@ -216,16 +219,27 @@ impl StateStore {
     /// The documents of `sub` with their paths, read concurrently; one
     /// deleted between the listing and its read is left out.
     pub(super) async fn load_dir_named<T: DeserializeOwned + Versioned>(&self, sub: &str) -> Result<Vec<(String, T)>, StateError> {
-        use futures::{StreamExt, TryStreamExt};
-        let rels: Vec<String> = self
+        let rels = self.json_paths(sub).await?;
+        self.read_docs(rels).await
+    }
+
+    /// Paths of the JSON documents under `<job>/<sub>/` (one listing).
+    pub(super) async fn json_paths(&self, sub: &str) -> Result<Vec<String>, StateError> {
+        Ok(self
             .list(&format!("{}/{sub}", self.dir))
             .await?
             .iter()
             .map(|m| self.sink.rel_of(&m.location))
             .filter(|rel| rel.ends_with(".json"))
-            .collect();
+            .collect())
+    }
+
+    /// The documents at `rels` with their paths, read concurrently; one
+    /// deleted since it was listed is left out.
+    pub(super) async fn read_docs<T: DeserializeOwned + Versioned>(&self, rels: Vec<String>) -> Result<Vec<(String, T)>, StateError> {
+        use futures::StreamExt;
         let docs: Vec<Option<T>> = futures::stream::iter(rels.iter().map(|rel| self.read_doc::<T>(rel)))
-            .buffered(super::units::READS_IN_FLIGHT)
+            .buffered(READS_IN_FLIGHT)
             .try_collect()
             .await?;
         Ok(rels.into_iter().zip(docs).filter_map(|(rel, d)| Some((rel, d?))).collect())

@@ -8,9 +8,6 @@ use super::manifests::{Manifest, next_seq};
 use super::{StateError, StateStore, UnitState};
 use std::collections::HashMap;
 
-/// Documents read at once: state reads are small requests, latency-bound.
-pub(super) const READS_IN_FLIGHT: usize = 32;
-
 /// A job's unit checkpoints as stored: its manifests, in the order they
 /// apply, and its per-unit files.
 pub(super) struct Stored {
