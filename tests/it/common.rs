@@ -58,6 +58,21 @@ pub fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
+/// A JSON file's document.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Edits a JSON file in place, as a person or a restored backup would.
+/// Returns what `edit` returns.
+pub fn edit_json<R>(path: &Path, edit: impl FnOnce(&mut serde_json::Value) -> R) -> R {
+    let mut doc = read_json(path);
+    let r = edit(&mut doc);
+    std::fs::write(path, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    r
+}
+
 /// Writes a spec into `dir` and returns its path.
 pub fn write_spec(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);

@@ -17,11 +17,8 @@ fn a_shard_refuses_to_export_again_a_unit_whose_rows_are_compacted() {
     let manifests = out.join("_chainetl/job/manifests");
     let listed: Vec<_> = std::fs::read_dir(&manifests).unwrap().flatten().collect();
     assert_eq!(listed.len(), 1, "a whole-job run leaves one manifest");
-    let path = listed[0].path();
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let lost = doc["units"].as_array_mut().unwrap().remove(0);
+    let lost = edit_json(&listed[0].path(), |doc| doc["units"].as_array_mut().unwrap().remove(0));
     assert!(lost["unit"].is_string(), "{lost}");
-    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
     for k in ["1/2", "2/2"] {
         let o = chainetl(&["run", &s, "-q", "--shard", k]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
@@ -51,13 +48,12 @@ fn a_record_naming_another_jobs_file_is_refused_and_deletes_nothing() {
     let rel = victim.strip_prefix(&out).unwrap().to_string_lossy().to_string();
     // Settled records are folded into the index.
     assert!(!out.join("_chainetl/x/compacted").exists() || std::fs::read_dir(out.join("_chainetl/x/compacted")).unwrap().next().is_none());
-    let rec = out.join("_chainetl/x/compactions.json");
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&rec).unwrap()).unwrap();
-    doc["records"][0]["files"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!({"path": rel, "rows": 1, "bytes": 1}));
-    std::fs::write(&rec, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    edit_json(&out.join("_chainetl/x/compactions.json"), |doc| {
+        doc["records"][0]["files"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"path": rel, "rows": 1, "bytes": 1}))
+    });
     for args in [
         vec!["verify", x.as_str(), "--repair"],
         vec!["compact", x.as_str()],
@@ -121,11 +117,10 @@ fn a_compacted_file_no_record_names_is_reported_and_not_repaired_into_rows_twice
     let before = read_rows(&out.join("events"), EVENT_KEY).len();
     // The index restored from an older backup: one partition's record is
     // not in it, its compacted file is.
-    let index = out.join("_chainetl/job/compactions.json");
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&index).unwrap()).unwrap();
-    let lost = doc["records"].as_array_mut().unwrap().remove(0);
+    let lost = edit_json(&out.join("_chainetl/job/compactions.json"), |doc| {
+        doc["records"].as_array_mut().unwrap().remove(0)
+    });
     let file = lost["files"][0]["path"].as_str().unwrap().to_string();
-    std::fs::write(&index, serde_json::to_vec(&doc).unwrap()).unwrap();
     let o = chainetl(&["verify", &s]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(

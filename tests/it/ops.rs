@@ -47,8 +47,7 @@ fn terminate(child: Child, after: Duration) -> std::process::Output {
 }
 
 fn report(out: &Path, job: &str, file: &str) -> Value {
-    let p = out.join(format!("_chainetl/{job}/runs/{file}"));
-    serde_json::from_slice(&std::fs::read(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"))).unwrap()
+    read_json(&out.join(format!("_chainetl/{job}/runs/{file}")))
 }
 
 #[test]

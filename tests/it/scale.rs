@@ -182,8 +182,7 @@ fn a_finished_compacted_job_is_a_few_state_objects_and_a_no_op_rerun_lists_no_da
     let objects = state_objects(dir.path());
     let names: Vec<&str> = objects.iter().map(|o| o.split('/').next().unwrap()).collect();
     assert_eq!(names, ["compactions.json", "job.json", "manifests"], "{objects:?}");
-    let index: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out/_chainetl/scale/compactions.json")).unwrap()).unwrap();
+    let index = read_json(&dir.path().join("out/_chainetl/scale/compactions.json"));
     assert!(!index["records"].as_array().unwrap().is_empty(), "{index}");
     assert!(index["settled"].is_string(), "{index}");
     let o = chainetl(&["run", &spec, "-v"]);
@@ -212,8 +211,7 @@ fn a_job_an_older_build_started_carries_on_and_is_marked_so_older_builds_refuse_
     let state = dir.path().join("out/_chainetl/scale");
     let manifests = state_files(dir.path(), "manifests");
     assert_eq!(manifests.len(), 1);
-    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifests[0]).unwrap()).unwrap();
-    for mut u in m["units"].as_array().unwrap().clone() {
+    for mut u in read_json(&manifests[0])["units"].as_array().unwrap().clone() {
         u["version"] = 1.into();
         let path = state.join("units").join(format!("{}.json", u["unit"].as_str().unwrap()));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -221,16 +219,14 @@ fn a_job_an_older_build_started_carries_on_and_is_marked_so_older_builds_refuse_
     }
     std::fs::remove_dir_all(state.join("manifests")).unwrap();
     let job_path = state.join("job.json");
-    let mut job: serde_json::Value = serde_json::from_slice(&std::fs::read(&job_path).unwrap()).unwrap();
-    job["version"] = 1.into();
-    std::fs::write(&job_path, serde_json::to_vec_pretty(&job).unwrap()).unwrap();
+    edit_json(&job_path, |job| job["version"] = 1.into());
     let o = chainetl(&["status", &spec]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("24/24"), "{}", text(&o));
 
     let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
-    let job: serde_json::Value = serde_json::from_slice(&std::fs::read(&job_path).unwrap()).unwrap();
+    let job = read_json(&job_path);
     assert_eq!(job["version"], 2, "a build of format 1 must refuse the job now: {job}");
     assert_done_in_one_manifest(dir.path(), &spec, &want);
 }

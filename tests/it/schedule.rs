@@ -23,9 +23,9 @@ fn head_at(data: &SimData, chain: Chain, iso: &str) -> u64 {
 }
 
 fn mark_next(out: &Path, job: &str, export: usize, chain: &str) -> u64 {
-    let p = out.join(format!("_chainetl/{job}/marks/e{export}-{chain}.json"));
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
-    v["next"].as_u64().unwrap()
+    read_json(&out.join(format!("_chainetl/{job}/marks/e{export}-{chain}.json")))["next"]
+        .as_u64()
+        .unwrap()
 }
 
 fn incremental_spec(url: &str, out: &Path, start: u64, extra: &str) -> String {
@@ -183,8 +183,19 @@ align = "day"
     }
 }
 
-#[test]
-fn follow_exports_confirmed_blocks_until_sigterm_across_a_reorg() {
+/// A `--follow` run of the incremental spec from 100 blocks before the
+/// head of base, polling every second.
+struct Follower {
+    sim: Sim,
+    _dir: tempfile::TempDir,
+    out: std::path::PathBuf,
+    data: SimData,
+    head: u64,
+    start: u64,
+    child: std::process::Child,
+}
+
+fn follow(args: &[&str]) -> Follower {
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -198,75 +209,75 @@ fn follow_exports_confirmed_blocks_until_sigterm_across_a_reorg() {
     );
     let child = bin()
         .args(["run", &spec, "--follow", "--progress-secs", "0"])
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    for i in 0..4 {
-        std::thread::sleep(std::time::Duration::from_millis(1500));
-        post(&sim, "/_sim/advance?secs=30");
-        if i == 1 {
-            // A reorg deeper than the confirmations, while following: blocks
-            // already exported change, and the follower must repair them.
-            std::thread::sleep(std::time::Duration::from_millis(1500));
-            let forks: Vec<chainetl::sim::data::Fork> = serde_json::from_str(&post(&sim, "/_sim/reorg?depth=60&chain=base")).unwrap();
-            forks.into_iter().for_each(|f| data.add_fork(f));
-        }
+    Follower {
+        sim,
+        _dir: dir,
+        out,
+        data,
+        head,
+        start,
+        child,
     }
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+}
+
+/// Stops a follower with SIGTERM; it exits 143. Returns its stderr.
+fn stop(child: std::process::Child) -> String {
     std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     assert_eq!(o.status.code(), Some(143), "{stderr}");
+    stderr
+}
+
+#[test]
+fn follow_exports_confirmed_blocks_until_sigterm_across_a_reorg() {
+    let f = follow(&[]);
+    for i in 0..4 {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        post(&f.sim, "/_sim/advance?secs=30");
+        if i == 1 {
+            // A reorg deeper than the confirmations, while following: blocks
+            // already exported change, and the follower must repair them.
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let forks: Vec<chainetl::sim::data::Fork> = serde_json::from_str(&post(&f.sim, "/_sim/reorg?depth=60&chain=base")).unwrap();
+            forks.into_iter().for_each(|fork| f.data.add_fork(fork));
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let (out, head, start) = (&f.out, f.head, f.start);
+    let stderr = stop(f.child);
     assert!(stderr.contains("reorg"), "the reorg is logged: {stderr}");
-    let next = mark_next(&out, "inc", 0, "base");
+    let next = mark_next(out, "inc", 0, "base");
     // Caught up, then followed at least two of the head's moves.
     assert!(next > head - 20 + 30, "mark {next} did not follow the head {head}");
     assert!(next <= head + 60 - 20 + 1, "exported unconfirmed blocks: mark {next}");
     let blocks = read_rows(&out.join("blocks"), truth::BLOCK_COLS);
     let last = start + blocks.len() as u64 - 1;
     assert!(last + 1 >= next, "committed blocks are missing");
-    assert_exact(&out, &data, start, last);
+    assert_exact(out, &f.data, start, last);
 }
 
 #[test]
 fn a_follow_run_lists_the_output_for_orphans_only_on_its_first_pass() {
-    let sim = Sim::start(frozen());
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let data = SimData::new(42, 30);
-    let head = head_at(&data, Chain::Base, T0);
-    let start = head - 100;
-    let spec = write_spec(
-        dir.path(),
-        "follow.toml",
-        &incremental_spec(&sim.url(), &out, start, "poll_interval = \"1s\"\nroll_interval = \"1s\""),
-    );
-    let child = bin()
-        .args(["run", &spec, "--follow", "--progress-secs", "0", "-v"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let f = follow(&["-v"]);
     let mut marks = Vec::new();
     for _ in 0..5 {
         std::thread::sleep(std::time::Duration::from_millis(1500));
-        post(&sim, "/_sim/advance?secs=30");
-        if out.join("_chainetl/inc/marks/e0-base.json").exists() {
-            marks.push(mark_next(&out, "inc", 0, "base"));
+        post(&f.sim, "/_sim/advance?secs=30");
+        if f.out.join("_chainetl/inc/marks/e0-base.json").exists() {
+            marks.push(mark_next(&f.out, "inc", 0, "base"));
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(2000));
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(143), "{stderr}");
+    let stderr = stop(f.child);
     marks.dedup();
     assert!(marks.len() >= 3, "the follower exported at least three new segments: {marks:?}");
     // Per table: the first pass's orphan cleanup and the first compaction
@@ -278,6 +289,6 @@ fn a_follow_run_lists_the_output_for_orphans_only_on_its_first_pass() {
         "{listings} listings of the output for {} segments: {stderr}",
         marks.len()
     );
-    let last = start + read_rows(&out.join("blocks"), truth::BLOCK_COLS).len() as u64 - 1;
-    assert_exact(&out, &data, start, last);
+    let last = f.start + read_rows(&f.out.join("blocks"), truth::BLOCK_COLS).len() as u64 - 1;
+    assert_exact(&f.out, &f.data, f.start, last);
 }
