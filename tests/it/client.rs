@@ -153,11 +153,10 @@ fn client_errors_are_not_retried_and_carry_the_message_and_path() {
 
 #[test]
 fn an_unreachable_service_says_so_quickly() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
+    // Port 1 (tcpmux) listens nowhere here; an ephemeral port freed for
+    // the test could be taken meanwhile by another test's simulator.
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let mut cfg = config(format!("http://127.0.0.1:{port}"));
+    let mut cfg = config("http://127.0.0.1:1".to_string());
     cfg.max_retries = 2;
     let client = Client::new(cfg).unwrap();
     let t = std::time::Instant::now();
