@@ -3,17 +3,20 @@
 #   docker build -t chainetl:0.1.0 .
 #   docker run --rm chainetl:0.1.0 validate /specs/job.toml   # with -v ./specs:/specs
 #
-# Stage 1 builds the release binary exactly as `make build` does (no test
-# hooks: the `failpoints` feature is off). Stage 2 is a slim runtime with CA
-# certificates for HTTPS and S3, running as an unprivileged user.
+# Stage 1 builds the release binary exactly as `make build` does (the
+# crash-test tool is an example target, which `cargo build` never builds).
+# Stage 2 is a slim runtime with CA certificates for HTTPS and S3, running as
+# an unprivileged user. The image has no .git: to name the commit in
+# `chainetl --version`, add `--build-arg CHAINETL_BUILD_COMMIT=$(git rev-parse HEAD)`.
 
 FROM rust:1.90-slim-bookworm AS build
-# make: jemalloc; cmake, clang, perl: aws-lc (TLS for the S3 client).
+# make: jemalloc. ring (TLS and S3 signing) and zstd need only the C compiler.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends make cmake clang perl pkg-config \
+ && apt-get install -y --no-install-recommends make \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+ARG CHAINETL_BUILD_COMMIT=
+COPY Cargo.toml Cargo.lock build.rs ./
 COPY src ./src
 COPY schemas ./schemas
 COPY tests ./tests

@@ -21,13 +21,20 @@ $(PY): requirements-dev.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(PY)
 
-# Unit and integration tests (release profile: one build serves demo, tests and benches).
-test: $(PY)
+# Unit and integration tests (release profile: the test build reuses every
+# dependency `make build` built; scripts/check-build-reuse keeps it so).
+# The Python tools install while the tests compile.
+test:
+	@$(MAKE) --no-print-directory $(PY) & venv=$$!; \
+	$(CARGO) test --release --no-run; built=$$?; \
+	wait $$venv || { echo "installing $(VENV) failed" >&2; exit 1; }; \
+	[ $$built -eq 0 ] || exit $$built; \
 	CHAINETL_PYTHON=$(abspath $(PY)) $(CARGO) test --release
 
 lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
+	scripts/check-build-reuse
 
 # RustSec advisories, offline against ../shared/advisory-db (needs `cargo install cargo-audit`).
 audit:

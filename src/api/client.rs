@@ -38,6 +38,7 @@ impl Client {
     /// Builds a client; fails only when the HTTP stack cannot start.
     pub fn new(cfg: ClientConfig) -> Result<Client, ApiError> {
         let shown_base: Arc<str> = register_url(&cfg.base_url).into();
+        crate::util::tls::install();
         let http = reqwest::Client::builder()
             .timeout(cfg.timeout)
             .connect_timeout(cfg.connect_timeout())

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 /// Export blockchain data from the Blockchain Data Service (v2) into
 /// partitioned Parquet on local disk or S3.
 #[derive(Parser)]
-#[command(name = "chainetl", version, about, long_about = None)]
+#[command(name = "chainetl", version = crate::util::build::VERSION, about, long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,

@@ -3,7 +3,7 @@
 
 use crate::decode::{schema, type_name};
 use crate::spec::{Dataset, HashEncoding};
-use arrow::datatypes::{DataType, Schema, TimeUnit};
+use arrow_schema::{DataType, Schema, TimeUnit};
 
 /// The schema of `dataset` as JSON, Arrow, DuckDB DDL or Spark DDL.
 pub fn schema_text(dataset: Dataset, format: &str) -> Result<String, String> {

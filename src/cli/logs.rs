@@ -8,6 +8,9 @@
 //! jemalloc's default arenas: it is faster with them.
 
 use super::Cli;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Installs the log subscriber: `-v`/`-vv`/`--quiet` or `RUST_LOG`, text
 /// or JSON, on stderr through the redactor.
@@ -22,17 +25,22 @@ pub fn init_logs(cli: &Cli) {
         }
     };
     super::say::set_json(cli.log_format == "json");
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("warn,chainetl={level}")));
+    // `RUST_LOG` as `target=level` directives (`debug`, `chainetl=trace,warn`);
+    // one that does not parse leaves the default.
+    let default = || format!("warn,chainetl={level}").parse::<Targets>().unwrap_or_default();
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(v) if !v.trim().is_empty() => v.parse::<Targets>().unwrap_or_else(|_| default()),
+        _ => default(),
+    };
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_max_level(tracing::Level::TRACE)
         .with_writer(crate::util::redact::Stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false);
     if cli.log_format == "json" {
-        builder.json().init();
+        builder.json().finish().with(filter).init();
     } else {
-        builder.init();
+        builder.finish().with(filter).init();
     }
 }
 

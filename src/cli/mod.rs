@@ -154,3 +154,30 @@ pub fn usage_error(e: clap::Error) -> std::process::ExitCode {
 pub async fn execute(cli: Cli) -> Result<Exit, CliError> {
     commands::execute(cli).await
 }
+
+/// The whole program behind a binary's `main`: parse the arguments, set up
+/// logs and the runtime, run the command, map its end to an exit code.
+pub fn main() -> std::process::ExitCode {
+    use clap::Parser;
+    use std::process::ExitCode;
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    crate::util::redact::register_env();
+    init_logs(&cli);
+    let rt = match runtime(&cli) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(execute(cli)) {
+        Ok(exit) => ExitCode::from(exit.code()),
+        Err(e) => {
+            e.print();
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -3,9 +3,10 @@
 use super::{Ctx, DecodeError, Decoded, HexCol, owns, parse_i64, parse_i128, parse_ts_micros, schema};
 use crate::api::types::{Block, Exact};
 use crate::spec::{Dataset, HashEncoding};
-use arrow::array::{ArrayRef, Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
-use arrow::datatypes::DataType;
-use arrow::record_batch::RecordBatch;
+use arrow_array::ArrayRef;
+use arrow_array::RecordBatch;
+use arrow_array::builder::{Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
+use arrow_schema::DataType;
 use std::sync::Arc;
 
 /// The hash and hex columns, in schema order.

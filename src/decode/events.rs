@@ -3,8 +3,9 @@
 use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, owns, parse_ts_micros, schema, topic_hex};
 use crate::api::types::Event;
 use crate::spec::Dataset;
-use arrow::array::{ArrayRef, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
-use arrow::record_batch::RecordBatch;
+use arrow_array::ArrayRef;
+use arrow_array::RecordBatch;
+use arrow_array::builder::{Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use std::borrow::Cow;
 use std::sync::Arc;
 

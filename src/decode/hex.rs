@@ -4,7 +4,8 @@
 use super::values::clip;
 use crate::spec::HashEncoding;
 use crate::vocab::evm::U256;
-use arrow::array::{ArrayRef, BinaryBuilder, ListBuilder, StringBuilder};
+use arrow_array::ArrayRef;
+use arrow_array::builder::{BinaryBuilder, ListBuilder, StringBuilder};
 use std::borrow::Cow;
 use std::sync::Arc;
 

@@ -23,7 +23,7 @@ use crate::fetch::Records;
 use crate::plan::{Unit, UnitRange};
 use crate::spec::{Dataset, HashEncoding};
 use crate::vocab::chain::Chain;
-use arrow::record_batch::RecordBatch;
+use arrow_array::RecordBatch;
 
 /// A decoded page: rows and, for date-partitioned datasets, each row's day
 /// (days since 1970-01-01, UTC).

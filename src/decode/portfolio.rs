@@ -5,8 +5,9 @@ use crate::api::types::PortfolioDay;
 use crate::plan::UnitRange;
 use crate::spec::Dataset;
 use crate::vocab::window::parse_date;
-use arrow::array::{ArrayRef, Date32Builder, Float64Builder, Int64Builder, StringBuilder};
-use arrow::record_batch::RecordBatch;
+use arrow_array::ArrayRef;
+use arrow_array::RecordBatch;
+use arrow_array::builder::{Date32Builder, Float64Builder, Int64Builder, StringBuilder};
 use std::sync::Arc;
 
 /// Decodes a page of portfolio days. A day is owned when its midnight lies

@@ -2,7 +2,7 @@
 //! of `schemas/<dataset>.json`), and engine-neutral type names.
 
 use crate::spec::{Dataset, HashEncoding};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::sync::Arc;
 
 /// The Arrow schema of `dataset`.

@@ -3,8 +3,9 @@
 use super::{Ctx, DecodeError, Decoded, HexCol, schema};
 use crate::api::types::Token;
 use crate::spec::Dataset;
-use arrow::array::{ArrayRef, Int64Builder, StringBuilder};
-use arrow::record_batch::RecordBatch;
+use arrow_array::ArrayRef;
+use arrow_array::RecordBatch;
+use arrow_array::builder::{Int64Builder, StringBuilder};
 use std::sync::Arc;
 
 /// Decodes looked-up tokens; `requested` is the address each was asked for

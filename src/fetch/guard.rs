@@ -19,9 +19,10 @@
 
 use crate::spec::Dataset;
 use crate::vocab::chain::Chain;
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Date32Type, Int64Type};
-use arrow::record_batch::RecordBatch;
+use arrow_array::Array;
+use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Int64Type};
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
@@ -56,6 +57,21 @@ pub struct PageGuard {
     last_key: Option<(i64, i64)>,
     portfolio_keys: HashSet<u64>,
     without_rows: u32,
+}
+
+/// Row `i`'s token address as bytes, whether the column holds hex text or
+/// binary (the `binary` option); `None` for a null (the chain's native coin).
+fn token_bytes(tokens: &dyn Array, i: usize) -> Option<&[u8]> {
+    if tokens.is_null(i) {
+        return None;
+    }
+    if let Some(a) = tokens.as_string_opt::<i32>() {
+        Some(a.value(i).as_bytes())
+    } else if let Some(a) = tokens.as_binary_opt::<i32>() {
+        Some(a.value(i))
+    } else {
+        tokens.as_fixed_size_binary_opt().map(|a| a.value(i))
+    }
 }
 
 fn hash_of(v: impl Hash) -> u64 {
@@ -170,11 +186,9 @@ impl PageGuard {
         let (Some(dates), Some(tokens)) = (dates, tokens) else {
             return Ok(());
         };
-        let fmt = arrow::util::display::ArrayFormatter::try_new(tokens.as_ref(), &Default::default()).ok();
         let mut this_page = HashSet::new();
         for i in 0..dates.len() {
-            let token = fmt.as_ref().map(|f| f.value(i).to_string()).unwrap_or_default();
-            let key = hash_of((dates.value(i), token));
+            let key = hash_of((dates.value(i), token_bytes(tokens.as_ref(), i)));
             if self.portfolio_keys.contains(&key) {
                 let day = crate::vocab::window::date_string(dates.value(i));
                 return Err(self.err(page, format!("the page repeats the holdings of {day} already received")));
@@ -189,8 +203,8 @@ impl PageGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::Int64Array;
-    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow_array::Int64Array;
+    use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
 
     fn events(keys: &[(i64, i64)]) -> RecordBatch {

@@ -195,6 +195,8 @@ pub struct RunSummary {
     pub incremental: Vec<Keyed<MarkProgress>>,
     /// The chainetl that ran.
     pub chainetl_version: String,
+    /// The commit it was built from (12 hex digits, or `unknown`).
+    pub chainetl_commit: String,
     /// `K/N` with `--shard`.
     pub shard: Option<String>,
     /// Whether it ran with `--follow`.
@@ -324,6 +326,7 @@ pub(crate) async fn summarize(
         segments,
         incremental: shared.marks_live().iter().map(|(k, m)| Keyed::new(k, m.clone())).collect(),
         chainetl_version: env!("CARGO_PKG_VERSION").into(),
+        chainetl_commit: crate::util::build::COMMIT.into(),
         shard: opts.shard.map(|(k, n)| format!("{k}/{n}")),
         follow: opts.follow,
         as_of: opts.as_of.map(crate::vocab::window::iso),

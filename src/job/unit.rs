@@ -49,7 +49,7 @@ pub struct UnitPage {
     /// Rows per table, in the unit's writers' order.
     pub outputs: Vec<Decoded>,
     /// The page's keys (`block_number`/`log_index`, …) for the guard.
-    pub guard: arrow::record_batch::RecordBatch,
+    pub guard: arrow_array::RecordBatch,
     /// Block edges seen on this page (block units only).
     pub edges: Edges,
     /// Decoded events: what was left out or changed.

@@ -90,7 +90,7 @@ pub fn natural_key(columns: &[&str]) -> Vec<&'static str> {
 /// `props` declaring that rows are sorted ascending by `key` (column names
 /// of `schema`), as each row group's sorting columns: leaf indexes of the
 /// Parquet schema, which a list column before them shifts.
-pub(super) fn sorted_by(props: &WriterProperties, schema: &arrow::datatypes::Schema, key: &[&str]) -> Result<WriterProperties, SinkError> {
+pub(super) fn sorted_by(props: &WriterProperties, schema: &arrow_schema::Schema, key: &[&str]) -> Result<WriterProperties, SinkError> {
     use parquet::file::metadata::SortingColumn;
     let descr = parquet::arrow::ArrowSchemaConverter::new()
         .convert(schema)

@@ -5,7 +5,7 @@
 use super::Sink;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::date_string;
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow_schema::{Schema, SchemaRef};
 use std::sync::Arc;
 
 impl Sink {

@@ -4,10 +4,10 @@
 use super::SinkError;
 use super::compact::{Input, Out, Stop};
 use super::reader::StoreReader;
-use arrow::array::RecordBatch;
-use arrow::compute::interleave_record_batch;
-use arrow::datatypes::SchemaRef;
-use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
+use arrow_array::RecordBatch;
+use arrow_row::{OwnedRow, RowConverter, Rows, SortField};
+use arrow_schema::SchemaRef;
+use arrow_select::interleave::interleave_record_batch;
 use futures::StreamExt;
 use parquet::arrow::async_reader::ParquetRecordBatchStream;
 
@@ -125,7 +125,7 @@ impl Merger {
                 self.advance(c).await?;
             }
         }
-        let all = arrow::compute::concat_batches(&self.schema, &batches).map_err(|e| error("(sort)", e))?;
+        let all = arrow_select::concat::concat_batches(&self.schema, &batches).map_err(|e| error("(sort)", e))?;
         drop(batches);
         let keys: Vec<_> = self.key.iter().map(|&i| all.column(i).clone()).collect();
         let rows = self.conv.convert_columns(&keys).map_err(|e| error("(sort)", e))?;
@@ -137,8 +137,8 @@ impl Merger {
                 return Err(Stop::Unsorted);
             }
             self.last = Some(rows.row(chunk[chunk.len() - 1] as usize).owned());
-            let idx = arrow::array::UInt32Array::from(chunk.to_vec());
-            let part = arrow::compute::take_record_batch(&all, &idx).map_err(|e| error("(sort)", e))?;
+            let idx = arrow_array::UInt32Array::from(chunk.to_vec());
+            let part = arrow_select::take::take_record_batch(&all, &idx).map_err(|e| error("(sort)", e))?;
             out.write(&part).await?;
         }
         Ok(())
@@ -206,7 +206,7 @@ impl Merger {
 /// The cursor whose current row has the smallest key (ties: the earlier
 /// cursor), or None when every cursor is exhausted.
 fn smallest(cursors: &[Cursor]) -> Option<usize> {
-    let mut best: Option<(usize, Option<arrow::row::Row<'_>>)> = None;
+    let mut best: Option<(usize, Option<arrow_row::Row<'_>>)> = None;
     for (i, c) in cursors.iter().enumerate() {
         if c.batch.is_none() {
             continue;

@@ -69,7 +69,7 @@ pub use unit_writer::UnitWriter;
 
 use crate::decode::schema;
 use crate::spec::{Dataset, Output};
-use arrow::datatypes::SchemaRef;
+use arrow_schema::SchemaRef;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::file::properties::WriterProperties;

@@ -73,6 +73,7 @@ fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String)
     if bucket.is_empty() {
         return Err(config(uri, "no bucket in the URI: expected s3://bucket/prefix", None));
     }
+    crate::util::tls::install();
     let mut b = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
     if let Some(e) = &output.endpoint {
         b = b.with_endpoint(e);

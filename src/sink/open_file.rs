@@ -4,7 +4,7 @@
 
 use super::chunks::Chunks;
 use super::{Sink, SinkError};
-use arrow::datatypes::SchemaRef;
+use arrow_schema::SchemaRef;
 use object_store::buffered::BufWriter;
 use parquet::arrow::ArrowWriter;
 
@@ -56,7 +56,7 @@ impl OpenFile {
     }
 
     /// Encodes `batch`, handing finished row groups to the upload.
-    pub(super) async fn write(&mut self, batch: &arrow::record_batch::RecordBatch) -> Result<(), SinkError> {
+    pub(super) async fn write(&mut self, batch: &arrow_array::RecordBatch) -> Result<(), SinkError> {
         let groups = self.writer.flushed_row_groups().len();
         self.writer.write(batch).map_err(|e| self.error(e))?;
         if self.writer.flushed_row_groups().len() != groups {

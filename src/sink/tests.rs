@@ -7,9 +7,9 @@ use super::*;
 use crate::decode::Decoded;
 use crate::spec::{Compression, HashEncoding};
 use crate::vocab::chain::Chain;
-use arrow::array::{Int64Array, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
-use arrow::record_batch::RecordBatch;
+use arrow_array::RecordBatch;
+use arrow_array::{Int64Array, StringArray};
+use arrow_schema::{DataType, Field, Schema};
 use futures::TryStreamExt;
 use std::path::Path as FsPath;
 

@@ -8,9 +8,9 @@ use super::open_file::OpenFile;
 use super::{Sink, SinkError, WrittenFile};
 use crate::decode::Decoded;
 use crate::vocab::chain::Chain;
-use arrow::array::BooleanArray;
-use arrow::compute::filter_record_batch;
-use arrow::datatypes::SchemaRef;
+use arrow_array::BooleanArray;
+use arrow_schema::SchemaRef;
+use arrow_select::filter::filter_record_batch;
 use object_store::ObjectStoreExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -107,7 +107,7 @@ impl UnitWriter {
         Ok(())
     }
 
-    async fn write_part(&mut self, day: Option<i32>, batch: &arrow::record_batch::RecordBatch) -> Result<(), SinkError> {
+    async fn write_part(&mut self, day: Option<i32>, batch: &arrow_array::RecordBatch) -> Result<(), SinkError> {
         if !self.open.contains_key(&day) {
             let rel = format!(
                 "{}/{}",

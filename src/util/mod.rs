@@ -1,6 +1,8 @@
 //! Cross-cutting support every stage may use: secret redaction on the way
-//! out of the process, and the test-only crash points. Imports nothing of
-//! the crate but [`crate::vocab`].
+//! out of the process, the TLS provider of every HTTP client, what this
+//! build is, and the test-only crash points. Imports nothing of the crate but [`crate::vocab`].
 
+pub mod build;
 pub mod failpoint;
 pub mod redact;
+pub mod tls;

@@ -1,8 +1,9 @@
-//! The usual CLI comforts (issue #20): shell completions and man pages
-//! generated from the clap definitions, and test hooks that only test
-//! builds honour.
+//! The usual CLI comforts (issues #20, #31): shell completions and man
+//! pages generated from the clap definitions, `--version` naming the
+//! commit, and crash hooks that only the tests' own tool honours.
 
 use crate::common::*;
+use std::process::Command;
 
 #[test]
 fn completions_for_each_shell_name_the_commands_and_flags() {
@@ -42,10 +43,28 @@ fn man_pages_come_from_the_same_definitions() {
 }
 
 #[test]
-fn the_test_build_honours_failpoints() {
-    // The binary under test is built with the `failpoints` feature (the
-    // crash tests in resume.rs depend on it); `make build` is not.
-    const { assert!(chainetl::util::failpoint::ENABLED) };
+fn version_names_the_version_and_the_commit_it_was_built_from() {
+    let o = chainetl(&["--version"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let line = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let commit = line
+        .strip_prefix(&format!("chainetl {} (commit ", env!("CARGO_PKG_VERSION")))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match head {
+        Some(h) => assert_eq!(commit, String::from_utf8_lossy(&h.stdout).trim(), "{line}"),
+        None => assert!(commit == "unknown" || commit.chars().all(|c| c.is_ascii_hexdigit()), "{line}"),
+    }
+}
+
+#[test]
+fn only_the_crash_tool_honours_failpoints_the_chainetl_binary_never_does() {
     let dir = tempfile::tempdir().unwrap();
     let spec = write_spec(
         dir.path(),
@@ -55,12 +74,16 @@ fn the_test_build_honours_failpoints() {
             dir.path().join("out").display()
         ),
     );
+    // The crash tests' tool aborts at the point...
+    let o = crash_bin("after-file-write:1").args(["run", &spec, "-q"]).output().unwrap();
+    assert_eq!(o.status.code(), None, "aborted by a signal: {}", text(&o));
+    // ...and the binary users run, given the same variable, runs to the end.
     let o = bin()
         .args(["run", &spec, "-q"])
         .env("CHAINETL_FAILPOINT", "after-file-write:1")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), None, "aborted by a signal: {}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
 #[test]

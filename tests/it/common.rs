@@ -1,9 +1,9 @@
 //! Fixtures: an in-process simulator, the CLI binary, Parquet read-back and
 //! the simulator's ground truth as comparable rows.
 
-use arrow::array::Array;
-use arrow::datatypes::DataType;
-use arrow::util::display::{ArrayFormatter, FormatOptions};
+use arrow_array::Array;
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::DataType;
 use chainetl::sim::{SimHandle, SimOptions};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,43 @@ pub fn bin() -> Command {
         Some(p) => Command::new(p),
         None => Command::new(env!("CARGO_BIN_EXE_chainetl")),
     }
+}
+
+/// The CLI with crash points, armed with `point` (`name:N`: abort the N-th
+/// time the run reaches crash point `name`). It is the test tool
+/// `tests/bin/chainetl-failpoints.rs`, which `cargo test` builds beside
+/// the tests; the `chainetl` binary itself never honours crash points.
+/// `CHAINETL_TEST_BIN` points these runs at another build too.
+pub fn crash_bin(point: &str) -> Command {
+    let mut c = match std::env::var_os("CHAINETL_TEST_BIN") {
+        Some(p) => Command::new(p),
+        None => Command::new(failpoints_tool()),
+    };
+    c.env("CHAINETL_FAILPOINT", point);
+    c
+}
+
+/// `target/<profile>/examples/chainetl-failpoints`, beside this test binary's `deps/`.
+fn failpoints_tool() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test binary>");
+    let tool = profile_dir
+        .join("examples")
+        .join(format!("chainetl-failpoints{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        tool.is_file(),
+        "{} is missing: `cargo test` builds it with the tests; after `cargo test --test it`, \
+         build it with `cargo build --release --example chainetl-failpoints`",
+        tool.display()
+    );
+    tool
+}
+
+/// An HTTP client for the tests' own requests (the process's TLS provider
+/// installed first, as chainetl's clients do).
+pub fn http_client() -> reqwest::Client {
+    chainetl::util::tls::install();
+    reqwest::Client::new()
 }
 
 /// Runs the CLI with args; returns its output.
@@ -112,13 +149,13 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
             let batch = batch.unwrap();
             let opts = FormatOptions::default().with_null("NULL");
             // Partition keys live only in the path, as hive readers find them.
-            let from_path = |c: &str| -> arrow::array::ArrayRef {
+            let from_path = |c: &str| -> arrow_array::ArrayRef {
                 let key = format!("{c}=");
                 let value = f
                     .components()
                     .find_map(|p| p.as_os_str().to_str().and_then(|s| s.strip_prefix(&key)).map(str::to_string))
                     .unwrap_or_else(|| panic!("no column {c} in {f:?}"));
-                std::sync::Arc::new(arrow::array::StringArray::from(vec![value; batch.num_rows()]))
+                std::sync::Arc::new(arrow_array::StringArray::from(vec![value; batch.num_rows()]))
             };
             let cols: Vec<_> = columns
                 .iter()
@@ -128,7 +165,7 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
                 })
                 .map(|a| match a.data_type() {
                     // Named zones need chrono-tz to display; the instant is what we compare.
-                    DataType::Timestamp(unit, Some(_)) => arrow::compute::cast(&a, &DataType::Timestamp(*unit, None)).unwrap(),
+                    DataType::Timestamp(unit, Some(_)) => arrow_cast::cast(&a, &DataType::Timestamp(*unit, None)).unwrap(),
                     _ => a,
                 })
                 .collect();

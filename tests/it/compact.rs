@@ -163,8 +163,8 @@ fn compaction_merges_each_partition_into_one_sorted_file_with_the_same_rows() {
             let b = b.unwrap();
             let n = b.column_by_name("block_number").unwrap();
             let l = b.column_by_name("log_index").unwrap();
-            let n = n.as_any().downcast_ref::<arrow::array::Int64Array>().unwrap();
-            let l = l.as_any().downcast_ref::<arrow::array::Int64Array>().unwrap();
+            let n = n.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
+            let l = l.as_any().downcast_ref::<arrow_array::Int64Array>().unwrap();
             in_file.extend((0..b.num_rows()).map(|i| (n.value(i), l.value(i))));
         }
         assert_eq!(in_file.len(), rows.len());
@@ -198,7 +198,7 @@ fn kill_9_at_every_step_of_compaction_loses_and_doubles_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let s = spec(dir.path(), &out, &sim.url(), "job", "");
-        let o = bin().args(["run", &s, "-q"]).env("CHAINETL_FAILPOINT", point).output().unwrap();
+        let o = crash_bin(point).args(["run", &s, "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the failpoint must crash the run");
         assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
         let o = chainetl(&["run", &s, "-q"]);
@@ -401,9 +401,7 @@ chunk_blocks = 500
     }
     for _ in 0..3 {
         let url = format!("{}/_sim/advance?secs=2400", sim.url());
-        let status = sim
-            .rt
-            .block_on(async { reqwest::Client::new().post(url).send().await.unwrap().status() });
+        let status = sim.rt.block_on(async { http_client().post(url).send().await.unwrap().status() });
         assert!(status.is_success());
         run();
     }

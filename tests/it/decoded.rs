@@ -156,9 +156,8 @@ fn decoded_tables_are_exact_across_kill_9() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let s = write_spec(dir.path(), "s.toml", &spec(&sim.url(), &out, 3, &both_transfers()));
-        let o = bin()
+        let o = crash_bin(&format!("after-file-write:{nth}"))
             .args(["run", &s, "-q"])
-            .env("CHAINETL_FAILPOINT", format!("after-file-write:{nth}"))
             .output()
             .unwrap();
         assert!(!o.status.success(), "the failpoint must crash the run");

@@ -369,7 +369,7 @@ fn metrics_endpoint_answers_while_following_and_its_lag_moves_with_the_head() {
     // hour, so the lag shows it at the next poll.
     let url = format!("{}/_sim/advance?secs=60", sim.url());
     sim.rt
-        .block_on(async { reqwest::Client::new().post(url).send().await.unwrap().error_for_status().unwrap() });
+        .block_on(async { http_client().post(url).send().await.unwrap().error_for_status().unwrap() });
     let behind = wait("the lag to grow", &|f| g(f, "chainetl_lag_blocks").is_some_and(|b| b > 0.0));
     assert_eq!(g(&behind, "chainetl_lag_blocks"), Some(30.0));
     assert_eq!(g(&behind, "chainetl_lag_seconds"), Some(60.0));

@@ -155,11 +155,7 @@ fn failpoints_during_write_between_write_and_checkpoint_and_during_checkpoint() 
     ] {
         let dir = tempfile::tempdir().unwrap();
         let spec = job_spec(dir.path(), &sim.url(), 7);
-        let o = bin()
-            .args(["run", &spec, "-q"])
-            .env("CHAINETL_FAILPOINT", format!("{point}:{nth}"))
-            .output()
-            .unwrap();
+        let o = crash_bin(&format!("{point}:{nth}")).args(["run", &spec, "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the failpoint must crash the run");
         assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
         // Resume with another commit cadence (tuning that the spec hash
@@ -232,11 +228,7 @@ fn an_interrupted_fresh_is_finished_by_the_next_run() {
     // `--fresh` dies after deleting two data files: had the checkpoints
     // outlived them, the next run would find every unit done and leave the
     // rows of those files missing.
-    let o = bin()
-        .args(["run", &spec, "--fresh", "-q"])
-        .env("CHAINETL_FAILPOINT", "during-fresh:2")
-        .output()
-        .unwrap();
+    let o = crash_bin("during-fresh:2").args(["run", &spec, "--fresh", "-q"]).output().unwrap();
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("failpoint during-fresh"),
         "{}",

@@ -72,9 +72,7 @@ impl S3 {
         let moto = Moto::start();
         let proxy = Proxy::start(&sim.rt, moto.port);
         let url = format!("http://127.0.0.1:{}/{bucket}", moto.port);
-        let status = sim
-            .rt
-            .block_on(async { reqwest::Client::new().put(url).send().await.unwrap().status() });
+        let status = sim.rt.block_on(async { http_client().put(url).send().await.unwrap().status() });
         assert!(status.is_success(), "create bucket: {status}");
         S3 {
             sim,
@@ -85,7 +83,11 @@ impl S3 {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = bin();
+        self.cmd_on(bin(), args)
+    }
+
+    /// `args` on `c` (the CLI, or the crash-point tool), with this server's credentials.
+    fn cmd_on(&self, mut c: Command, args: &[&str]) -> Command {
         c.args(args)
             .env("AWS_ACCESS_KEY_ID", "testing")
             .env("AWS_SECRET_ACCESS_KEY", SECRET)
@@ -96,6 +98,7 @@ impl S3 {
     }
 
     fn store(&self) -> object_store::aws::AmazonS3 {
+        chainetl::util::tls::install();
         object_store::aws::AmazonS3Builder::new()
             .with_bucket_name(&self.bucket)
             .with_access_key_id("testing")
@@ -384,11 +387,7 @@ fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
     let dir = tempfile::tempdir().unwrap();
     let spec = spec(dir.path(), &s3.bucket, &s3.sim.url());
     for point in ["compact-writing:3", "compact-swapping:1", "compact-deleting:5"] {
-        let o = s3
-            .cmd(&["run", &spec, "--fresh", "-q"])
-            .env("CHAINETL_FAILPOINT", point)
-            .output()
-            .unwrap();
+        let o = s3.cmd_on(crash_bin(point), &["run", &spec, "--fresh", "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the failpoint must crash the run");
         assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
         let o = s3.cmd(&["run", &spec, "-q"]).output().unwrap();

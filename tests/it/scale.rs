@@ -89,11 +89,7 @@ fn kill_9_while_folding_checkpoints_into_a_manifest_loses_no_unit() {
     let want = reference(&sim.url());
     let dir = tempfile::tempdir().unwrap();
     let spec = spec(dir.path(), &sim.url());
-    let o = bin()
-        .args(["run", &spec, "-q"])
-        .env("CHAINETL_FAILPOINT", "during-fold:1")
-        .output()
-        .unwrap();
+    let o = crash_bin("during-fold:1").args(["run", &spec, "-q"]).output().unwrap();
     assert!(!o.status.success(), "the failpoint must crash the run");
     assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{}", text(&o));
     // The manifest is written, the per-unit checkpoints not yet deleted.
@@ -130,11 +126,7 @@ fn three_shards_at_once_fold_their_units_and_a_whole_job_run_merges_them_into_on
     assert_eq!(state_files(dir.path(), "units"), Vec::<PathBuf>::new());
     assert_eq!(state_files(dir.path(), "manifests").len(), 3, "each shard folds its own units");
     // A whole-job run killed while merging, then again: one manifest.
-    let o = bin()
-        .args(["run", &spec, "-q"])
-        .env("CHAINETL_FAILPOINT", "during-merge:1")
-        .output()
-        .unwrap();
+    let o = crash_bin("during-merge:1").args(["run", &spec, "-q"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{}", text(&o));
     assert_eq!(
         state_files(dir.path(), "manifests").len(),

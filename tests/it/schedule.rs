@@ -12,7 +12,7 @@ const T0: &str = "2025-06-01T00:00:00Z";
 fn post(sim: &Sim, path: &str) -> String {
     let url = format!("{}{path}", sim.url());
     sim.rt.block_on(async {
-        let r = reqwest::Client::new().post(url).send().await.unwrap();
+        let r = http_client().post(url).send().await.unwrap();
         assert!(r.status().is_success(), "{path}: {}", r.status());
         r.text().await.unwrap()
     })

@@ -458,9 +458,8 @@ fn a_corrupt_checkpoint_names_the_file_and_its_safe_fix() {
             .find(|p| p.extension().is_some_and(|x| x == "json"))
     };
     for n in [3, 6, 12, 24] {
-        let o = bin()
+        let o = crash_bin(&format!("after-file-write:{n}"))
             .args(["run", &spec, "-q"])
-            .env("CHAINETL_FAILPOINT", format!("after-file-write:{n}"))
             .output()
             .unwrap();
         assert!(!o.status.success(), "{}", text(&o));

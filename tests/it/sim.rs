@@ -15,7 +15,7 @@ fn get(sim: &Sim, path: &str) -> (u16, Value) {
 fn get_with(sim: &Sim, path: &str, key: Option<&str>) -> (u16, Value) {
     let url = format!("{}{path}", sim.url());
     sim.rt.block_on(async {
-        let mut req = reqwest::Client::new().get(url);
+        let mut req = http_client().get(url);
         if let Some(k) = key {
             req = req.header("authorization", format!("Bearer {k}"));
         }
@@ -297,7 +297,7 @@ fn quota_answers_429_with_retry_after() {
     });
     let url = format!("{}/v2/base/blocks/latest", sim.url());
     let (n429, retry_after) = sim.rt.block_on(async {
-        let c = reqwest::Client::new();
+        let c = http_client();
         let mut n = 0;
         let mut ra = None;
         for _ in 0..20 {

@@ -13,7 +13,7 @@
 //! child process (`child_process`, an ignored test that does nothing
 //! unless `CHAINETL_STORAGE_CHILD` says what to do), killed with SIGKILL.
 
-use crate::common::Moto;
+use crate::common::{Moto, http_client};
 use chainetl::chain::Chain;
 use chainetl::decode::Decoded;
 use chainetl::plan::Segment;
@@ -104,6 +104,7 @@ impl Place {
 }
 
 fn s3_client(port: u16, bucket: &str) -> object_store::aws::AmazonS3 {
+    chainetl::util::tls::install();
     object_store::aws::AmazonS3Builder::new()
         .with_bucket_name(bucket)
         .with_access_key_id("testing")
@@ -159,7 +160,7 @@ impl S3 {
         let moto = Moto::start();
         let url = format!("http://127.0.0.1:{}/{bucket}", moto.port);
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let status = rt.block_on(async { reqwest::Client::new().put(url).send().await.unwrap().status() });
+        let status = rt.block_on(async { http_client().put(url).send().await.unwrap().status() });
         assert!(status.is_success(), "create bucket: {status}");
         S3 {
             moto,
@@ -189,7 +190,7 @@ impl Backend for S3 {
 /// The body of a GET of `url`, on a runtime of its own.
 fn http_get(url: &str) -> String {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(async { reqwest::Client::new().get(url).send().await.unwrap().text().await.unwrap() })
+    rt.block_on(async { http_client().get(url).send().await.unwrap().text().await.unwrap() })
 }
 
 /// Every file under `dir` on disk, relative, sorted.
@@ -223,8 +224,8 @@ async fn listed(sink: &Sink) -> Vec<String> {
     out
 }
 
-fn schema() -> arrow::datatypes::SchemaRef {
-    use arrow::datatypes::{DataType, Field, Schema};
+fn schema() -> arrow_schema::SchemaRef {
+    use arrow_schema::{DataType, Field, Schema};
     Arc::new(Schema::new(vec![
         Field::new("n", DataType::Int64, false),
         Field::new("payload", DataType::Utf8, false),
@@ -233,7 +234,7 @@ fn schema() -> arrow::datatypes::SchemaRef {
 
 /// `count` rows from `start` on `day`, with payloads that barely compress.
 fn rows(start: i64, count: usize, day: i32, payload_bytes: usize) -> Decoded {
-    use arrow::array::{Int64Array, StringArray};
+    use arrow_array::{Int64Array, StringArray};
     let n: Vec<i64> = (start..start + count as i64).collect();
     let payload: Vec<String> = n
         .iter()
@@ -251,8 +252,7 @@ fn rows(start: i64, count: usize, day: i32, payload_bytes: usize) -> Decoded {
         })
         .collect();
     let batch =
-        arrow::record_batch::RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(n)), Arc::new(StringArray::from(payload))])
-            .unwrap();
+        arrow_array::RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from(n)), Arc::new(StringArray::from(payload))]).unwrap();
     Decoded {
         batch,
         days: Some(vec![day; count]),
@@ -274,7 +274,7 @@ fn writer(sink: &Arc<Sink>, job: &str, unit: &str) -> UnitWriter {
 
 /// Rows of the Parquet object at `rel`: the `n` column.
 async fn read_n(sink: &Sink, rel: &str) -> Vec<i64> {
-    use arrow::array::Int64Array;
+    use arrow_array::Int64Array;
     let bytes = sink.store().get(&sink.path(rel)).await.unwrap().bytes().await.unwrap();
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
         .unwrap()

@@ -6,12 +6,13 @@ use crate::api::types::Event as Log;
 use crate::decode::{Ctx, DecodeError, Decoded, HexCol, check_hex0x};
 use crate::spec::HashEncoding;
 use alloy_dyn_abi::{DecodedEvent, DynSolType, DynSolValue};
-use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Decimal128Builder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+use arrow_array::ArrayRef;
+use arrow_array::RecordBatch;
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Decimal128Builder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
-use arrow::datatypes::{DataType, SchemaRef};
-use arrow::error::ArrowError;
-use arrow::record_batch::RecordBatch;
+use arrow_schema::ArrowError;
+use arrow_schema::{DataType, SchemaRef};
 use std::sync::Arc;
 
 /// A log's identity fields, checked.

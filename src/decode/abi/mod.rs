@@ -36,7 +36,7 @@ use crate::spec::HashEncoding;
 use alloy_dyn_abi::{DynSolEvent, DynSolType, Specifier};
 use alloy_json_abi::Event;
 use alloy_primitives::B256;
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use columns::TableBuilder;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -189,7 +189,7 @@ pub struct DecodedLogs {
     pub tables: Vec<Decoded>,
     /// `block_number` and `log_index` of every log of the unit on the
     /// page, decodable or not: what the paging guard checks.
-    pub keys: arrow::record_batch::RecordBatch,
+    pub keys: arrow_array::RecordBatch,
     /// What was left out or changed.
     pub counts: DecodeCounts,
 }
@@ -246,8 +246,8 @@ impl LogDecoder {
             .map(|t| TableBuilder::new(t, self.enc, self.wide, share))
             .collect();
         let mut counts = DecodeCounts::default();
-        let mut key_blocks = arrow::array::Int64Builder::with_capacity(logs.len());
-        let mut key_logs = arrow::array::Int64Builder::with_capacity(logs.len());
+        let mut key_blocks = arrow_array::builder::Int64Builder::with_capacity(logs.len());
+        let mut key_logs = arrow_array::builder::Int64Builder::with_capacity(logs.len());
         let mut topics: Vec<B256> = Vec::with_capacity(4);
         for (row, log) in logs.iter().enumerate() {
             let num = ctx.required(row, "block_number", &log.block_number)?.0;
@@ -296,7 +296,7 @@ impl LogDecoder {
             Field::new("block_number", DataType::Int64, false),
             Field::new("log_index", DataType::Int64, false),
         ]));
-        let keys = arrow::record_batch::RecordBatch::try_new(key_schema, vec![Arc::new(key_blocks.finish()), Arc::new(key_logs.finish())])
+        let keys = arrow_array::RecordBatch::try_new(key_schema, vec![Arc::new(key_blocks.finish()), Arc::new(key_logs.finish())])
             .map_err(|e| ctx.err(0, "log_index", e.to_string()))?;
         Ok(DecodedLogs { tables, keys, counts })
     }

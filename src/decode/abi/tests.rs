@@ -3,8 +3,9 @@ use crate::plan::{Unit, UnitRange};
 use crate::spec::Dataset;
 use crate::vocab::Chain;
 use alloy_dyn_abi::DynSolValue;
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Decimal128Type, Float64Type, Int64Type};
+use arrow_array::Array;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Decimal128Type, Float64Type, Int64Type};
 
 const ERC20_TRANSFER: &str = "event Transfer(address indexed from, address indexed to, uint256 value)";
 const ERC721_TRANSFER: &str = "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)";

@@ -6,7 +6,7 @@ use super::{Kind, Param, WideColumns};
 use crate::spec::HashEncoding;
 use alloy_dyn_abi::{DynSolType, DynSolValue};
 use alloy_json_abi::EventParam;
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::sync::Arc;
 
 /// Hive partition keys: a column of that name would be hidden by the
