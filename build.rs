@@ -2,9 +2,9 @@
 //! and the run report (`CHAINETL_COMMIT` in the crate's environment).
 //!
 //! Taken from `CHAINETL_BUILD_COMMIT` when set (the Docker build, which has
-//! no `.git`), else from `git` in the source tree, else `unknown`. Reruns
-//! only when that variable or the checked-out commit changes, so an edit
-//! of the sources does not rerun it.
+//! no `.git`), else from `git` when this crate is the top of a checkout,
+//! else `unknown`; always 12 hex digits or `unknown`. Reruns only when that
+//! variable changes or HEAD moves (its reflog), so editing sources does not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,16 +13,20 @@ fn main() {
     println!("cargo:rerun-if-env-changed=CHAINETL_BUILD_COMMIT");
     let commit = std::env::var("CHAINETL_BUILD_COMMIT")
         .ok()
-        .map(|c| c.trim().to_string())
-        .filter(|c| !c.is_empty())
+        .and_then(|c| short_hex(&c))
         .or_else(git_commit)
         .unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=CHAINETL_COMMIT={commit}");
 }
 
-/// The checked-out commit (12 hex digits), watching the files that move
-/// when another commit is checked out. (No `-dirty` mark: knowing it would
-/// mean rerunning on every edit.)
+/// The first 12 digits of a hex commit id; `None` for anything else.
+fn short_hex(c: &str) -> Option<String> {
+    let c = c.trim();
+    (c.len() >= 7 && c.chars().all(|x| x.is_ascii_hexdigit())).then(|| c.chars().take(12).collect::<String>().to_ascii_lowercase())
+}
+
+/// The checked-out commit, if this crate's directory is the top of a git
+/// checkout (not a copy unpacked inside some other repository).
 fn git_commit() -> Option<String> {
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git").args(args).output().ok()?;
@@ -30,15 +34,19 @@ fn git_commit() -> Option<String> {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
     };
-    let dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?);
-    for watched in [dir.join("HEAD"), dir.join("packed-refs")] {
-        watch(&watched);
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
+    if top.canonicalize().ok()? != manifest_dir.canonicalize().ok()? {
+        return None;
     }
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        watch(&dir.join(branch));
+    // HEAD's reflog moves with every commit, checkout and reset, in any
+    // worktree and however refs are packed; HEAD itself for a detached one.
+    for what in ["logs/HEAD", "HEAD"] {
+        if let Some(p) = git(&["rev-parse", "--git-path", what]) {
+            watch(&manifest_dir.join(p));
+        }
     }
-    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
-    Some(commit)
+    short_hex(&git(&["rev-parse", "HEAD"])?)
 }
 
 /// Reruns the build script when `path` changes; a path that does not exist

@@ -25,11 +25,12 @@ pub fn init_logs(cli: &Cli) {
         }
     };
     super::say::set_json(cli.log_format == "json");
-    // `RUST_LOG` as `target=level` directives (`debug`, `chainetl=trace,warn`);
-    // one that does not parse leaves the default.
     let default = || format!("warn,chainetl={level}").parse::<Targets>().unwrap_or_default();
     let filter = match std::env::var("RUST_LOG") {
-        Ok(v) if !v.trim().is_empty() => v.parse::<Targets>().unwrap_or_else(|_| default()),
+        Ok(v) if !v.trim().is_empty() => log_directives(&v).unwrap_or_else(|| {
+            eprintln!("warning: RUST_LOG={v:?} ignored: expected `level` or `target=level` directives, comma-separated");
+            default()
+        }),
         _ => default(),
     };
     let builder = tracing_subscriber::fmt()
@@ -42,6 +43,20 @@ pub fn init_logs(cli: &Cli) {
     } else {
         builder.finish().with(filter).init();
     }
+}
+
+/// `RUST_LOG` as `target=level` directives (`debug`, `warn,chainetl=trace`);
+/// `None` for anything else, such as span filters (`chainetl[unit]=debug`),
+/// which would otherwise name a target nothing logs to and hide every line.
+fn log_directives(v: &str) -> Option<Targets> {
+    let well_formed = v.split(',').map(str::trim).filter(|d| !d.is_empty()).all(|d| {
+        let target = d.split_once('=').map_or(d, |(t, _)| t);
+        !target.is_empty()
+            && target
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'))
+    });
+    if well_formed { v.parse().ok() } else { None }
 }
 
 /// The runtime for `cli`'s command (see the module doc for the arenas).
@@ -71,5 +86,27 @@ fn use_one_arena() {
     };
     if rc != 0 {
         tracing::debug!(rc, "could not select jemalloc arena 0");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_directives;
+
+    #[test]
+    fn rust_log_takes_levels_and_target_directives_and_refuses_the_rest() {
+        for ok in [
+            "debug",
+            "DEBUG",
+            "warn,chainetl=trace",
+            "chainetl::job=debug, warn",
+            "reqwest=trace",
+        ] {
+            assert!(log_directives(ok).is_some(), "{ok}");
+        }
+        // These parse as targets nothing logs to, which would hide every line.
+        for bad in ["garbage[", "chainetl[unit]=debug", "chainetl{x}=info", "a b=debug", "=debug"] {
+            assert!(log_directives(bad).is_none(), "{bad}");
+        }
     }
 }

@@ -70,10 +70,19 @@ fn failpoints_tool() -> PathBuf {
     let tool = profile_dir
         .join("examples")
         .join(format!("chainetl-failpoints{}", std::env::consts::EXE_SUFFIX));
+    // One build links both within seconds of each other; a tool left from
+    // an earlier build predates the binary by at least a compile of the
+    // library (tens of seconds).
+    let built = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = match (built(&tool), built(Path::new(env!("CARGO_BIN_EXE_chainetl")))) {
+        (Some(t), Some(b)) => t + std::time::Duration::from_secs(10) >= b,
+        _ => false,
+    };
     assert!(
-        tool.is_file(),
-        "{} is missing: `cargo test` builds it with the tests; after `cargo test --test it`, \
-         build it with `cargo build --release --example chainetl-failpoints`",
+        fresh,
+        "{} is missing or older than the chainetl binary: `cargo test` builds both; after \
+         `cargo test --test it`, build it with `cargo build --example chainetl-failpoints` \
+         and the same profile flags (`--release` for `make test`)",
         tool.display()
     );
     tool
