@@ -10,9 +10,20 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 
-/// An integer field: a JSON integer, an integral float below 2^53, or a decimal string.
+/// A block number, index or count: a JSON integer, an integral float below
+/// 2^53, or a decimal string, from 0 to i64's maximum (the columns are
+/// Int64). A negative value is malformed, like a mistyped one: taken as it
+/// is, `-7` would make a row outside its unit, dropped without a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Int(pub i64);
+
+fn non_negative<E: de::Error>(v: i64) -> Result<Int, E> {
+    if v < 0 {
+        Err(E::custom(format!("{v} is negative; a block number, index or count is 0 or more")))
+    } else {
+        Ok(Int(v))
+    }
+}
 
 impl<'de> Deserialize<'de> for Int {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -23,7 +34,7 @@ impl<'de> Deserialize<'de> for Int {
                 f.write_str("an integer")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int, E> {
-                Ok(Int(v))
+                non_negative(v)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int, E> {
                 i64::try_from(v)
@@ -32,7 +43,7 @@ impl<'de> Deserialize<'de> for Int {
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Int, E> {
                 if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
-                    Ok(Int(v as i64))
+                    non_negative(v as i64)
                 } else {
                     Err(E::custom(format!("{v} is not an exact integer")))
                 }
@@ -41,8 +52,8 @@ impl<'de> Deserialize<'de> for Int {
                 // The parser's reason tells a malformed number from one past i64.
                 v.trim()
                     .parse()
-                    .map(Int)
                     .map_err(|e| E::custom(format!("`{v}` is not an integer ({e})")))
+                    .and_then(non_negative)
             }
         }
         d.deserialize_any(V)
@@ -289,6 +300,17 @@ pub(crate) struct ErrorDetail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_numbers_indexes_and_counts_below_zero_are_refused() {
+        // Issue #35: `-7` was taken, then dropped as outside the unit.
+        for body in [r#"-7"#, r#""-7""#, r#"-1.0"#] {
+            let e = serde_json::from_str::<Int>(body).unwrap_err().to_string();
+            assert!(e.contains("negative"), "{body}: {e}");
+        }
+        assert_eq!(serde_json::from_str::<Int>("0").unwrap(), Int(0));
+        assert!(serde_json::from_str::<Int>("18446744073709551615").is_err());
+    }
 
     #[test]
     fn events_borrow_plain_text_and_unescape_the_rest() {

@@ -10,10 +10,13 @@
 //! - a cursor the unit already sent is never followed again (cycles of any
 //!   length; cursors are remembered as 64-bit hashes, so memory is 8 bytes
 //!   a page, however long the server's cursors);
-//! - rows are asked for oldest first (`sort_by=earliest`), so every page of
-//!   events or blocks must start after the previous page's last row; a page
-//!   that repeats or goes back is refused;
-//! - portfolio pages must not repeat a (date, token) of the unit;
+//! - rows are asked for oldest first (`sort_by=earliest`), so the rows of
+//!   events or blocks must be strictly increasing in their key
+//!   (`block_number, log_index`; `number`), within a page and from one page
+//!   to the next; a page that repeats a row or goes back is refused;
+//! - portfolio rows must not repeat a (date, token) of the unit, within a
+//!   page or across pages (in any order: the service does not say how it
+//!   orders days);
 //! - at most [`MAX_PAGES_WITHOUT_ROWS`] pages in a row may bring no row of
 //!   the unit's range.
 
@@ -140,43 +143,45 @@ impl PageGuard {
         Ok(())
     }
 
-    /// Rows keyed by (`major`, `minor`) must all come after the previous
-    /// page's last one.
+    /// Rows keyed by (`major`, `minor`) must be strictly increasing: each
+    /// after the one before it in the page, the first after the previous
+    /// page's last.
     fn ordered(&mut self, page: u64, batch: &RecordBatch, major: &str, minor: Option<&str>) -> Result<(), PagingError> {
         let col = |name: &str| batch.column_by_name(name).and_then(|c| c.as_primitive_opt::<Int64Type>());
         let Some(a) = col(major) else {
             return Ok(());
         };
         let b = minor.and_then(col);
-        let mut lo: Option<(i64, i64)> = None;
-        let mut hi: Option<(i64, i64)> = None;
+        let show = |(x, y): (i64, i64)| match minor {
+            Some(m) => format!("{major} {x}, {m} {y}"),
+            None => format!("{major} {x}"),
+        };
+        let mut prev = self.last_key;
         for i in 0..a.len() {
             if a.is_null(i) {
                 continue;
             }
             let k = (a.value(i), b.filter(|b| !b.is_null(i)).map_or(0, |b| b.value(i)));
-            lo = Some(lo.map_or(k, |l| l.min(k)));
-            hi = Some(hi.map_or(k, |h| h.max(k)));
+            if let Some(p) = prev
+                && k <= p
+            {
+                let what = match (k == p, prev == self.last_key) {
+                    (true, false) => "the page holds a row twice",
+                    (false, false) => "the page's rows are out of order",
+                    (_, true) => "the page repeats or goes back to rows already received",
+                };
+                return Err(self.err(
+                    page,
+                    format!(
+                        "{what} ({} after {}; rows were asked for oldest first, so each must come after the one before it)",
+                        show(k),
+                        show(p)
+                    ),
+                ));
+            }
+            prev = Some(k);
         }
-        if let (Some(lo), Some(prev)) = (lo, self.last_key)
-            && lo <= prev
-        {
-            let show = |(x, y): (i64, i64)| match minor {
-                Some(m) => format!("{major} {x}, {m} {y}"),
-                None => format!("{major} {x}"),
-            };
-            return Err(self.err(
-                page,
-                format!(
-                    "the page repeats or goes back to rows already received ({} after {}; rows were asked for oldest first)",
-                    show(lo),
-                    show(prev)
-                ),
-            ));
-        }
-        if hi.is_some() {
-            self.last_key = hi;
-        }
+        self.last_key = prev;
         Ok(())
     }
 
@@ -188,12 +193,17 @@ impl PageGuard {
         };
         let mut this_page = HashSet::new();
         for i in 0..dates.len() {
-            let key = hash_of((dates.value(i), token_bytes(tokens.as_ref(), i)));
-            if self.portfolio_keys.contains(&key) {
+            let token = token_bytes(tokens.as_ref(), i);
+            let key = hash_of((dates.value(i), token));
+            let earlier = self.portfolio_keys.contains(&key);
+            if earlier || !this_page.insert(key) {
                 let day = crate::vocab::window::date_string(dates.value(i));
-                return Err(self.err(page, format!("the page repeats the holdings of {day} already received")));
+                let token = token.map_or("the native coin".to_string(), |t| {
+                    std::str::from_utf8(t).map_or_else(|_| format!("0x{}", hex::encode(t)), str::to_string)
+                });
+                let where_ = if earlier { "already received" } else { "twice within the page" };
+                return Err(self.err(page, format!("the page repeats the holdings of {day} in {token} {where_}")));
             }
-            this_page.insert(key);
         }
         self.portfolio_keys.extend(this_page);
         Ok(())
@@ -247,6 +257,39 @@ mod tests {
         g.check(1, &events(&[(5, 0), (5, 1)]), Some("a")).unwrap();
         g.check(2, &events(&[(5, 2), (6, 0)]), Some("b")).unwrap();
         assert!(g.check(3, &events(&[(4, 9)]), Some("c")).is_err());
+    }
+
+    #[test]
+    fn a_row_repeated_or_out_of_order_within_one_page_ends_the_unit() {
+        // Issue #35: the same log twice in one page was written twice.
+        let e = guard().check(1, &events(&[(5, 0), (5, 1), (5, 1)]), Some("a")).unwrap_err();
+        assert!(e.to_string().contains("block_number 5, log_index 1"), "{e}");
+        assert!(guard().check(1, &events(&[(5, 1), (5, 0)]), Some("a")).is_err());
+        assert!(guard().check(1, &events(&[(6, 0), (5, 9)]), Some("a")).is_err());
+        guard().check(1, &events(&[(5, 0), (5, 1), (6, 0)]), Some("a")).unwrap();
+    }
+
+    #[test]
+    fn a_portfolio_page_repeating_a_day_and_token_within_itself_ends_the_unit() {
+        use arrow_array::{Date32Array, StringArray};
+        let page = |rows: &[(i32, &str)]| {
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("date", DataType::Date32, false),
+                Field::new("token_address", DataType::Utf8, true),
+            ]));
+            let dates = Date32Array::from_iter_values(rows.iter().map(|r| r.0));
+            let tokens = StringArray::from_iter_values(rows.iter().map(|r| r.1));
+            RecordBatch::try_new(schema, vec![Arc::new(dates), Arc::new(tokens)]).unwrap()
+        };
+        let mut g = PageGuard::new(Chain::Ethereum, Dataset::Portfolio, "u", None);
+        // Days in any order (the service does not say), each (day, token) once.
+        g.check(1, &page(&[(20_001, "0xa"), (20_000, "0xa"), (20_000, "0xb")]), Some("a"))
+            .unwrap();
+        let mut g = PageGuard::new(Chain::Ethereum, Dataset::Portfolio, "u", None);
+        let e = g
+            .check(1, &page(&[(20_000, "0xa"), (20_000, "0xb"), (20_000, "0xa")]), Some("a"))
+            .unwrap_err();
+        assert!(e.to_string().contains("0xa") && e.to_string().contains("2024-10-04"), "{e}");
     }
 
     #[test]

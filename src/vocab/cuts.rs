@@ -43,6 +43,14 @@ const MIN_TAIL_PAGES: f64 = 2.0;
 /// cuts fall on the same blocks whatever the window.
 /// Sizes above a rule's largest unit are never picked (sizes are clamped
 /// to it), so both rules share the ladders.
+/// How many more units than at page size 1 another page size may cut: a
+/// larger page picks larger units, fewer of them over the window, but
+/// cut at multiples of their size, and ladder sizes need not divide each
+/// other (10 and 25), so each of the cut's two runs (the units and the
+/// finer tail) may gain one unit from where its multiples fall (page 1
+/// cuts [270, 276) at multiples of 10, one unit; page 547 at multiples of
+/// 25, two). Validation's bound on units counts at page 1 plus this.
+pub const ALIGNMENT_SLACK: u64 = 2;
 const NICE_BLOCKS: [i64; 17] = [
     10, 20, 25, 50, 100, 200, 250, 500, 1_000, 2_000, 2_500, 5_000, 10_000, 20_000, 25_000, 50_000, 100_000,
 ];

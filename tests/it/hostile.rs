@@ -456,6 +456,50 @@ fn wrong_shape_json_fails_at_once_naming_where_and_truncated_bodies_are_retried(
             &["field `events`", "missing"],
         ),
         ("invalid UTF-8", bad_utf8, &["not valid JSON", "UTF-8"]),
+        // Issue #35: values outside their domain are malformed rows, not
+        // rows outside the unit to drop (the real row went missing).
+        (
+            "negative block_number",
+            page(r#""block_number":-7,"log_index":0,"topics":[]"#),
+            &["row 0", "field `block_number`", "-7"],
+        ),
+        (
+            "negative log_index",
+            page(r#""block_number":1000,"log_index":-1,"topics":[]"#),
+            &["row 0", "field `log_index`"],
+        ),
+        (
+            "block_number past int64",
+            page(r#""block_number":18446744073709551615,"log_index":0,"topics":[]"#),
+            &["row 0", "field `block_number`"],
+        ),
+        (
+            "negative transaction_index",
+            format!(
+                r#"{{"events":[{{{},"block_number":1000,"log_index":0,"topics":[]}}],"next_cursor":null}}"#,
+                EVENT.replace(r#""transaction_index":0"#, r#""transaction_index":-3"#)
+            )
+            .into_bytes(),
+            &["row 0", "field `transaction_index`"],
+        ),
+        (
+            "timestamp before 1970",
+            format!(
+                r#"{{"events":[{{{},"block_number":1000,"log_index":0,"topics":[]}}],"next_cursor":null}}"#,
+                EVENT.replace("2015-08-07T00:00:00Z", "1969-12-31T23:59:59Z")
+            )
+            .into_bytes(),
+            &["row 0", "field `block_timestamp`"],
+        ),
+        // Issue #35: the same log twice in one page was written twice.
+        (
+            "a row repeated within the page",
+            format!(
+                r#"{{"events":[{{{EVENT},"block_number":1000,"log_index":0,"topics":[]}},{{{EVENT},"block_number":1000,"log_index":0,"topics":[]}}],"next_cursor":null}}"#
+            )
+            .into_bytes(),
+            &["block_number 1000, log_index 0", "repeat"],
+        ),
         (
             "HTML with 200",
             b"<!DOCTYPE html><html><body>Welcome</body></html>".to_vec(),

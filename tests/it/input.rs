@@ -272,7 +272,7 @@ fn a_window_cut_into_too_many_units_is_refused_and_a_big_one_plans_quickly() {
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
     assert!(
-        t.contains("export[0].chunk_blocks:") && t.contains("1000000000 units on base"),
+        t.contains("export[0].chunk_blocks:") && t.contains("up to 1000000002 units on base"),
         "{t}"
     );
     // The largest window allowed, cut automatically, plans within bounds.
@@ -284,6 +284,34 @@ fn a_window_cut_into_too_many_units_is_refused_and_a_big_one_plans_quickly() {
     let o = run_in(dir.path(), &["plan", &p], &[]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(started.elapsed().as_secs() < 20);
+}
+
+#[test]
+fn chunk_keys_that_do_not_apply_to_the_window_are_errors_with_their_line() {
+    // Issue #35: both were accepted and silently ignored (the plan showed
+    // the automatic units).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let exports = "[[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"\nchunk_duration = \"1h\"\n\
+                   [[export]]\ndataset = \"events\"\nchains = [\"base\"]\nwindow = \"2025-05-01T00:00:00Z..2025-05-02T00:00:00Z\"\nchunk_blocks = 100\n\
+                   [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nnumbers = [1, 2]\nchunk_blocks = 10\n";
+    let p = write_spec(dir.path(), "c.toml", &sim_spec("c", &out, "", exports));
+    let o = run_in(dir.path(), &["validate", &p], &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    for want in [
+        "c.toml:14:18: export[0].chunk_duration: does not apply to a block window",
+        "c.toml:19:16: export[1].chunk_blocks: does not apply to a time window",
+        "c.toml:24:16: export[2].chunk_blocks: does not apply to `numbers`",
+    ] {
+        assert!(t.contains(want), "missing `{want}` in:\n{t}");
+    }
+    // Each where it applies is fine.
+    let exports = "[[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"\nchunk_blocks = 10\n\
+                   [[export]]\ndataset = \"events\"\nchains = [\"base\"]\nwindow = \"2025-05-01T00:00:00Z..2025-05-02T00:00:00Z\"\nchunk_duration = \"1h\"\n";
+    let p = write_spec(dir.path(), "ok.toml", &sim_spec("ok", &out, "", exports));
+    let o = run_in(dir.path(), &["validate", &p], &[]);
+    assert!(o.status.success(), "{}", text(&o));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::Validator;
 use crate::spec::raw::RawExport;
 use crate::spec::{Dataset, Export, Incremental};
 use crate::vocab::chain::Chain;
-use crate::vocab::forms::{parse_block, parse_duration};
+use crate::vocab::forms::parse_block;
 use crate::vocab::window::{Align, Window};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -113,6 +113,7 @@ impl Validator<'_> {
             None => window,
         };
         let is_incremental = e.incremental.as_ref().is_some_and(|x| *x.get_ref());
+        self.chunk_keys_fit(&at, window, is_incremental);
         let mut selection = self.selection(&at, dataset, window, chunks, is_incremental)?;
         let decoding = if dataset == Dataset::Events {
             self.decoding(&at, &mut selection)
@@ -216,26 +217,6 @@ impl Validator<'_> {
                 );
             }
         }
-    }
-
-    /// `chunk_blocks` and `chunk_duration` (in seconds): the unit sizes.
-    fn chunks(&mut self, at: &At<'_>) -> (Option<u64>, Option<i64>) {
-        let e = at.raw;
-        let chunk_blocks = e.chunk_blocks.as_ref().map(|_| {
-            let default = crate::spec::defaults::CHUNK_BLOCKS as i64;
-            self.int_in(&e.chunk_blocks, &at.key("chunk_blocks"), 1, 100_000_000, default) as u64
-        });
-        let chunk_secs = match &e.chunk_duration {
-            None => None,
-            Some(d) => match parse_duration(d.get_ref()) {
-                Ok(secs) => Some(secs),
-                Err(msg) => {
-                    self.err(d.span(), at.key("chunk_duration"), msg);
-                    None
-                }
-            },
-        };
-        (chunk_blocks, chunk_secs)
     }
 
     /// `align`: whole UTC days or hours, for a relative window of whole periods.

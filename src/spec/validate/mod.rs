@@ -7,6 +7,7 @@
 //! pass reports every problem; [`Validator::spec`] yields the typed
 //! [`Spec`], which is only handed out when nothing was reported.
 
+mod chunks;
 mod decoding;
 mod export;
 mod output;

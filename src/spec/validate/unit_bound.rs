@@ -5,15 +5,16 @@ use super::Validator;
 use super::export::At;
 use crate::spec::{MAX_UNITS, Selection, unit_count};
 use crate::vocab::chain::Chain;
-use crate::vocab::cuts::CutRule;
+use crate::vocab::cuts::{ALIGNMENT_SLACK, CutRule};
 use crate::vocab::window::Resolved;
 
 impl Validator<'_> {
     /// Refuses an export and chain cut into more than [`MAX_UNITS`]
-    /// units, counted without making them and at page size 1 (the most units
-    /// any page size gives, so a resumed job with another page size is
-    /// covered too) under the hourly rule (the most any rule gives, so a
-    /// job started under it is covered too). Incremental exports are cut per run, from the mark.
+    /// units, counted without making them at page size 1 plus
+    /// [`ALIGNMENT_SLACK`] (the most units any page size gives, so a resumed
+    /// job with another page size is covered too) under the hourly rule
+    /// (the most any rule gives, so a job started under it is covered too).
+    /// Incremental exports are cut per run, from the mark.
     pub(super) fn unit_bound(&mut self, at: &At<'_>, chains: &[Chain], selection: &Selection, incremental: bool) {
         let Some((window, chunk_blocks, chunk_secs)) = selection.chunked_window().filter(|_| !incremental) else {
             return;
@@ -21,7 +22,7 @@ impl Validator<'_> {
         // A relative window's length is what decides its units.
         let resolved = window.resolve(0);
         for &chain in chains {
-            let n = unit_count(selection, chain, resolved, 1, CutRule::Hourly);
+            let n = unit_count(selection, chain, resolved, 1, CutRule::Hourly) + ALIGNMENT_SLACK;
             if n <= MAX_UNITS {
                 continue;
             }
@@ -41,7 +42,7 @@ impl Validator<'_> {
                 span.unwrap_or(at.dataset_span.clone()),
                 at.key(key),
                 format!(
-                    "cuts the window into {n} units on {chain}, more than the {MAX_UNITS} an export may have on a chain: set {fix}, or split the window over several jobs"
+                    "cuts the window into up to {n} units on {chain}, more than the {MAX_UNITS} an export may have on a chain: set {fix}, or split the window over several jobs"
                 ),
             );
             return;
