@@ -89,6 +89,20 @@ impl Client {
             Err(e) => e,
         };
         self.stats.transport_errors.fetch_add(1, Ordering::Relaxed);
+        if crate::util::fd_limit::is_exhausted(&e) {
+            // Not the service: this process has no descriptor left for a
+            // socket. Retried (others' files close meanwhile), never
+            // counted against the service's health.
+            return Err(Attempt::Retry {
+                why: format!(
+                    "this process ran out of file descriptors (the open-file limit, ulimit -n, is {}): not a problem of the service; lower source.max_concurrency or raise the limit",
+                    crate::util::fd_limit::current().map_or("unknown".into(), |l| l.to_string())
+                ),
+                after: None,
+                transport: true,
+                connect: false,
+            });
+        }
         let why = describe(&e);
         if e.is_builder() {
             return Err(Attempt::Fail(ApiError::Config {

@@ -165,7 +165,9 @@ pub fn main() -> std::process::ExitCode {
         Err(e) => return usage_error(e),
     };
     crate::util::redact::register_env();
+    let open_files = crate::util::fd_limit::raise();
     init_logs(&cli);
+    tracing::debug!(?open_files, "open-file limit");
     let rt = match runtime(&cli) {
         Ok(rt) => rt,
         Err(e) => {

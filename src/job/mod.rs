@@ -152,8 +152,9 @@ impl RunOptions {
 /// incremental exports run from their mark to the confirmed head. With
 /// `opts.follow` it then keeps polling and exporting newly confirmed blocks
 /// until cancelled.
-pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
+pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
     let started = Instant::now();
+    fit_open_file_limit(&mut spec);
     let started_at = chrono::Utc::now().to_rfc3339();
     if opts.follow && !spec.exports.iter().any(|e| e.incremental.is_some()) {
         return Err(RunError::Follow);
@@ -169,6 +170,24 @@ pub async fn run(spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) ->
     let result = run_leased(spec, opts, cancel, cfg, sink, started, started_at).await;
     lease.release().await;
     result
+}
+
+/// Lowers `max_concurrency` to what the open-file limit allows (see
+/// [`crate::util::fd_limit`]), saying so, rather than failing units.
+fn fit_open_file_limit(spec: &mut Spec) {
+    let Some(limit) = crate::util::fd_limit::current() else {
+        return;
+    };
+    let wanted = spec.source.max_concurrency;
+    let fits = crate::util::fd_limit::concurrency_within(limit, wanted);
+    if fits < wanted {
+        tracing::warn!(
+            "the open-file limit is {limit} (ulimit -n; the hard limit, which this process raised its own to): \
+             running {fits} requests at once instead of max_concurrency = {wanted}, since each needs sockets and files; \
+             raise the hard limit (ulimit -Hn, LimitNOFILE=, or the container's nofile) for more"
+        );
+        spec.source.max_concurrency = fits;
+    }
 }
 
 /// [`run`], holding the job's lease.

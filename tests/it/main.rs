@@ -11,6 +11,7 @@ mod forms;
 mod hostile;
 mod input;
 mod layout;
+mod limits;
 mod operator;
 mod ops;
 mod planning;
