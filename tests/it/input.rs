@@ -315,6 +315,22 @@ fn chunk_keys_that_do_not_apply_to_the_window_are_errors_with_their_line() {
 }
 
 #[test]
+fn a_decoded_table_named_like_another_dataset_is_reserved_not_an_overlap() {
+    // Issue #32: besides "reserved", validate said the events export
+    // overlapped a blocks export ("both select events rows").
+    let dir = tempfile::tempdir().unwrap();
+    let exports = "[[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"\n\
+                   [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"\n\
+                   decode = true\nsignatures = [\"event A(uint256 a)\"]\ntable = \"blocks\"\n";
+    let p = write_spec(dir.path(), "t.toml", &sim_spec("t", &dir.path().join("out"), "", exports));
+    let o = run_in(dir.path(), &["validate", &p], &[]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("`blocks` is reserved"), "{t}");
+    assert!(!t.contains("overlaps"), "{t}");
+}
+
+#[test]
 fn overlapping_exports_are_refused_naming_both_and_the_chain() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, &str, bool); 9] = [

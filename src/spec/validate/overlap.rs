@@ -10,15 +10,18 @@ use crate::vocab::window::{Resolved, Window, iso};
 use toml::Spanned;
 
 impl Validator<'_> {
-    /// Refuses two exports that select the same rows (same dataset, a
-    /// shared chain, filters whose rows can meet, windows that meet): each
+    /// Refuses two exports that select the same rows (same dataset and a
+    /// shared table, a shared chain, filters whose rows can meet, windows
+    /// that meet): each
     /// would write them, and readers would see every such row twice.
     pub(super) fn overlaps(&mut self, raw: &[Spanned<RawExport>], exports: &[Export]) {
         for (j, b) in exports.iter().enumerate() {
             for a in &exports[..j] {
-                // Exports overlap only where they write the same table.
+                // Exports overlap only where they select rows of the same
+                // dataset into the same table (a decoded table named like
+                // another dataset's is refused as reserved, not as this).
                 let (ta, tb) = (a.tables(), b.tables());
-                if !ta.iter().any(|t| tb.contains(t)) {
+                if a.dataset != b.dataset || !ta.iter().any(|t| tb.contains(t)) {
                     continue;
                 }
                 let Some(chain) = a.chains.iter().find(|c| b.chains.contains(c)) else {
