@@ -94,7 +94,8 @@ pub(crate) enum Command {
         spec: SpecArgs,
     },
     /// Check every committed file against its checkpoint (exists, size,
-    /// rows); exit 1 listing what is missing or changed.
+    /// rows); exit 1 listing what is missing or changed, or an operation
+    /// left unfinished.
     Verify {
         #[command(flatten)]
         spec: SpecArgs,
@@ -109,10 +110,16 @@ pub(crate) enum Command {
         #[command(flatten)]
         spec: SpecArgs,
     },
-    /// Show a job's progress from its checkpoints.
+    /// Show a job's progress from its checkpoints, and any operation left
+    /// unfinished (a compaction swap, a repair, a --fresh clearing).
     Status {
         #[command(flatten)]
         spec: SpecArgs,
+        /// text, or json: one document with `state` (not_started,
+        /// in_progress, complete, interrupted), unit and row counts, and
+        /// `interrupted[]` ({kind, at, readers, finish}).
+        #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+        format: String,
     },
     /// Write a commented example spec to start from.
     Init {

@@ -18,7 +18,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
     match cli.command {
         Command::Validate { spec } => validate(&spec),
         Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary).await,
-        Command::Status { spec } => status(&spec).await,
+        Command::Status { spec, format } => status(&spec, &format).await,
         Command::Compact { spec } => compact(&spec, quiet).await,
         Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
         Command::Init { path, force } => init(&path, force),
@@ -122,20 +122,40 @@ fn parse_as_of(as_of: Option<&str>) -> Result<Option<i64>, CliError> {
         .map_err(|m| CliError::Usage(format!("--as-of: {m}")))
 }
 
-async fn status(args: &SpecArgs) -> Result<Exit, CliError> {
+async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
     let s = load(args)?;
     let JobStatus {
         units,
         states,
         marks,
         periods,
+        interrupted,
     } = job::status(&s).await.map_err(|e| CliError::io("reading the job's state", e))?;
+    if format == "json" {
+        let done = units.iter().filter(|u| states.get(&u.id).is_some_and(|st| st.done)).count();
+        let doc = serde_json::json!({
+            "job": s.name,
+            "state": if !interrupted.is_empty() { "interrupted" } else if units.is_empty() { "not_started" } else if done == units.len() { "complete" } else { "in_progress" },
+            "units": units.len(),
+            "units_done": done,
+            "rows": states.values().map(|st| st.rows).sum::<u64>(),
+            "interrupted": interrupted,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return Ok(Exit::Success);
+    }
     print!("{}", render::status_table(&s, &units, &states, marks.len() + periods.len()));
     for p in periods {
         println!("export[{}]: aligned period {} exported", p.export, p.window);
     }
     for m in &marks {
         println!("{}", mark_line(&s, m));
+    }
+    if !interrupted.is_empty() {
+        println!("interrupted, not finished:");
+        for line in interrupted_lines(&interrupted) {
+            println!("{line}");
+        }
     }
     Ok(Exit::Success)
 }
@@ -162,14 +182,60 @@ fn mark_line(s: &Spec, m: &Mark) -> String {
     )
 }
 
+/// One line per interrupted operation: what, where, what readers see and
+/// what finishes it.
+fn interrupted_lines(ops: &[crate::state::Interrupted]) -> Vec<String> {
+    ops.iter()
+        .map(|op| {
+            let what = match op.kind {
+                "compaction_swap" => "a compaction swap was interrupted (new files written, old ones not all deleted)",
+                "compaction" => "a compaction was interrupted before its swap",
+                "repair" => "a repair (verify --repair) was interrupted",
+                _ => "a --fresh clearing was interrupted",
+            };
+            format!("  {}: {what}; readers see {} until it ends; {}", op.at, op.readers, op.finish)
+        })
+        .collect()
+}
+
 async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    let problems = job::verify(&s).await?;
-    if problems.is_empty() {
+    let job::inspect::Verification { interrupted, problems } = job::verify(&s).await?;
+    if !interrupted.is_empty() {
+        let n = interrupted.len();
+        println!("{}: {n} operation{} begun and not finished:", s.name, if n == 1 { "" } else { "s" });
+        for line in interrupted_lines(&interrupted) {
+            println!("{line}");
+        }
+    }
+    if repair && !interrupted.is_empty() {
+        // Swaps are finished first, with no request; what is still wrong
+        // afterwards is repaired by exporting units again.
+        let finished = job::compact::finish_swaps(&s).await?;
+        if !finished.is_empty() {
+            println!(
+                "finished {} compaction swap{}",
+                finished.len(),
+                if finished.len() == 1 { "" } else { "s" }
+            );
+        }
+        let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh"));
+        if !needs_run {
+            return Box::pin(verify(args, repair, quiet)).await;
+        }
+    }
+    if problems.is_empty() && interrupted.is_empty() {
         println!("{}: every committed file is in place", s.name);
         return Ok(Exit::Success);
     }
-    let units: BTreeSet<String> = problems.iter().filter(|p| !p.unit.is_empty()).map(|p| p.unit.clone()).collect();
+    if problems.is_empty() && !repair {
+        println!(
+            "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",
+            args.spec
+        );
+        return Ok(Exit::Failed);
+    }
+    let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     println!(
         "{}: {} committed file{} missing or changed, in {} unit{}:",
@@ -180,10 +246,10 @@ async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliE
         plural(units.len())
     );
     for p in &problems {
-        let unit = if p.unit.is_empty() {
-            String::new()
-        } else {
-            format!(" (unit {})", p.unit)
+        let unit = match p.units.as_slice() {
+            [] => String::new(),
+            [u] => format!(" (unit {u})"),
+            us => format!(" (rows of {} units: {})", us.len(), us.join(", ")),
         };
         println!("  {}: {}{unit}", p.path, p.what);
     }

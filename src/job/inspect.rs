@@ -7,7 +7,7 @@ use super::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::{JobIdentity, Spec};
-use crate::state::{FileProblem, Mark, StateStore, UnitState};
+use crate::state::{FileProblem, Interrupted, Mark, StateStore, UnitState};
 use crate::vocab::window::Resolved;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,6 +23,9 @@ pub struct JobStatus {
     pub marks: Vec<Mark>,
     /// Aligned periods exported completely.
     pub periods: Vec<Segment>,
+    /// Operations begun and not finished (a compaction swap, a repair, a
+    /// `--fresh` clearing).
+    pub interrupted: Vec<Interrupted>,
 }
 
 /// A job's units, checkpoints, marks and exported periods, for `status`.
@@ -31,30 +34,58 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
     let state = StateStore::new(sink, &spec.name);
     // After an interrupted --fresh the next run starts over: not started.
     if state.clear_interrupted().await? {
-        return Ok(JobStatus::default());
+        return Ok(JobStatus {
+            interrupted: vec![Interrupted::fresh()],
+            ..JobStatus::default()
+        });
     }
-    let (units, states) = match state.load_job().await? {
-        Some(job) => (plan::plan(spec, &job.windows, job.cutting(spec), &[]), state.load_units().await?),
-        None => (Vec::new(), HashMap::new()),
+    let (units, states, interrupted) = match state.load_job().await? {
+        Some(job) => (
+            plan::plan(spec, &job.windows, job.cutting(spec), &[]),
+            state.load_units().await?,
+            Interrupted::of_compactions(&state.load_compactions().await?),
+        ),
+        None => (Vec::new(), HashMap::new(), Vec::new()),
     };
     Ok(JobStatus {
         units,
         states,
         marks: state.load_marks().await?,
         periods: state.load_periods().await?,
+        interrupted,
     })
 }
 
-/// Every committed file of the job that is missing or not as its checkpoint
+/// What `verify` found: operations begun and not finished, and committed
+/// files that are missing or changed.
+#[derive(Debug, Default)]
+pub struct Verification {
+    /// Operations begun and not finished; their files are not problems.
+    pub interrupted: Vec<Interrupted>,
+    /// Committed files missing or changed.
+    pub problems: Vec<FileProblem>,
+}
+
+/// The operations the job's state records as begun and not finished, and
+/// every committed file of the job that is missing or not as its checkpoint
 /// recorded it (`chainetl verify`).
-pub async fn verify(spec: &Spec) -> Result<Vec<FileProblem>, RunError> {
+pub async fn verify(spec: &Spec) -> Result<Verification, RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
-    if state.clear_interrupted().await? || state.load_job().await?.is_none() {
-        return Ok(Vec::new());
+    if state.clear_interrupted().await? {
+        return Ok(Verification {
+            interrupted: vec![Interrupted::fresh()],
+            problems: Vec::new(),
+        });
+    }
+    if state.load_job().await?.is_none() {
+        return Ok(Verification::default());
     }
     let states = state.load_units().await?;
-    Ok(state.verify(&spec.tables(), &states).await?)
+    Ok(Verification {
+        interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
+        problems: state.verify(&spec.tables(), &states).await?,
+    })
 }
 
 /// What `chainetl plan` shows: the job as the next `run` would see it.

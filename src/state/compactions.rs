@@ -224,3 +224,25 @@ impl StateStore {
         Some(JobFile::Unit(unit.to_string(), seq))
     }
 }
+
+/// The units a repair of `seed` acts on: every record holding rows of one
+/// of them is dissolved, and with it every unit whose rows it holds, and
+/// so on (a unit's rows may span partitions). `units_of[i]` are the units
+/// of record `i`; returns the units, sorted, and which records are hit.
+pub fn repair_closure(units_of: &[Vec<String>], seed: &[String]) -> (Vec<String>, Vec<bool>) {
+    let mut all: std::collections::BTreeSet<String> = seed.iter().cloned().collect();
+    let mut hit = vec![false; units_of.len()];
+    loop {
+        let mut grew = false;
+        for (i, us) in units_of.iter().enumerate() {
+            if !hit[i] && us.iter().any(|u| all.contains(u)) {
+                hit[i] = true;
+                grew = true;
+                all.extend(us.iter().cloned());
+            }
+        }
+        if !grew {
+            return (all.into_iter().collect(), hit);
+        }
+    }
+}

@@ -185,12 +185,12 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
-pub use compactions::{Compactions, JobFile, Listed};
+pub use compactions::{Compactions, JobFile, Listed, repair_closure};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
 pub use manifests::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
-pub use verify::FileProblem;
+pub use verify::{FileProblem, Interrupted};
 
 use crate::sink::{Sink, SinkError};
 use std::sync::Arc;

@@ -1,5 +1,8 @@
 //! `chainetl verify`: checks that every file a checkpoint says was
-//! committed is still there and as it was committed.
+//! committed is still there and as it was committed, and finds the
+//! operations a process began and did not finish ([`Interrupted`]): their
+//! files are in flight, neither damaged nor final, so they are reported as
+//! the operation, never as problems of files.
 
 use super::{StateError, StateStore, UnitState};
 use object_store::ObjectStoreExt;
@@ -9,12 +12,87 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileProblem {
     /// The unit that committed it; empty for a file no state accounts for,
-    /// which no unit's export can repair.
+    /// which no unit's export can repair. For a compacted file, the first
+    /// of `units`.
     pub unit: String,
+    /// Every unit whose rows the file holds (a compacted file holds
+    /// several; a unit file, its one unit).
+    pub units: Vec<String>,
     /// Path relative to the output root.
     pub path: String,
     /// What is wrong.
     pub what: String,
+}
+
+/// An operation a process began and did not finish, as the job's state
+/// records it: until it ends, readers of the output see a table that is not
+/// the job's (rows twice, or missing), and the files it touches are in
+/// flight, not damaged.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Interrupted {
+    /// A word for scripts: `compaction_swap` (new files written, old ones
+    /// not all deleted), `compaction` (new files written hidden, before the
+    /// swap), `repair` (a `verify --repair` dissolving compacted files), or
+    /// `fresh` (a `--fresh` clearing).
+    pub kind: &'static str,
+    /// Where: a partition (`events/chain=base/date=2025-05-31`), or the job.
+    pub at: String,
+    /// What readers see until it ends.
+    pub readers: &'static str,
+    /// What finishes it.
+    pub finish: &'static str,
+}
+
+impl Interrupted {
+    /// The operations `compactions` record as begun and not finished.
+    pub fn of_compactions(compactions: &[super::Compaction]) -> Vec<Interrupted> {
+        let mut out = Vec::new();
+        for c in compactions {
+            let (kind, readers, finish) = if !c.dissolving.is_empty() {
+                (
+                    "repair",
+                    "rows of the units being exported again may be missing",
+                    "the next run or `chainetl verify SPEC --repair` finishes it (exporting those units again)",
+                )
+            } else {
+                match &c.pending {
+                    Some(p) if p.swapping => (
+                        "compaction_swap",
+                        "rows twice (new files beside old ones), or missing",
+                        "`chainetl compact SPEC` or the next run finishes it, with no request to the service",
+                    ),
+                    Some(_) => (
+                        "compaction",
+                        "the table as it was (the new files are hidden)",
+                        "`chainetl compact SPEC` or the next run rolls it back, with no request to the service",
+                    ),
+                    None => continue,
+                }
+            };
+            out.push(Interrupted {
+                kind,
+                at: c.partition.clone(),
+                readers,
+                finish,
+            });
+        }
+        out
+    }
+
+    /// An interrupted `--fresh`.
+    pub fn fresh() -> Interrupted {
+        Interrupted {
+            kind: "fresh",
+            at: "the job".into(),
+            readers: "part of the old output, being deleted",
+            finish: "the next run finishes the clearing and exports the job again",
+        }
+    }
+
+    /// Whether readers see a table that is not the job's until it ends.
+    pub fn misleads_readers(&self) -> bool {
+        self.kind != "compaction"
+    }
 }
 
 impl StateStore {
@@ -36,7 +114,12 @@ impl StateStore {
             })
             .collect();
         let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
-        let compactions = self.load_compactions().await?;
+        let all = self.load_compactions().await?;
+        // Records of an operation in progress ([`Interrupted`]): their
+        // files, and the units a repair is exporting again, are in flight.
+        let (busy, compactions): (Vec<_>, Vec<_>) = all.into_iter().partition(|c| c.pending.is_some() || !c.dissolving.is_empty());
+        let (in_flight, dissolving) = in_flight(&busy);
+        let in_flight_names: HashSet<&str> = in_flight.iter().filter_map(|r| r.rsplit('/').next()).collect();
         // Files a compaction replaced are accounted for by its files.
         let replaced: HashSet<&str> = compactions.iter().flat_map(|c| c.replaced.iter().map(String::as_str)).collect();
         let replaced_names: HashSet<&str> = replaced.iter().filter_map(|r| r.rsplit('/').next()).collect();
@@ -45,12 +128,13 @@ impl StateStore {
             seqs.entry(unit.as_str()).or_default().insert(*seq);
         }
         let mut problems = Vec::new();
-        let mut ids: Vec<&String> = states.keys().collect();
+        let mut ids: Vec<&String> = states.keys().filter(|id| !dissolving.contains(id.as_str())).collect();
         ids.sort();
         for id in ids {
             let st = &states[id];
             let problem = |path: &str, what: String| FileProblem {
                 unit: id.clone(),
+                units: vec![id.clone()],
                 path: path.into(),
                 what,
             };
@@ -58,14 +142,18 @@ impl StateStore {
                 let present = seqs.get(id.as_str());
                 for seq in (0..st.next_seq).filter(|s| !present.is_some_and(|p| p.contains(s))) {
                     let name = crate::sink::file_name(&self.file_prefix(id), seq);
-                    if replaced_names.contains(name.as_str()) {
+                    if replaced_names.contains(name.as_str()) || in_flight_names.contains(name.as_str()) {
                         continue;
                     }
                     problems.push(problem(&name, "missing".into()));
                 }
                 continue;
             }
-            for f in st.committed.iter().filter(|f| !replaced.contains(f.path.as_str())) {
+            for f in st
+                .committed
+                .iter()
+                .filter(|f| !replaced.contains(f.path.as_str()) && !in_flight.contains(&f.path))
+            {
                 match sizes.get(f.path.as_str()) {
                     None => problems.push(problem(&f.path, format!("missing ({} rows)", f.rows))),
                     Some(&b) if b != f.bytes => problems.push(problem(&f.path, format!("changed: {b} bytes, {} when committed", f.bytes))),
@@ -77,26 +165,37 @@ impl StateStore {
                 }
             }
         }
+        let files: Vec<_> = files.into_iter().filter(|(rel, ..)| !in_flight.contains(rel)).collect();
         problems.extend(self.verify_compacted(&compactions, &all_sizes, &files, &replaced).await?);
-        // A compacted file no record names (a record lost, the index
-        // restored from an older backup) holds rows that are also counted
-        // elsewhere, or whose units no record ties to it: nothing can
-        // repair that from state.
-        let named: HashSet<&str> = compactions.iter().flat_map(|c| c.files.iter().map(|f| f.path.as_str())).collect();
-        for f in listed.iter().filter(|f| matches!(f.kind, super::JobFile::Compacted(..))) {
-            if !named.contains(f.rel.as_str()) {
-                problems.push(FileProblem {
-                    unit: String::new(),
-                    path: f.rel.clone(),
-                    what: format!(
-                        "a compacted file, but no compaction record names it (its rows may be counted twice): \
-                         restore {} from a backup that names it, or re-run with --fresh",
-                        self.location(&format!("{}/compactions.json", self.dir))
-                    ),
-                });
-            }
-        }
+        problems.extend(self.unnamed_compacted(&compactions, &listed, &in_flight));
         Ok(problems)
+    }
+
+    /// A compacted file no record names (a record lost, the index restored
+    /// from an older backup) holds rows that are also counted elsewhere, or
+    /// whose units no record ties to it: nothing can repair that from state.
+    fn unnamed_compacted(
+        &self,
+        compactions: &[super::Compaction],
+        listed: &[super::Listed],
+        in_flight: &HashSet<String>,
+    ) -> Vec<FileProblem> {
+        let named: HashSet<&str> = compactions.iter().flat_map(|c| c.files.iter().map(|f| f.path.as_str())).collect();
+        listed
+            .iter()
+            .filter(|f| matches!(f.kind, super::JobFile::Compacted(..)) && !in_flight.contains(&f.rel))
+            .filter(|f| !named.contains(f.rel.as_str()))
+            .map(|f| FileProblem {
+                unit: String::new(),
+                units: Vec::new(),
+                path: f.rel.clone(),
+                what: format!(
+                    "a compacted file, but no compaction record names it (its rows may be counted twice): \
+                     restore {} from a backup that names it, or re-run with --fresh",
+                    self.location(&format!("{}/compactions.json", self.dir))
+                ),
+            })
+            .collect()
     }
 
     /// The compaction side of [`StateStore::verify`]: every compacted file
@@ -115,21 +214,29 @@ impl StateStore {
         for (rel, unit, _, _) in files.iter().filter(|(rel, ..)| replaced.contains(rel.as_str())) {
             problems.push(FileProblem {
                 unit: unit.clone(),
+                units: vec![unit.clone()],
                 path: rel.clone(),
                 what: "present, but a compaction already holds its rows (rows twice)".into(),
             });
         }
-        for c in compactions {
-            // The unit a repair starts from: any whose rows the files hold.
-            let unit = c
-                .replaced
-                .iter()
-                .find_map(|r| r.rsplit('/').next().and_then(|n| self.classify(n)))
-                .and_then(|k| match k {
-                    super::JobFile::Unit(u, _) => Some(u),
-                    _ => None,
-                })
-                .unwrap_or_default();
+        let units_of: Vec<Vec<String>> = compactions
+            .iter()
+            .map(|c| {
+                c.replaced
+                    .iter()
+                    .filter_map(|r| r.rsplit('/').next().and_then(|n| self.classify(n)))
+                    .filter_map(|k| match k {
+                        super::JobFile::Unit(u, _) => Some(u),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        for (c, own) in compactions.iter().zip(&units_of) {
+            // Every unit a repair of this file exports again: its own, and
+            // those of the partitions their rows share compacted files with.
+            let (units, _) = super::repair_closure(&units_of, own);
+            let unit = units.first().cloned().unwrap_or_default();
             for f in &c.files {
                 let what = match all_sizes.get(f.path.as_str()) {
                     None => Some(format!("missing ({} rows, compacted)", f.rows)),
@@ -143,6 +250,7 @@ impl StateStore {
                 if let Some(what) = what {
                     problems.push(FileProblem {
                         unit: unit.clone(),
+                        units: units.clone(),
                         path: f.path.clone(),
                         what,
                     });
@@ -189,4 +297,21 @@ impl StateStore {
             .map(|m| m.file_metadata().num_rows().max(0) as u64)
             .map_err(|e| e.to_string()))
     }
+}
+
+/// The files of operations in progress (`busy` records), and the units a
+/// repair among them is exporting again.
+fn in_flight(busy: &[super::Compaction]) -> (HashSet<String>, HashSet<&str>) {
+    let mut files: HashSet<String> = HashSet::new();
+    let mut dissolving: HashSet<&str> = HashSet::new();
+    for c in busy {
+        files.extend(c.replaced.iter().cloned());
+        files.extend(c.files.iter().map(|f| f.path.clone()));
+        if let Some(p) = &c.pending {
+            files.extend(p.inputs.iter().cloned());
+            files.extend(p.outputs.iter().map(|f| f.path.clone()));
+        }
+        dissolving.extend(c.dissolving.iter().map(String::as_str));
+    }
+    (files, dissolving)
 }

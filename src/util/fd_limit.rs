@@ -40,14 +40,14 @@ pub fn raise() -> Option<u64> {
             lim.rlim_cur = lim.rlim_max;
         }
     }
-    Some(u64::try_from(lim.rlim_cur).unwrap_or(u64::MAX))
+    Some(lim.rlim_cur)
 }
 
 /// The soft open-file limit in force (`None` where it cannot be read).
 pub fn current() -> Option<u64> {
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: as in `raise`.
-    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then(|| u64::try_from(lim.rlim_cur).unwrap_or(u64::MAX))
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim.rlim_cur)
 }
 
 /// The most request slots, up to `wanted`, whose sockets and files fit in

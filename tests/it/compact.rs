@@ -260,6 +260,16 @@ fn verify_repair_of_a_lost_compacted_file_exports_its_rows_again() {
     let v = chainetl(&["verify", &s]);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
     assert!(text(&v).contains("compacted"), "{}", text(&v));
+    // Issue #32: every unit whose rows the file held is named (the list
+    // `--repair` acts on), not just one of them.
+    let t = text(&v);
+    let named = t
+        .split("(rows of ")
+        .nth(1)
+        .and_then(|r| r.split(" units").next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert!(named.is_some_and(|n| n > 1), "{t}");
+    assert!(t.contains(&format!("in {} units", named.unwrap())), "{t}");
     let r = chainetl(&["verify", &s, "--repair"]);
     assert!(r.status.success(), "{}", text(&r));
     assert_compacted_exact(&out, &ev, &bl);

@@ -10,6 +10,7 @@ mod export;
 mod forms;
 mod hostile;
 mod input;
+mod interrupted;
 mod layout;
 mod limits;
 mod operator;

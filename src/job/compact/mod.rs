@@ -33,7 +33,7 @@
 mod step;
 mod swap;
 
-pub use step::compact_job;
+pub use step::{compact_job, finish_swaps};
 
 use super::error::RunError;
 use crate::sink::{Sink, compacted_name};

@@ -92,3 +92,33 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<Compa
     lease.release().await;
     result
 }
+
+/// `verify --repair`'s first step: finishes the compaction swaps a dead
+/// run left (forward once `swapping`, else back), holding the whole job's
+/// lease, with no request to the service. A repair or `--fresh` left
+/// unfinished needs units exported again: the run that follows finishes
+/// those. Returns the partitions whose swap it finished.
+pub async fn finish_swaps(spec: &Spec) -> Result<Vec<String>, RunError> {
+    let sink = std::sync::Arc::new(Sink::open(&spec.output)?);
+    let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &crate::state::lease::scope(None)).await?;
+    let result = async {
+        let state = StateStore::new(sink.clone(), &spec.name);
+        let c = Compactor {
+            spec,
+            state: &state,
+            sink: &sink,
+            now: chrono::Utc::now().timestamp(),
+        };
+        let mut done = Vec::new();
+        for mut record in state.load_compactions().await? {
+            if record.pending.is_some() && record.dissolving.is_empty() {
+                c.recover(&mut record).await?;
+                done.push(record.partition);
+            }
+        }
+        Ok(done)
+    }
+    .await;
+    lease.release().await;
+    result
+}

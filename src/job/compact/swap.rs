@@ -5,7 +5,6 @@
 use super::Compactor;
 use crate::job::error::RunError;
 use crate::state::{Compaction, JobFile};
-use std::collections::HashSet;
 
 impl Compactor<'_> {
     /// What a run holding the whole job does first (so readers see no
@@ -79,25 +78,9 @@ impl Compactor<'_> {
     pub async fn dissolve_for(&self, units: &[String]) -> Result<Vec<String>, RunError> {
         self.recover_all().await?;
         let records = self.state.load_compactions().await?;
-        let mut all: HashSet<String> = units.iter().cloned().collect();
-        let mut hit = vec![false; records.len()];
-        loop {
-            let mut grew = false;
-            for (i, c) in records.iter().enumerate() {
-                let us = self.units_of(c);
-                if !hit[i] && us.iter().any(|u| all.contains(u)) {
-                    hit[i] = true;
-                    grew = true;
-                    all.extend(us);
-                }
-            }
-            if !grew {
-                break;
-            }
-        }
+        let units_of: Vec<Vec<String>> = records.iter().map(|c| self.units_of(c)).collect();
+        let (all, hit) = crate::state::repair_closure(&units_of, units);
         let states = self.state.load_units().await?;
-        let mut all: Vec<String> = all.into_iter().collect();
-        all.sort();
         // A unit of a fixed window without a checkpoint is planned again
         // anyway; one of a closed period or segment would never be.
         let per_run = |u: &str| {

@@ -65,6 +65,7 @@ async fn verify_without_recorded_files_checks_sequences() {
         problems,
         vec![FileProblem {
             unit: UNIT.into(),
+            units: vec![UNIT.into()],
             path: format!("j-{UNIT}-000001.parquet"),
             what: "missing".into(),
         }]

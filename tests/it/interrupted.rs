@@ -1,0 +1,57 @@
+//! Operations begun and not finished (issue #32): `verify` and `status`
+//! name an interrupted compaction swap as what it is (not as damaged
+//! files), and `verify --repair` finishes it first, with no request to the
+//! service, then repairs only what is really missing.
+
+use crate::common::*;
+use crate::compact::{BLOCK_KEY, EVENT_KEY, reference, spec};
+
+#[test]
+fn an_interrupted_swap_is_named_by_verify_and_status_and_repair_finishes_it_with_no_request() {
+    let sim = Sim::start(frozen());
+    let (_r, ev, bl) = reference(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "");
+    // Killed mid-swap: outputs published, two inputs deleted, the rest not.
+    let o = crash_bin("compact-deleting:2").args(["run", &s, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
+
+    let v = chainetl(&["verify", &s]);
+    let t = text(&v);
+    assert_eq!(v.status.code(), Some(1), "readers see rows twice right now: {t}");
+    assert!(t.contains("a compaction swap was interrupted") && t.contains("rows twice"), "{t}");
+    assert!(t.contains("`chainetl compact SPEC`") && t.contains("no request"), "{t}");
+    assert!(
+        !t.contains("missing or changed") && !t.contains("already holds its rows"),
+        "no file is damaged: {t}"
+    );
+
+    let st = chainetl(&["status", &s]);
+    assert!(st.status.success(), "{}", text(&st));
+    assert!(
+        text(&st).contains("interrupted") && text(&st).contains("compaction swap"),
+        "{}",
+        text(&st)
+    );
+    let st = chainetl(&["status", &s, "--format", "json"]);
+    assert!(st.status.success(), "{}", text(&st));
+    let doc: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(doc["state"], "interrupted", "{doc}");
+    assert_eq!(doc["interrupted"][0]["kind"], "compaction_swap", "{doc}");
+
+    // With the service gone, a repair that sent a request would fail.
+    drop(sim);
+    let r = chainetl(&["verify", &s, "--repair"]);
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(text(&r).contains("finished 1 compaction swap"), "{}", text(&r));
+    // Exactly the rows of an uninterrupted run, each once (the partitions
+    // the dead run did not reach are compacted by the next run).
+    assert_eq!(read_rows(&out.join("events"), EVENT_KEY), ev);
+    assert_eq!(read_rows(&out.join("blocks"), BLOCK_KEY), bl);
+    let v = chainetl(&["verify", &s]);
+    assert!(v.status.success(), "{}", text(&v));
+    let st = chainetl(&["status", &s, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert_eq!(doc["state"], "complete", "{doc}");
+}
