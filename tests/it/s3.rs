@@ -390,6 +390,17 @@ fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
         let o = s3.cmd_on(crash_bin(point), &["run", &spec, "--fresh", "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the failpoint must crash the run");
         assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
+        // Issue #32: verify and status name the interrupted compaction
+        // (not damaged files), and verify exits 1 while it stands.
+        let v = s3.cmd(&["verify", &spec]).output().unwrap();
+        let t = text(&v);
+        assert_eq!(v.status.code(), Some(1), "{point}: {t}");
+        let kind = if point.starts_with("compact-writing") { "a compaction was interrupted" } else { "a compaction swap was interrupted" };
+        assert!(t.contains(kind) && t.contains("chainetl compact"), "{point}: {t}");
+        assert!(!t.contains("missing or changed"), "{point}: no file is damaged: {t}");
+        let st = s3.cmd(&["status", &spec, "--format", "json"]).output().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&st)));
+        assert_eq!(doc["state"], "interrupted", "{point}: {doc}");
         let o = s3.cmd(&["run", &spec, "-q"]).output().unwrap();
         assert!(o.status.success(), "{point}: {}", text(&o));
         assert_bucket_exact(&s3);
