@@ -52,6 +52,7 @@
 mod chunks;
 mod compact;
 mod encoding;
+pub mod fence;
 mod layout;
 mod merge;
 mod open;
@@ -123,7 +124,11 @@ pub enum SinkError {
 /// An opened output location.
 #[derive(Debug)]
 pub struct Sink {
+    /// The store behind the lease's fence: every write of the run.
     store: Arc<dyn ObjectStore>,
+    /// The same store, unfenced: the lease's own documents.
+    unfenced: Arc<dyn ObjectStore>,
+    fence: Arc<fence::Fence>,
     prefix: String,
     local_root: Option<PathBuf>,
     props: WriterProperties,
@@ -145,9 +150,21 @@ pub struct WrittenFile {
 }
 
 impl Sink {
-    /// The object store.
+    /// The object store; on object stores, writes pass only while the
+    /// run's lease is valid by its own clock (see [`fence`]).
     pub fn store(&self) -> &Arc<dyn ObjectStore> {
         &self.store
+    }
+
+    /// The object store without the fence: for the lease's own documents,
+    /// whose renewals are what keep the fence open.
+    pub fn unfenced_store(&self) -> &Arc<dyn ObjectStore> {
+        &self.unfenced
+    }
+
+    /// The fence the lease keeps open while it is valid.
+    pub fn fence(&self) -> &fence::Fence {
+        &self.fence
     }
 
     /// The output URI as configured.

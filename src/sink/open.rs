@@ -45,8 +45,21 @@ impl Sink {
 
     fn build(output: &Output, store: Arc<dyn ObjectStore>, prefix: String, local_root: Option<PathBuf>) -> Result<Sink, SinkError> {
         let part_bytes = if local_root.is_some() { LOCAL_PART_BYTES } else { STORE_PART_BYTES };
+        let fence = Arc::new(super::fence::Fence::default());
+        // Local outputs are locked by the OS, which no other process takes
+        // while this one lives: no fence to check.
+        let fenced: Arc<dyn ObjectStore> = if local_root.is_some() {
+            store.clone()
+        } else {
+            Arc::new(super::fence::FencedStore {
+                inner: store.clone(),
+                fence: fence.clone(),
+            })
+        };
         Ok(Sink {
-            store,
+            store: fenced,
+            unfenced: store,
+            fence,
             prefix,
             local_root,
             props: writer_properties(output)?,

@@ -22,15 +22,19 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static ARMED: AtomicBool = AtomicBool::new(false);
-static POINT: OnceLock<(String, u64)> = OnceLock::new();
+static POINT: OnceLock<(String, u64, bool)> = OnceLock::new();
 static HITS: AtomicU64 = AtomicU64::new(0);
 
-/// Arms the crash point `spec` (`name` or `name:N`, N counting from 1):
-/// the N-th hit of `name` aborts. For the test tool only; a second call
-/// is ignored.
+/// Arms the crash point `spec` (`name`, `name:N`, N counting from 1, or
+/// `name:N:stop`): the N-th hit of `name` aborts, or with `stop` freezes
+/// the whole process with SIGSTOP (a paused VM or container) until it is
+/// sent SIGCONT. For the test tool only; a second call is ignored.
 pub fn arm(spec: &str) {
-    let (name, count) = spec.split_once(':').unwrap_or((spec, "1"));
-    if POINT.set((name.to_string(), count.parse().unwrap_or(1))).is_ok() {
+    let mut parts = spec.split(':');
+    let name = parts.next().unwrap_or_default();
+    let count = parts.next().and_then(|c| c.parse().ok()).unwrap_or(1);
+    let stop = parts.next() == Some("stop");
+    if POINT.set((name.to_string(), count, stop)).is_ok() {
         ARMED.store(true, Ordering::Release);
     }
 }
@@ -42,11 +46,17 @@ pub fn hit(name: &str) {
     if !ARMED.load(Ordering::Relaxed) {
         return;
     }
-    if let Some((n, count)) = POINT.get()
+    if let Some((n, count, stop)) = POINT.get()
         && n == name
-        && HITS.fetch_add(1, Ordering::SeqCst) + 1 >= *count
     {
-        eprintln!("failpoint {name} reached: aborting");
-        std::process::abort();
+        let hit = HITS.fetch_add(1, Ordering::SeqCst) + 1;
+        if *stop && hit == *count {
+            eprintln!("failpoint {name} reached: stopping (SIGSTOP)");
+            // SAFETY: raise only sends this process a signal.
+            unsafe { libc::raise(libc::SIGSTOP) };
+        } else if !*stop && hit >= *count {
+            eprintln!("failpoint {name} reached: aborting");
+            std::process::abort();
+        }
     }
 }

@@ -12,6 +12,7 @@ mod hostile;
 mod input;
 mod interrupted;
 mod layout;
+mod lease;
 mod limits;
 mod operator;
 mod ops;

@@ -57,15 +57,15 @@ impl Proxy {
     }
 }
 
-struct S3 {
-    sim: Sim,
+pub(crate) struct S3 {
+    pub(crate) sim: Sim,
     _moto: Moto,
     proxy: Proxy,
-    bucket: String,
+    pub(crate) bucket: String,
 }
 
 impl S3 {
-    fn start(bucket: &str) -> S3 {
+    pub(crate) fn start(bucket: &str) -> S3 {
         let mut opts = frozen();
         opts.latency_ms = 10;
         let sim = Sim::start(opts);
@@ -82,12 +82,12 @@ impl S3 {
         }
     }
 
-    fn cmd(&self, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, args: &[&str]) -> Command {
         self.cmd_on(bin(), args)
     }
 
     /// `args` on `c` (the CLI, or the crash-point tool), with this server's credentials.
-    fn cmd_on(&self, mut c: Command, args: &[&str]) -> Command {
+    pub(crate) fn cmd_on(&self, mut c: Command, args: &[&str]) -> Command {
         c.args(args)
             .env("AWS_ACCESS_KEY_ID", "testing")
             .env("AWS_SECRET_ACCESS_KEY", SECRET)
@@ -133,7 +133,7 @@ impl S3 {
 const FIRST: u64 = 20_000_000;
 const LAST: u64 = 20_000_899;
 
-fn spec(dir: &Path, bucket: &str, url: &str) -> String {
+pub(crate) fn spec(dir: &Path, bucket: &str, url: &str) -> String {
     write_spec(
         dir,
         "s3.toml",
@@ -168,7 +168,7 @@ fn expected() -> Vec<Vec<String>> {
 
 /// Reads the bucket back: exactly the source rows, only complete Parquet
 /// files and state documents, and the secret nowhere.
-fn assert_bucket_exact(s3: &S3) {
+pub(crate) fn assert_bucket_exact(s3: &S3) {
     let local = tempfile::tempdir().unwrap();
     let keys = s3.download("exports/v1", local.path());
     for k in &keys {
@@ -395,7 +395,11 @@ fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
         let v = s3.cmd(&["verify", &spec]).output().unwrap();
         let t = text(&v);
         assert_eq!(v.status.code(), Some(1), "{point}: {t}");
-        let kind = if point.starts_with("compact-writing") { "a compaction was interrupted" } else { "a compaction swap was interrupted" };
+        let kind = if point.starts_with("compact-writing") {
+            "a compaction was interrupted"
+        } else {
+            "a compaction swap was interrupted"
+        };
         assert!(t.contains(kind) && t.contains("chainetl compact"), "{point}: {t}");
         assert!(!t.contains("missing or changed"), "{point}: no file is damaged: {t}");
         let st = s3.cmd(&["status", &spec, "--format", "json"]).output().unwrap();

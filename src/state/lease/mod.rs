@@ -46,6 +46,29 @@ pub const TTL: Duration = Duration::from_secs(60);
 /// How often the holder renews it.
 pub const RENEW: Duration = Duration::from_secs(15);
 
+/// A shorter TTL (seconds; 0: none), set only by the crash tests' tool.
+static TEST_TTL_SECS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Shortens the lease's TTL (renewals every quarter of it) so that a test
+/// can let a paused holder's lease run out in seconds. For the crash tests'
+/// tool only (`tests/bin/chainetl-failpoints.rs`); nothing else calls it.
+pub fn set_test_ttl(secs: u64) {
+    TEST_TTL_SECS.store(secs, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The lease's TTL in force.
+fn ttl() -> Duration {
+    match TEST_TTL_SECS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => TTL,
+        s => Duration::from_secs(s),
+    }
+}
+
+/// How often the holder renews.
+fn renew_every() -> Duration {
+    if ttl() == TTL { RENEW } else { ttl() / 4 }
+}
+
 /// Who holds a lease.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Holder {
@@ -199,7 +222,7 @@ fn now_doc(job: &str, scope: &str, holder: &Holder, started_at: &str) -> LeaseDo
         holder: holder.clone(),
         started_at: started_at.into(),
         renewed_at: now.to_rfc3339(),
-        expires_unix: now.timestamp() + TTL.as_secs() as i64,
+        expires_unix: now.timestamp() + ttl().as_secs() as i64,
     }
 }
 
@@ -278,7 +301,7 @@ impl Lease {
             t.abort();
             let ours = self.etag.lock().ok().and_then(|e| e.clone());
             let path = self.sink.path(&self.rel);
-            let current = match self.sink.store().get(&path).await {
+            let current = match self.sink.unfenced_store().get(&path).await {
                 Ok(r) => r,
                 Err(object_store::Error::NotFound { .. }) => return,
                 Err(e) => {
@@ -288,7 +311,7 @@ impl Lease {
             };
             if current.meta.e_tag.is_some()
                 && current.meta.e_tag == ours
-                && let Err(e) = self.sink.store().delete(&path).await
+                && let Err(e) = self.sink.unfenced_store().delete(&path).await
             {
                 tracing::warn!("releasing the job's lease {}: {e}", self.rel);
             }

@@ -5,7 +5,7 @@
 //! dead is taken over at once with a PUT conditional on the ETag read, so
 //! two runs taking over one stale lease cannot both win.
 
-use super::{Claim, Holder, Lease, LeaseDoc, LeaseError, RENEW, busy, describe_scope, overlaps};
+use super::{Claim, Holder, Lease, LeaseDoc, LeaseError, busy, describe_scope, overlaps};
 use crate::sink::Sink;
 use crate::state::StateError;
 use object_store::{ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
@@ -17,8 +17,9 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
     let rel = claim.rel.clone();
     let path = sink.path(&rel);
     let body = serde_json::to_vec_pretty(&claim.doc()).map_err(|e| StateError::io(&rel, "encoding", e))?;
+    let sent_at = std::time::Instant::now();
     let created = sink
-        .store()
+        .unfenced_store()
         .put_opts(&path, PutPayload::from(body.clone()), PutOptions::from(PutMode::Create))
         .await;
     let etag = match created {
@@ -42,12 +43,14 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
         if m.scope != claim.scope && overlaps(&claim.scope, &m.scope) && live(&m, &claim.me) {
             // Ours is given back; if that fails it is left to expire, or to
             // be taken over at once by the next run on this host.
-            if let Err(e) = sink.store().delete(&path).await {
+            if let Err(e) = sink.unfenced_store().delete(&path).await {
                 tracing::warn!("giving back the job's lease {rel}: {e}");
             }
             return Err(busy(&m, false));
         }
     }
+    // Writes may go out until the lease could have run out by our clock.
+    sink.fence().renewed(sent_at, super::ttl());
     let etag = Arc::new(std::sync::Mutex::new(etag));
     let renew = tokio::spawn(renew_loop(sink.clone(), claim, etag.clone()));
     Ok(Lease {
@@ -62,7 +65,7 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
 /// The error naming whoever holds the claimed lease (or a generic one if
 /// its document cannot be read: it is only for the message).
 async fn holder_of(sink: &Sink, claim: &Claim) -> LeaseError {
-    let doc = match sink.store().get(&sink.path(&claim.rel)).await {
+    let doc = match sink.unfenced_store().get(&sink.path(&claim.rel)).await {
         Ok(r) => r.bytes().await.ok().and_then(|b| serde_json::from_slice::<LeaseDoc>(&b).ok()),
         Err(_) => None,
     };
@@ -88,7 +91,7 @@ fn live(doc: &LeaseDoc, me: &Holder) -> bool {
 async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError> {
     use futures::TryStreamExt;
     let metas: Vec<_> = sink
-        .store()
+        .unfenced_store()
         .list(Some(&sink.path(dir)))
         .try_collect()
         .await
@@ -96,7 +99,7 @@ async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError
     let mut out = Vec::new();
     for m in metas {
         let rel = sink.rel_of(&m.location);
-        let bytes = match sink.store().get(&m.location).await {
+        let bytes = match sink.unfenced_store().get(&m.location).await {
             Ok(r) => r.bytes().await.map_err(|e| StateError::io(&rel, "reading", e))?,
             Err(object_store::Error::NotFound { .. }) => continue,
             Err(e) => return Err(StateError::io(&rel, "reading", e)),
@@ -119,12 +122,12 @@ async fn take_over(sink: &Sink, claim: &Claim, body: &[u8]) -> Result<Option<Str
             object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }
         )
     };
-    let r = match sink.store().get(&path).await {
+    let r = match sink.unfenced_store().get(&path).await {
         Ok(r) => r,
         // Released between our create and this read: try once more.
         Err(object_store::Error::NotFound { .. }) => {
             return match sink
-                .store()
+                .unfenced_store()
                 .put_opts(&path, PutPayload::from(body.to_vec()), PutOptions::from(PutMode::Create))
                 .await
             {
@@ -148,7 +151,7 @@ async fn take_over(sink: &Sink, claim: &Claim, body: &[u8]) -> Result<Option<Str
     let (job, scope) = (&claim.job, &claim.scope);
     tracing::warn!("job `{job}` ({scope}): taking over a lease whose holder died or expired");
     match sink
-        .store()
+        .unfenced_store()
         .put_opts(&path, PutPayload::from(body.to_vec()), PutOptions::from(PutMode::Update(version)))
         .await
     {
@@ -166,7 +169,7 @@ async fn renew_loop(sink: Arc<Sink>, claim: Claim, etag: Arc<std::sync::Mutex<Op
     let (job, scope) = (&claim.job, &claim.scope);
     let mut failing_since: Option<std::time::Instant> = None;
     loop {
-        tokio::time::sleep(RENEW).await;
+        tokio::time::sleep(super::renew_every()).await;
         let Ok(body) = serde_json::to_vec_pretty(&claim.doc()) else {
             continue;
         };
@@ -178,9 +181,15 @@ async fn renew_loop(sink: Arc<Sink>, claim: Claim, etag: Arc<std::sync::Mutex<Op
             }),
             None => PutMode::Overwrite,
         };
-        match sink.store().put_opts(&path, PutPayload::from(body), PutOptions::from(mode)).await {
+        let sent_at = std::time::Instant::now();
+        match sink
+            .unfenced_store()
+            .put_opts(&path, PutPayload::from(body), PutOptions::from(mode))
+            .await
+        {
             Ok(r) => {
                 failing_since = None;
+                sink.fence().renewed(sent_at, super::ttl());
                 if let Ok(mut e) = etag.lock() {
                     *e = r.e_tag;
                 }

@@ -1,0 +1,204 @@
+//! The fence: a run writes to an object store only while its lease is
+//! valid by its own monotonic clock.
+//!
+//! An object-store lease is renewed every few seconds and expires a TTL
+//! after its last renewal; another run may take it over then. A holder
+//! frozen past the TTL (SIGSTOP, a paused VM, a stalled container) learns
+//! it lost the lease only when its next renewal fails, and on waking its
+//! unit tasks would run at the same moment as that renewal: a checkpoint or
+//! a file could land beside the new holder's. So every write (put, upload
+//! part and completion, copy, rename, delete) first checks the fence: the
+//! instant of the last successful renewal's request, plus the TTL, less a
+//! margin for clocks and the take-over check ([`Fence::renewed`]). Past
+//! it, the write fails with [`FenceError`] and nothing lands.
+//!
+//! Reads and lists pass. The lease's own renewals go to the store
+//! unfenced ([`super::Sink::unfenced_store`]): they are what extend it.
+//! Local outputs hold an OS lock instead, which no other process can take
+//! while this one lives (frozen or not): their fence never closes.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, PutMultipartOptions, PutOptions, PutPayload,
+    PutResult, RenameOptions, UploadPart,
+};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Kept off the lease's TTL: the other run decides by its wall clock,
+/// which may run ahead of ours.
+pub const MARGIN: Duration = Duration::from_secs(10);
+
+/// Until when this process may write.
+#[derive(Debug, Default)]
+pub struct Fence {
+    /// None: no lease with an expiry (none taken yet, or an OS lock).
+    valid_until: Mutex<Option<Instant>>,
+}
+
+/// A write refused because the lease may have passed to another run.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this run's lease on the job expired by its own clock {late_ms} ms ago (the process was paused or cut off \
+     from the store for longer than the lease lasts): another run may hold the job now, so this run writes \
+     nothing more"
+)]
+pub struct FenceError {
+    /// How long ago the lease ran out.
+    pub late_ms: u128,
+}
+
+impl Fence {
+    /// A renewal (or the taking) of the lease whose request was sent at
+    /// `sent_at` succeeded: writes are allowed until `sent_at + ttl` less
+    /// [`MARGIN`] (a quarter of a shorter TTL).
+    pub fn renewed(&self, sent_at: Instant, ttl: Duration) {
+        if let Ok(mut v) = self.valid_until.lock() {
+            *v = Some(sent_at + ttl - MARGIN.min(ttl / 4));
+        }
+    }
+
+    /// Whether a write may go out now.
+    pub fn check(&self) -> Result<(), FenceError> {
+        let until = self.valid_until.lock().map(|v| *v).unwrap_or(None);
+        match until {
+            Some(t) if Instant::now() >= t => Err(FenceError {
+                late_ms: t.elapsed().as_millis(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn guard(&self) -> object_store::Result<()> {
+        self.check().map_err(|e| object_store::Error::Generic {
+            store: "lease fence",
+            source: Box::new(e),
+        })
+    }
+}
+
+/// `inner`, with every write checked against the fence first.
+#[derive(Debug)]
+pub struct FencedStore {
+    pub(super) inner: Arc<dyn ObjectStore>,
+    pub(super) fence: Arc<Fence>,
+}
+
+impl std::fmt::Display for FencedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fenced({})", self.inner)
+    }
+}
+
+#[async_trait]
+impl ObjectStore for FencedStore {
+    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
+        self.fence.guard()?;
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.fence.guard()?;
+        let upload = self.inner.put_multipart_opts(location, opts).await?;
+        Ok(Box::new(FencedUpload {
+            upload,
+            fence: self.fence.clone(),
+        }))
+    }
+
+    async fn get_opts(&self, location: &Path, options: GetOptions) -> object_store::Result<GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn get_ranges(&self, location: &Path, ranges: &[Range<u64>]) -> object_store::Result<Vec<Bytes>> {
+        self.inner.get_ranges(location, ranges).await
+    }
+
+    fn delete_stream(&self, locations: BoxStream<'static, object_store::Result<Path>>) -> BoxStream<'static, object_store::Result<Path>> {
+        let fence = self.fence.clone();
+        let checked = locations.map(move |l| fence.guard().and(l)).boxed();
+        self.inner.delete_stream(checked)
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+
+    fn list_with_offset(&self, prefix: Option<&Path>, offset: &Path) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        self.inner.list_with_offset(prefix, offset)
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> object_store::Result<()> {
+        self.fence.guard()?;
+        self.inner.copy_opts(from, to, options).await
+    }
+
+    async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> object_store::Result<()> {
+        self.fence.guard()?;
+        self.inner.rename_opts(from, to, options).await
+    }
+}
+
+/// A multipart upload whose parts and completion are fenced.
+#[derive(Debug)]
+struct FencedUpload {
+    upload: Box<dyn MultipartUpload>,
+    fence: Arc<Fence>,
+}
+
+#[async_trait]
+impl MultipartUpload for FencedUpload {
+    fn put_part(&mut self, data: PutPayload) -> UploadPart {
+        match self.fence.guard() {
+            Ok(()) => self.upload.put_part(data),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+
+    async fn complete(&mut self) -> object_store::Result<PutResult> {
+        // The object becomes visible here: the last moment to refuse.
+        self.fence.guard()?;
+        self.upload.complete().await
+    }
+
+    async fn abort(&mut self) -> object_store::Result<()> {
+        self.upload.abort().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::ObjectStoreExt;
+    use object_store::memory::InMemory;
+
+    #[tokio::test]
+    async fn past_its_lease_a_run_writes_nothing_and_still_reads() {
+        let fence = Arc::new(Fence::default());
+        let store = FencedStore {
+            inner: Arc::new(InMemory::new()),
+            fence: fence.clone(),
+        };
+        let p = Path::from("a/b.json");
+        store.put(&p, PutPayload::from_static(b"1")).await.unwrap();
+        // Renewed long ago: the lease ran out by this process's clock.
+        fence.renewed(Instant::now() - Duration::from_secs(120), Duration::from_secs(60));
+        let e = store.put(&p, PutPayload::from_static(b"2")).await.unwrap_err();
+        assert!(e.to_string().contains("lease on the job expired"), "{e}");
+        assert!(store.put_multipart(&Path::from("c")).await.is_err());
+        assert!(store.delete(&p).await.is_err());
+        assert_eq!(store.get(&p).await.unwrap().bytes().await.unwrap().as_ref(), b"1");
+        // Renewed now: writes go again.
+        fence.renewed(Instant::now(), Duration::from_secs(60));
+        store.put(&p, PutPayload::from_static(b"3")).await.unwrap();
+    }
+}
