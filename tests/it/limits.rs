@@ -77,6 +77,8 @@ fn assert_exact(out: &Path) {
 }
 
 fn slow_sim() -> Sim {
+    // The simulator serves from this test process: ~1,000 sockets of its own.
+    chainetl::util::fd_limit::raise();
     Sim::start(SimOptions {
         latency_ms: 100,
         events_per_block: 3,
