@@ -99,7 +99,9 @@ impl Client {
                     crate::util::fd_limit::current().map_or("unknown".into(), |l| l.to_string())
                 ),
                 after: None,
-                transport: true,
+                // Not a transport failure either: out of retries, it must
+                // not read as "cannot reach the service".
+                transport: false,
                 connect: false,
             });
         }

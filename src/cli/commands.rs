@@ -133,12 +133,26 @@ async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
     } = job::status(&s).await.map_err(|e| CliError::io("reading the job's state", e))?;
     if format == "json" {
         let done = units.iter().filter(|u| states.get(&u.id).is_some_and(|st| st.done)).count();
+        // Aligned and incremental exports leave periods and marks rather
+        // than units of a frozen window.
+        let ran = !units.is_empty() || !periods.is_empty() || !marks.is_empty();
+        let state = if !interrupted.is_empty() {
+            "interrupted"
+        } else if !ran {
+            "not_started"
+        } else if done == units.len() && marks.iter().all(|m| m.repair_from.is_none()) {
+            "complete"
+        } else {
+            "in_progress"
+        };
         let doc = serde_json::json!({
             "job": s.name,
-            "state": if !interrupted.is_empty() { "interrupted" } else if units.is_empty() { "not_started" } else if done == units.len() { "complete" } else { "in_progress" },
+            "state": state,
             "units": units.len(),
             "units_done": done,
             "rows": states.values().map(|st| st.rows).sum::<u64>(),
+            "periods_exported": periods.iter().map(|p| serde_json::json!({"export": p.export, "window": p.window.to_string()})).collect::<Vec<_>>(),
+            "marks": marks.iter().map(|m| serde_json::json!({"export": m.export, "chain": m.chain.to_string(), "next": m.next, "reorgs": m.reorgs})).collect::<Vec<_>>(),
             "interrupted": interrupted,
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
@@ -198,6 +212,32 @@ fn interrupted_lines(ops: &[crate::state::Interrupted]) -> Vec<String> {
         .collect()
 }
 
+/// Prints the files `verify` found missing or changed; returns the units
+/// whose rows they held (those `--repair` exports again).
+fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet<String> {
+    let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if !problems.is_empty() {
+        println!(
+            "{}: {} committed file{} missing or changed, in {} unit{}:",
+            job,
+            problems.len(),
+            plural(problems.len()),
+            units.len(),
+            plural(units.len())
+        );
+    }
+    for p in problems {
+        let unit = match p.units.as_slice() {
+            [] => String::new(),
+            [u] => format!(" (unit {u})"),
+            us => format!(" (rows of {} units: {})", us.len(), us.join(", ")),
+        };
+        println!("  {}: {}{unit}", p.path, p.what);
+    }
+    units
+}
+
 async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
     let job::inspect::Verification { interrupted, problems } = job::verify(&s).await?;
@@ -229,30 +269,20 @@ async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliE
         return Ok(Exit::Success);
     }
     if problems.is_empty() && !repair {
-        println!(
-            "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",
-            args.spec
-        );
+        if interrupted.iter().any(|op| op.kind == "fresh") {
+            println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
+        } else {
+            println!(
+                "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",
+                args.spec
+            );
+        }
         return Ok(Exit::Failed);
     }
-    let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    println!(
-        "{}: {} committed file{} missing or changed, in {} unit{}:",
-        s.name,
-        problems.len(),
-        plural(problems.len()),
-        units.len(),
-        plural(units.len())
-    );
-    for p in &problems {
-        let unit = match p.units.as_slice() {
-            [] => String::new(),
-            [u] => format!(" (unit {u})"),
-            us => format!(" (rows of {} units: {})", us.len(), us.join(", ")),
-        };
-        println!("  {}: {}{unit}", p.path, p.what);
+    if problems.is_empty() {
+        println!("running the job to finish them (units whose rows are gone are exported again)");
     }
+    let units = print_problems(&s.name, &problems);
     if repair && let Some(p) = problems.iter().find(|p| p.unit.is_empty()) {
         return Err(job::RunError::Repair(format!("{} cannot be repaired by exporting units again: {}", p.path, p.what)).into());
     }

@@ -92,6 +92,9 @@ pub enum RunError {
     /// `verify --repair` cannot export the damaged files' rows again.
     #[error("repair: {0}")]
     Repair(String),
+    /// The process's environment cannot run a job (the open-file limit).
+    #[error("{0}")]
+    Environment(String),
     /// A decoding export's events cannot be decoded.
     #[error("export[{export}]: {message}")]
     Decoder {
@@ -115,6 +118,7 @@ impl RunError {
             | RunError::Follow
             | RunError::AsOf { .. }
             | RunError::Repair(_)
+            | RunError::Environment(_)
             | RunError::Decoder { .. } => 2,
             _ => 1,
         }

@@ -154,7 +154,7 @@ impl RunOptions {
 /// until cancelled.
 pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>) -> Result<RunSummary, RunError> {
     let started = Instant::now();
-    fit_open_file_limit(&mut spec);
+    fit_open_file_limit(&mut spec)?;
     let started_at = chrono::Utc::now().to_rfc3339();
     if opts.follow && !spec.exports.iter().any(|e| e.incremental.is_some()) {
         return Err(RunError::Follow);
@@ -174,20 +174,29 @@ pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>
 
 /// Lowers `max_concurrency` to what the open-file limit allows (see
 /// [`crate::util::fd_limit`]), saying so, rather than failing units.
-fn fit_open_file_limit(spec: &mut Spec) {
-    let Some(limit) = crate::util::fd_limit::current() else {
-        return;
+/// Refuses to start where even one request slot does not fit.
+fn fit_open_file_limit(spec: &mut Spec) -> Result<(), RunError> {
+    use crate::util::fd_limit::{PER_SLOT, RESERVED, concurrency_within, current};
+    let Some(limit) = current() else {
+        return Ok(());
     };
+    if limit < RESERVED + PER_SLOT {
+        return Err(RunError::Environment(format!(
+            "the open-file limit (ulimit -n) is {limit}: a run needs at least {} descriptors; raise it",
+            RESERVED + PER_SLOT
+        )));
+    }
     let wanted = spec.source.max_concurrency;
-    let fits = crate::util::fd_limit::concurrency_within(limit, wanted);
+    let fits = concurrency_within(limit, wanted);
     if fits < wanted {
         tracing::warn!(
-            "the open-file limit is {limit} (ulimit -n; the hard limit, which this process raised its own to): \
+            "the open-file limit is {limit} (ulimit -n, as high as the hard limit lets this process raise it): \
              running {fits} requests at once instead of max_concurrency = {wanted}, since each needs sockets and files; \
              raise the hard limit (ulimit -Hn, LimitNOFILE=, or the container's nofile) for more"
         );
         spec.source.max_concurrency = fits;
     }
+    Ok(())
 }
 
 /// [`run`], holding the job's lease.

@@ -26,19 +26,22 @@ use object_store::{
     CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, PutMultipartOptions, PutOptions, PutPayload,
     PutResult, RenameOptions, UploadPart,
 };
+use std::future::Future;
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Kept off the lease's TTL: the other run decides by its wall clock,
 /// which may run ahead of ours.
 pub const MARGIN: Duration = Duration::from_secs(10);
 
-/// Until when this process may write.
+/// Until when this process may write: by the monotonic clock (a process
+/// frozen by SIGSTOP) and by the wall clock (a machine or VM suspended,
+/// which stops the monotonic clock, and by which the other run decides).
 #[derive(Debug, Default)]
 pub struct Fence {
     /// None: no lease with an expiry (none taken yet, or an OS lock).
-    valid_until: Mutex<Option<Instant>>,
+    valid_until: Mutex<Option<(Instant, SystemTime)>>,
 }
 
 /// A write refused because the lease may have passed to another run.
@@ -58,20 +61,31 @@ impl Fence {
     /// `sent_at` succeeded: writes are allowed until `sent_at + ttl` less
     /// [`MARGIN`] (a quarter of a shorter TTL).
     pub fn renewed(&self, sent_at: Instant, ttl: Duration) {
+        let valid = ttl - MARGIN.min(ttl / 4);
+        let sent_wall = SystemTime::now() - sent_at.elapsed();
         if let Ok(mut v) = self.valid_until.lock() {
-            *v = Some(sent_at + ttl - MARGIN.min(ttl / 4));
+            *v = Some((sent_at + valid, sent_wall + valid));
         }
     }
 
     /// Whether a write may go out now.
     pub fn check(&self) -> Result<(), FenceError> {
         let until = self.valid_until.lock().map(|v| *v).unwrap_or(None);
-        match until {
-            Some(t) if Instant::now() >= t => Err(FenceError {
-                late_ms: t.elapsed().as_millis(),
-            }),
-            _ => Ok(()),
+        let Some((mono, wall)) = until else {
+            return Ok(());
+        };
+        let late = Instant::now()
+            .checked_duration_since(mono)
+            .or_else(|| SystemTime::now().duration_since(wall).ok());
+        match late {
+            Some(l) => Err(FenceError { late_ms: l.as_millis() }),
+            None => Ok(()),
         }
+    }
+
+    /// The monotonic instant the fence closes, as far as known now.
+    fn deadline(&self) -> Option<Instant> {
+        self.valid_until.lock().ok().and_then(|v| v.map(|(mono, _)| mono))
     }
 
     fn guard(&self) -> object_store::Result<()> {
@@ -79,6 +93,23 @@ impl Fence {
             store: "lease fence",
             source: Box::new(e),
         })
+    }
+}
+
+/// Runs the write `fut` if the fence is open, and cancels it if the fence
+/// closes before it ends (the store client's own retries could otherwise
+/// deliver it long after): renewals meanwhile move the deadline on.
+async fn within<T>(fence: &Fence, fut: impl Future<Output = object_store::Result<T>>) -> object_store::Result<T> {
+    fence.guard()?;
+    tokio::pin!(fut);
+    loop {
+        let Some(deadline) = fence.deadline() else {
+            return fut.await;
+        };
+        tokio::select! {
+            r = &mut fut => return r,
+            _ = tokio::time::sleep_until(deadline.into()) => fence.guard()?,
+        }
     }
 }
 
@@ -98,13 +129,11 @@ impl std::fmt::Display for FencedStore {
 #[async_trait]
 impl ObjectStore for FencedStore {
     async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
-        self.fence.guard()?;
-        self.inner.put_opts(location, payload, opts).await
+        within(&self.fence, self.inner.put_opts(location, payload, opts)).await
     }
 
     async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> object_store::Result<Box<dyn MultipartUpload>> {
-        self.fence.guard()?;
-        let upload = self.inner.put_multipart_opts(location, opts).await?;
+        let upload = within(&self.fence, self.inner.put_multipart_opts(location, opts)).await?;
         Ok(Box::new(FencedUpload {
             upload,
             fence: self.fence.clone(),
@@ -138,13 +167,11 @@ impl ObjectStore for FencedStore {
     }
 
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> object_store::Result<()> {
-        self.fence.guard()?;
-        self.inner.copy_opts(from, to, options).await
+        within(&self.fence, self.inner.copy_opts(from, to, options)).await
     }
 
     async fn rename_opts(&self, from: &Path, to: &Path, options: RenameOptions) -> object_store::Result<()> {
-        self.fence.guard()?;
-        self.inner.rename_opts(from, to, options).await
+        within(&self.fence, self.inner.rename_opts(from, to, options)).await
     }
 }
 
@@ -158,16 +185,17 @@ struct FencedUpload {
 #[async_trait]
 impl MultipartUpload for FencedUpload {
     fn put_part(&mut self, data: PutPayload) -> UploadPart {
-        match self.fence.guard() {
-            Ok(()) => self.upload.put_part(data),
-            Err(e) => Box::pin(async move { Err(e) }),
+        if let Err(e) = self.fence.guard() {
+            return Box::pin(async move { Err(e) });
         }
+        let fence = self.fence.clone();
+        let part = self.upload.put_part(data);
+        Box::pin(async move { within(&fence, part).await })
     }
 
     async fn complete(&mut self) -> object_store::Result<PutResult> {
         // The object becomes visible here: the last moment to refuse.
-        self.fence.guard()?;
-        self.upload.complete().await
+        within(&self.fence, self.upload.complete()).await
     }
 
     async fn abort(&mut self) -> object_store::Result<()> {
@@ -200,5 +228,15 @@ mod tests {
         // Renewed now: writes go again.
         fence.renewed(Instant::now(), Duration::from_secs(60));
         store.put(&p, PutPayload::from_static(b"3")).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_write_still_running_when_the_fence_closes_is_cancelled() {
+        let fence = Fence::default();
+        fence.renewed(Instant::now(), Duration::from_millis(400));
+        // A write the store's retries keep going (here: never ending).
+        let never = std::future::pending::<object_store::Result<()>>();
+        let e = within(&fence, never).await.unwrap_err();
+        assert!(e.to_string().contains("lease on the job expired"), "{e}");
     }
 }

@@ -117,8 +117,11 @@ impl StateStore {
         let all = self.load_compactions().await?;
         // Records of an operation in progress ([`Interrupted`]): their
         // files, and the units a repair is exporting again, are in flight.
-        let (busy, compactions): (Vec<_>, Vec<_>) = all.into_iter().partition(|c| c.pending.is_some() || !c.dissolving.is_empty());
-        let (in_flight, dissolving) = in_flight(&busy);
+        // A compaction before its swap leaves the table as it was: only its
+        // hidden outputs are in flight, its record is checked as settled.
+        let (in_flight, dissolving) = in_flight(&all);
+        let busy = |c: &super::Compaction| c.pending.as_ref().is_some_and(|p| p.swapping) || !c.dissolving.is_empty();
+        let compactions: Vec<_> = all.iter().filter(|c| !busy(c)).cloned().collect();
         let in_flight_names: HashSet<&str> = in_flight.iter().filter_map(|r| r.rsplit('/').next()).collect();
         // Files a compaction replaced are accounted for by its files.
         let replaced: HashSet<&str> = compactions.iter().flat_map(|c| c.replaced.iter().map(String::as_str)).collect();
@@ -299,17 +302,26 @@ impl StateStore {
     }
 }
 
-/// The files of operations in progress (`busy` records), and the units a
-/// repair among them is exporting again.
-fn in_flight(busy: &[super::Compaction]) -> (HashSet<String>, HashSet<&str>) {
+/// The files of operations in progress, and the units a repair among them
+/// is exporting again: all the files of a swap or a repair; only the
+/// outputs of a compaction before its swap (its inputs are still the table).
+fn in_flight(records: &[super::Compaction]) -> (HashSet<String>, HashSet<&str>) {
     let mut files: HashSet<String> = HashSet::new();
     let mut dissolving: HashSet<&str> = HashSet::new();
-    for c in busy {
-        files.extend(c.replaced.iter().cloned());
-        files.extend(c.files.iter().map(|f| f.path.clone()));
-        if let Some(p) = &c.pending {
-            files.extend(p.inputs.iter().cloned());
-            files.extend(p.outputs.iter().map(|f| f.path.clone()));
+    for c in records {
+        match &c.pending {
+            Some(p) if p.swapping || !c.dissolving.is_empty() => {
+                files.extend(c.replaced.iter().cloned());
+                files.extend(c.files.iter().map(|f| f.path.clone()));
+                files.extend(p.inputs.iter().cloned());
+                files.extend(p.outputs.iter().map(|f| f.path.clone()));
+            }
+            Some(p) => files.extend(p.outputs.iter().map(|f| f.path.clone())),
+            None if !c.dissolving.is_empty() => {
+                files.extend(c.replaced.iter().cloned());
+                files.extend(c.files.iter().map(|f| f.path.clone()));
+            }
+            None => {}
         }
         dissolving.extend(c.dissolving.iter().map(String::as_str));
     }

@@ -55,3 +55,26 @@ fn an_interrupted_swap_is_named_by_verify_and_status_and_repair_finishes_it_with
     let doc: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
     assert_eq!(doc["state"], "complete", "{doc}");
 }
+
+#[test]
+fn a_compaction_killed_before_its_swap_hides_no_missing_file() {
+    // Review of #32: the inputs of a compaction not yet swapped are still
+    // the table; one deleted by hand must be reported.
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "");
+    let o = crash_bin("compact-written:1").args(["run", &s, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
+    let lost = parquet_files(&out.join("events"))
+        .into_iter()
+        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("job-e0-"))
+        .expect("a unit file of the uncompacted partitions");
+    std::fs::remove_file(&lost).unwrap();
+    let v = chainetl(&["verify", &s]);
+    let t = text(&v);
+    assert_eq!(v.status.code(), Some(1), "{t}");
+    assert!(t.contains("a compaction was interrupted before its swap"), "{t}");
+    let name = lost.file_name().unwrap().to_string_lossy().to_string();
+    assert!(t.contains(&name) && t.contains("missing"), "{t}");
+}
