@@ -88,11 +88,6 @@ impl Interrupted {
             finish: "the next run finishes the clearing and exports the job again",
         }
     }
-
-    /// Whether readers see a table that is not the job's until it ends.
-    pub fn misleads_readers(&self) -> bool {
-        self.kind != "compaction"
-    }
 }
 
 impl StateStore {

@@ -21,33 +21,34 @@ pub const RESERVED: u64 = 64;
 /// file or two open, two upload sockets each on S3), with room to spare.
 pub const PER_SLOT: u64 = 6;
 
+/// The soft and hard open-file limits (`None` where they cannot be read).
+pub fn limits() -> Option<(u64, u64)> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some((lim.rlim_cur, lim.rlim_max))
+}
+
 /// Raises the soft open-file limit to the hard limit; returns the soft
 /// limit in force afterwards (`None` where it cannot be read).
 pub fn raise() -> Option<u64> {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return None;
-    }
-    if lim.rlim_cur < lim.rlim_max {
+    let (soft, hard) = limits()?;
+    if soft < hard {
         let raised = libc::rlimit {
-            rlim_cur: lim.rlim_max,
-            rlim_max: lim.rlim_max,
+            rlim_cur: hard,
+            rlim_max: hard,
         };
         // SAFETY: setrlimit reads one `rlimit` through a valid pointer;
         // raising the soft limit up to the hard one needs no privilege.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
-            lim.rlim_cur = lim.rlim_max;
+            return Some(hard);
         }
     }
-    Some(lim.rlim_cur)
+    Some(soft)
 }
 
 /// The soft open-file limit in force (`None` where it cannot be read).
 pub fn current() -> Option<u64> {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: as in `raise`.
-    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0).then_some(lim.rlim_cur)
+    limits().map(|(soft, _)| soft)
 }
 
 /// The most request slots, up to `wanted`, whose sockets and files fit in

@@ -57,13 +57,6 @@ fn run_with_nofile(spec: &str, soft: u64, hard: u64) -> Output {
     c.output().unwrap()
 }
 
-fn hard_limit() -> u64 {
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit writes one rlimit through a valid pointer.
-    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
-    lim.rlim_max
-}
-
 fn assert_exact(out: &Path) {
     let data = SimData::new(42, 3);
     let mut want = Vec::new();
@@ -88,7 +81,7 @@ fn slow_sim() -> Sim {
 
 #[test]
 fn max_concurrency_1024_under_the_default_soft_limit_of_1024_is_exact() {
-    let hard = hard_limit();
+    let (_, hard) = chainetl::util::fd_limit::limits().expect("the open-file limits");
     assert!(hard >= 8192, "this test needs a hard open-file limit of 8192 or more, not {hard}");
     let sim = slow_sim();
     let dir = tempfile::tempdir().unwrap();
