@@ -117,7 +117,7 @@ pub(crate) enum Command {
         spec: SpecArgs,
         /// text, or json: one document with `state` (not_started,
         /// in_progress, complete, interrupted), unit and row counts, and
-        /// `interrupted[]` ({kind, at, readers, finish}).
+        /// `interrupted[]` ({kind, at, what, readers, finish}).
         #[arg(long, default_value = "text", value_parser = ["text", "json"])]
         format: String,
     },

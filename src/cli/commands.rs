@@ -200,15 +200,7 @@ fn mark_line(s: &Spec, m: &Mark) -> String {
 /// what finishes it.
 fn interrupted_lines(ops: &[crate::state::Interrupted]) -> Vec<String> {
     ops.iter()
-        .map(|op| {
-            let what = match op.kind {
-                "compaction_swap" => "a compaction swap was interrupted (new files written, old ones not all deleted)",
-                "compaction" => "a compaction was interrupted before its swap",
-                "repair" => "a repair (verify --repair) was interrupted",
-                _ => "a --fresh clearing was interrupted",
-            };
-            format!("  {}: {what}; readers see {} until it ends; {}", op.at, op.readers, op.finish)
-        })
+        .map(|op| format!("  {}: {}; readers see {} until it ends; {}", op.at, op.what, op.readers, op.finish))
         .collect()
 }
 

@@ -37,6 +37,8 @@ pub struct Interrupted {
     pub kind: &'static str,
     /// Where: a partition (`events/chain=base/date=2025-05-31`), or the job.
     pub at: String,
+    /// What was interrupted, in words.
+    pub what: &'static str,
     /// What readers see until it ends.
     pub readers: &'static str,
     /// What finishes it.
@@ -48,9 +50,10 @@ impl Interrupted {
     pub fn of_compactions(compactions: &[super::Compaction]) -> Vec<Interrupted> {
         let mut out = Vec::new();
         for c in compactions {
-            let (kind, readers, finish) = if !c.dissolving.is_empty() {
+            let (kind, what, readers, finish) = if !c.dissolving.is_empty() {
                 (
                     "repair",
+                    "a repair (verify --repair) was interrupted",
                     "rows of the units being exported again may be missing",
                     "the next run or `chainetl verify SPEC --repair` finishes it (exporting those units again)",
                 )
@@ -58,11 +61,13 @@ impl Interrupted {
                 match &c.pending {
                     Some(p) if p.swapping => (
                         "compaction_swap",
+                        "a compaction swap was interrupted (new files written, old ones not all deleted)",
                         "rows twice (new files beside old ones), or missing",
                         "`chainetl compact SPEC` or the next run finishes it, with no request to the service",
                     ),
                     Some(_) => (
                         "compaction",
+                        "a compaction was interrupted before its swap",
                         "the table as it was (the new files are hidden)",
                         "`chainetl compact SPEC` or the next run rolls it back, with no request to the service",
                     ),
@@ -72,6 +77,7 @@ impl Interrupted {
             out.push(Interrupted {
                 kind,
                 at: c.partition.clone(),
+                what,
                 readers,
                 finish,
             });
@@ -84,6 +90,7 @@ impl Interrupted {
         Interrupted {
             kind: "fresh",
             at: "the job".into(),
+            what: "a --fresh clearing was interrupted",
             readers: "part of the old output, being deleted",
             finish: "the next run finishes the clearing and exports the job again",
         }
