@@ -16,6 +16,11 @@
 //! unfenced ([`super::Sink::unfenced_store`]): they are what extend it.
 //! Local outputs hold an OS lock instead, which no other process can take
 //! while this one lives (frozen or not): their fence never closes.
+//!
+//! The fence also closes for good ([`Fence::close`]) when a conditional
+//! write of a single-writer document finds that another run changed it
+//! (see [`super::versions`]): the lease is then another run's, whatever
+//! this process's clocks say.
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -42,18 +47,26 @@ pub const MARGIN: Duration = Duration::from_secs(10);
 pub struct Fence {
     /// None: no lease with an expiry (none taken yet, or an OS lock).
     valid_until: Mutex<Option<(Instant, SystemTime)>>,
+    /// Another run has written since: closed for good ([`Fence::close`]).
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// A write refused because the lease may have passed to another run.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "this run's lease on the job expired by its own clock {late_ms} ms ago (the process was paused or cut off \
-     from the store for longer than the lease lasts): another run may hold the job now, so this run writes \
-     nothing more"
-)]
-pub struct FenceError {
-    /// How long ago the lease ran out.
-    pub late_ms: u128,
+pub enum FenceError {
+    /// The lease ran out by this process's clock.
+    #[error(
+        "this run's lease on the job expired by its own clock {late_ms} ms ago (the process was paused or cut off \
+         from the store for longer than the lease lasts): another run may hold the job now, so this run writes \
+         nothing more"
+    )]
+    Expired {
+        /// How long ago the lease ran out.
+        late_ms: u128,
+    },
+    /// A document this run writes alone was changed by another run.
+    #[error("another run has written this job's state since this run last did: it holds the job now, so this run writes nothing more")]
+    Closed,
 }
 
 impl Fence {
@@ -68,8 +81,18 @@ impl Fence {
         }
     }
 
+    /// Closes the fence for good: this process found that another run
+    /// wrote a document only the lease holder writes, so the lease is
+    /// another run's, whatever its own clock says.
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Whether a write may go out now.
     pub fn check(&self) -> Result<(), FenceError> {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(FenceError::Closed);
+        }
         let until = self.valid_until.lock().map(|v| *v).unwrap_or(None);
         let Some((mono, wall)) = until else {
             return Ok(());
@@ -78,13 +101,16 @@ impl Fence {
             .checked_duration_since(mono)
             .or_else(|| SystemTime::now().duration_since(wall).ok());
         match late {
-            Some(l) => Err(FenceError { late_ms: l.as_millis() }),
+            Some(l) => Err(FenceError::Expired { late_ms: l.as_millis() }),
             None => Ok(()),
         }
     }
 
     /// The monotonic instant the fence closes, as far as known now.
     fn deadline(&self) -> Option<Instant> {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Some(Instant::now());
+        }
         self.valid_until.lock().ok().and_then(|v| v.map(|(mono, _)| mono))
     }
 

@@ -59,6 +59,7 @@ mod open;
 mod open_file;
 mod reader;
 mod unit_writer;
+pub mod versions;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -129,6 +130,8 @@ pub struct Sink {
     /// The same store, unfenced: the lease's own documents.
     unfenced: Arc<dyn ObjectStore>,
     fence: Arc<fence::Fence>,
+    /// Versions of single-writer documents last seen (object stores).
+    versions: versions::Versions,
     prefix: String,
     local_root: Option<PathBuf>,
     props: WriterProperties,
@@ -167,6 +170,12 @@ impl Sink {
         &self.fence
     }
 
+    /// The versions of single-writer documents this process last read or
+    /// wrote, for conditional writes (see [`versions`]).
+    pub fn versions(&self) -> &versions::Versions {
+        &self.versions
+    }
+
     /// The output URI as configured.
     pub fn uri(&self) -> &str {
         &self.uri
@@ -198,8 +207,12 @@ impl Sink {
 
     /// Removes an object (missing is fine).
     pub async fn delete(&self, rel: &str) -> Result<(), SinkError> {
-        match self.store.delete(&self.path(rel)).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        let path = self.path(rel);
+        match self.store.delete(&path).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                self.versions.deleted(&path);
+                Ok(())
+            }
             Err(e) => Err(SinkError::Delete {
                 path: rel.into(),
                 source: Box::new(e),

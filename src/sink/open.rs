@@ -60,6 +60,7 @@ impl Sink {
             store: fenced,
             unfenced: store,
             fence,
+            versions: Default::default(),
             prefix,
             local_root,
             props: writer_properties(output)?,

@@ -46,10 +46,10 @@
 //! |---|---|---|---|
 //! | `job.json` ([`JobState`]) | [`StateStore::create_job`] | the job's first run, before any unit | create-if-absent |
 //! | `exports/e<i>.json` ([`AddedExport`]) | [`StateStore::create_added_export`] | a run finds export `i` appended to the spec | create-if-absent |
-//! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted once folded into a manifest, by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | atomic replace |
+//! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted once folded into a manifest, by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | conditional replace |
 //! | `manifests/<seq:010>-<time>-<pid>-<n>.json` ([`Manifest`], compact JSON) | [`StateStore::fold_units`] (finished units' checkpoints, at the start of each pass and the end of a run), [`StateStore::delete_units`] (`dropped` units), [`StateStore::merge_manifests`] (all in one, by a run holding the whole job: at its end once there are [`MERGE_AT`], between passes once there are [`MERGE_IN_RUN_AT`]) | see *Manifests* | create-if-absent, a name no other writer uses; deleted by the merge that replaces it |
-//! | `compacted/<partition, '/' as "__">.json` ([`Compaction`]) | [`StateStore::save_compaction`] | a compaction of the partition begins, reaches its swap and ends; a `verify --repair` dissolves it | atomic replace; folded into `compactions.json` once settled, deleted by [`StateStore::delete_compaction`] |
-//! | `compactions.json` ([`CompactionIndex`], compact JSON) | [`StateStore::fold_compactions`] (at the end of a compaction pass, and every few hundred partitions in one), [`StateStore::delete_compaction`] | see *Compaction records* | atomic replace, by the one holder of the whole job's lease |
+//! | `compacted/<partition, '/' as "__">.json` ([`Compaction`]) | [`StateStore::save_compaction`] | a compaction of the partition begins, reaches its swap and ends; a `verify --repair` dissolves it | conditional replace; folded into `compactions.json` once settled, deleted by [`StateStore::delete_compaction`] |
+//! | `compactions.json` ([`CompactionIndex`], compact JSON) | [`StateStore::fold_compactions`] (at the end of a compaction pass, and every few hundred partitions in one), [`StateStore::delete_compaction`] | see *Compaction records* | conditional replace, by the one holder of the whole job's lease |
 //! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
 //! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
 //! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
@@ -79,6 +79,15 @@
 //!   hard-linked to the target (which fails if it exists), then removed.
 //!   Object stores: `PutMode::Create`. Stores without conditional PUTs fall
 //!   back to an atomic replace (the last creator wins: one run at a time).
+//! - **Conditional replace** (object stores; the single-writer documents:
+//!   `units/`, `compacted/`, `compactions.json`): the PUT is conditional
+//!   on the version this process last read or wrote of the document
+//!   (`PutMode::Update` on its ETag; `PutMode::Create` where it last saw
+//!   none; unconditional where it never saw it). If another run changed it
+//!   (a holder paused past its lease), nothing is written and the fence
+//!   closes for good (see [`crate::sink::versions`]); a conditional PUT
+//!   refused because it had itself landed (a retry) is recognised by its
+//!   bytes.
 //! - **Leases**: see [`lease`].
 //!
 //! # Manifests

@@ -48,7 +48,9 @@ impl StateStore {
     /// The manifests and per-unit files, read concurrently.
     pub(super) async fn load_stored(&self) -> Result<Stored, StateError> {
         let manifests = self.load_manifests().await?;
-        let files: Vec<UnitState> = self.load_dir("units").await?;
+        let rels = self.json_paths("units").await?;
+        self.missing_unless_listed("units", &rels);
+        let files: Vec<UnitState> = self.read_docs(rels).await?.into_iter().map(|(_, d)| d).collect();
         Ok(Stored {
             manifests,
             files: files.into_iter().map(|s| (s.unit.clone(), s)).collect(),

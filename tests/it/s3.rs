@@ -419,3 +419,54 @@ fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
         assert!(per_partition.values().all(|n| *n == 1), "{point}: {per_partition:?}");
     }
 }
+
+/// Issue #32: behind the fence, a unit's checkpoint is written on S3 only
+/// if it is still the version its writer last saw. Two holders of one job
+/// (two sinks, as two processes) on moto: the old one, whose lease passed
+/// to the new one, cannot overwrite the new one's checkpoint, nor bring
+/// back one the new holder folded away, and writes nothing after.
+#[test]
+fn a_stale_holders_checkpoint_write_is_refused_by_s3_itself() {
+    use chainetl::sink::Sink;
+    use chainetl::state::{StateStore, UnitState};
+    let s3 = S3::start("bkt-fencing");
+    let dir = tempfile::tempdir().unwrap();
+    let path = spec(dir.path(), &s3.bucket, &s3.sim.url());
+    let spec = chainetl::spec::Spec::load(&path).unwrap();
+    let store: std::sync::Arc<dyn ObjectStore> = std::sync::Arc::new(s3.store());
+    let holder = || {
+        StateStore::new(
+            std::sync::Arc::new(Sink::with_store(&spec.output, store.clone(), "exports/v1").unwrap()),
+            "s3job",
+        )
+    };
+    let (old, new) = (holder(), holder());
+    let unit = |id: &str, next_seq: u64, done: bool| UnitState {
+        version: chainetl::state::STATE_VERSION,
+        unit: id.into(),
+        next_seq,
+        done,
+        updated_at: "2025-06-01T00:00:00Z".into(),
+        ..Default::default()
+    };
+    let (a, b) = ("e0-events-ethereum-b20000000-20000075", "e0-events-ethereum-b20000075-20000150");
+    s3.sim.rt.block_on(async {
+        old.save_unit(&unit(a, 1, false)).await.unwrap();
+        old.save_unit(&unit(b, 1, false)).await.unwrap();
+        // The new holder takes both over: rewrites a, finishes and folds b.
+        new.load_units().await.unwrap();
+        new.save_unit(&unit(a, 2, false)).await.unwrap();
+        new.save_unit(&unit(b, 3, true)).await.unwrap();
+        new.fold_units(|_| true).await.unwrap();
+        // The old holder's next checkpoint of b would stand over the fold.
+        let e = old.save_unit(&unit(b, 2, false)).await.unwrap_err().to_string();
+        assert!(e.contains("another run has written this job's state") && e.contains(b), "{e}");
+        // Its fence is closed for good: a's checkpoint is refused too.
+        assert!(old.save_unit(&unit(a, 9, false)).await.is_err());
+        let units = new.load_units().await.unwrap();
+        assert_eq!((units[a].next_seq, units[b].next_seq, units[b].done), (2, 3, true));
+        // The new holder carries on.
+        new.save_unit(&unit(a, 3, false)).await.unwrap();
+        assert_eq!(holder().load_units().await.unwrap()[a].next_seq, 3);
+    });
+}

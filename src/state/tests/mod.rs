@@ -3,6 +3,7 @@
 
 mod cleanup;
 mod compactions;
+mod fencing;
 mod manifests;
 mod verify;
 
