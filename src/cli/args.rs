@@ -94,14 +94,18 @@ pub(crate) enum Command {
         spec: SpecArgs,
     },
     /// Check every committed file against its checkpoint (exists, size,
-    /// rows); exit 1 listing what is missing or changed, or an operation
-    /// left unfinished.
+    /// content checksum; rows with --quick); exit 1 listing what is
+    /// missing or changed, or an operation left unfinished.
     Verify {
         #[command(flatten)]
         spec: SpecArgs,
         /// Export again exactly the units whose files are missing or changed.
         #[arg(long)]
         repair: bool,
+        /// Check sizes and Parquet row counts only (two small reads per
+        /// file) instead of reading every file whole against its checksum.
+        #[arg(long)]
+        quick: bool,
     },
     /// Merge each finished partition's files into a few files of about
     /// `output.target_file_mb`, sorted, exactly once (runs by itself after a

@@ -9,7 +9,6 @@ use crate::spec::{Dataset, Spec};
 use crate::state::Mark;
 use crate::util::redact::redact;
 use crate::vocab::window;
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// Runs the command `cli` names.
@@ -20,7 +19,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary).await,
         Command::Status { spec, format } => status(&spec, &format).await,
         Command::Compact { spec } => compact(&spec, quiet).await,
-        Command::Verify { spec, repair } => verify(&spec, repair, quiet).await,
+        Command::Verify { spec, repair, quick } => super::verify::verify(&spec, repair, quick, quiet).await,
         Command::Init { path, force } => init(&path, force),
         Command::Completions { shell } => super::generate::completions(shell),
         Command::Man { out } => super::generate::man(out.as_deref()),
@@ -81,7 +80,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
     }
 }
 
-fn load(args: &SpecArgs) -> Result<Spec, CliError> {
+pub(super) fn load(args: &SpecArgs) -> Result<Spec, CliError> {
     Spec::load_with(&args.spec, &args.sets).map_err(CliError::Spec)
 }
 
@@ -198,103 +197,10 @@ fn mark_line(s: &Spec, m: &Mark) -> String {
 
 /// One line per interrupted operation: what, where, what readers see and
 /// what finishes it.
-fn interrupted_lines(ops: &[crate::state::Interrupted]) -> Vec<String> {
+pub(super) fn interrupted_lines(ops: &[crate::state::Interrupted]) -> Vec<String> {
     ops.iter()
         .map(|op| format!("  {}: {}; readers see {} until it ends; {}", op.at, op.what, op.readers, op.finish))
         .collect()
-}
-
-/// Prints the files `verify` found missing or changed; returns the units
-/// whose rows they held (those `--repair` exports again).
-fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet<String> {
-    let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
-    if !problems.is_empty() {
-        println!(
-            "{}: {} committed file{} missing or changed, in {} unit{}:",
-            job,
-            problems.len(),
-            plural(problems.len()),
-            units.len(),
-            plural(units.len())
-        );
-    }
-    for p in problems {
-        let unit = match p.units.as_slice() {
-            [] => String::new(),
-            [u] => format!(" (unit {u})"),
-            us => format!(" (rows of {} units: {})", us.len(), us.join(", ")),
-        };
-        println!("  {}: {}{unit}", p.path, p.what);
-    }
-    units
-}
-
-async fn verify(args: &SpecArgs, repair: bool, quiet: bool) -> Result<Exit, CliError> {
-    let s = load(args)?;
-    let job::inspect::Verification { interrupted, problems } = job::verify(&s).await?;
-    if !interrupted.is_empty() {
-        let n = interrupted.len();
-        println!("{}: {n} operation{} begun and not finished:", s.name, if n == 1 { "" } else { "s" });
-        for line in interrupted_lines(&interrupted) {
-            println!("{line}");
-        }
-    }
-    if repair && !interrupted.is_empty() {
-        // Swaps are finished first, with no request; what is still wrong
-        // afterwards is repaired by exporting units again.
-        let finished = job::compact::finish_swaps(&s).await?;
-        if !finished.is_empty() {
-            println!(
-                "finished {} compaction swap{}",
-                finished.len(),
-                if finished.len() == 1 { "" } else { "s" }
-            );
-        }
-        let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh"));
-        if !needs_run {
-            return Box::pin(verify(args, repair, quiet)).await;
-        }
-    }
-    if problems.is_empty() && interrupted.is_empty() {
-        println!("{}: every committed file is in place", s.name);
-        return Ok(Exit::Success);
-    }
-    if problems.is_empty() && !repair {
-        if interrupted.iter().any(|op| op.kind == "fresh") {
-            println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
-        } else {
-            println!(
-                "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",
-                args.spec
-            );
-        }
-        return Ok(Exit::Failed);
-    }
-    if problems.is_empty() {
-        println!("running the job to finish them (units whose rows are gone are exported again)");
-    }
-    let units = print_problems(&s.name, &problems);
-    if repair && let Some(p) = problems.iter().find(|p| p.unit.is_empty()) {
-        return Err(job::RunError::Repair(format!("{} cannot be repaired by exporting units again: {}", p.path, p.what)).into());
-    }
-    if !repair {
-        println!("run `chainetl verify {} --repair` to export those units again", args.spec);
-        return Ok(Exit::Failed);
-    }
-    let opts = RunOptions {
-        repair: units.into_iter().collect(),
-        ..RunOptions::default()
-    };
-    // `verify --repair` has listed what it repairs: no plan intro after it.
-    let face = Face {
-        quiet,
-        intro: false,
-        progress_every: None,
-        summary_json: false,
-        metrics: None,
-    };
-    super::run::run_and_report(s, opts, face).await
 }
 
 fn init(path: &str, force: bool) -> Result<Exit, CliError> {

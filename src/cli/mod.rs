@@ -25,6 +25,7 @@ pub mod render;
 mod run;
 mod say;
 mod schema;
+mod verify;
 
 pub use args::Cli;
 pub use ddl::{schema_text, table_schema_text};

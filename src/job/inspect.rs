@@ -7,7 +7,7 @@ use super::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::{JobIdentity, Spec};
-use crate::state::{FileProblem, Interrupted, Mark, StateStore, UnitState};
+use crate::state::{Depth, FileProblem, Interrupted, Mark, Progress, StateStore, UnitState};
 use crate::vocab::window::Resolved;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -68,8 +68,9 @@ pub struct Verification {
 
 /// The operations the job's state records as begun and not finished, and
 /// every committed file of the job that is missing or not as its checkpoint
-/// recorded it (`chainetl verify`).
-pub async fn verify(spec: &Spec) -> Result<Verification, RunError> {
+/// recorded it (`chainetl verify`), checked to `depth`; `progress` counts
+/// the files and bytes read.
+pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Verification, RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink, &spec.name);
     if state.clear_interrupted().await? {
@@ -84,7 +85,7 @@ pub async fn verify(spec: &Spec) -> Result<Verification, RunError> {
     let states = state.load_units().await?;
     Ok(Verification {
         interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
-        problems: state.verify(&spec.tables(), &states).await?,
+        problems: state.verify(&spec.tables(), &states, depth, progress).await?,
     })
 }
 

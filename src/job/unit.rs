@@ -320,11 +320,7 @@ impl UnitRun<'_> {
         st.rows += self.pending.rows;
         st.pages += self.pending.pages;
         st.files += files.len() as u64;
-        st.committed.extend(files.iter().map(|f| CommittedFile {
-            path: f.rel.clone(),
-            rows: f.rows,
-            bytes: f.bytes,
-        }));
+        st.committed.extend(files.iter().map(CommittedFile::from));
         let bytes: u64 = files.iter().map(|f| f.bytes).sum();
         st.bytes += bytes;
         st.done = done;

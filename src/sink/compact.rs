@@ -105,10 +105,15 @@ impl Out<'_> {
     async fn roll(&mut self) -> Result<(), SinkError> {
         if let Some(f) = self.open.take() {
             let rows = f.rows;
-            let hidden = f.close().await?;
+            let (hidden, checksum) = f.close().await?;
             let bytes = make_durable(self.sink, &hidden).await?;
             let rel = (self.name_of)(self.done.len() as u64);
-            self.done.push(WrittenFile { rel, rows, bytes });
+            self.done.push(WrittenFile {
+                rel,
+                rows,
+                bytes,
+                checksum,
+            });
         }
         Ok(())
     }

@@ -19,8 +19,8 @@
 //!
 //! The fence also closes for good ([`Fence::close`]) when a conditional
 //! write of a single-writer document finds that another run changed it
-//! (see [`super::versions`]): the lease is then another run's, whatever
-//! this process's clocks say.
+//! (see [`super::versions`]): the job's state is no longer this run's to
+//! write, whatever this process's clocks say.
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -64,8 +64,11 @@ pub enum FenceError {
         /// How long ago the lease ran out.
         late_ms: u128,
     },
-    /// A document this run writes alone was changed by another run.
-    #[error("another run has written this job's state since this run last did: it holds the job now, so this run writes nothing more")]
+    /// A document only the lease holder writes was changed by another run.
+    #[error(
+        "this run found a document of the job's state that only it should write changed by another run, \
+         so it writes nothing more (re-run to carry on)"
+    )]
     Closed,
 }
 

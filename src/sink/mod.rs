@@ -49,6 +49,7 @@
 //! power loss, unlike a crash of the process, can lose a finished file's
 //! name; `chainetl verify` then reports it missing.)
 
+pub mod checksum;
 mod chunks;
 mod compact;
 mod encoding;
@@ -150,6 +151,8 @@ pub struct WrittenFile {
     pub rows: u64,
     /// Bytes in it.
     pub bytes: u64,
+    /// The checksum of its bytes ([`checksum`]), computed as they were written.
+    pub checksum: String,
 }
 
 impl Sink {

@@ -2,6 +2,7 @@
 //! an `object_store` `BufWriter` that keeps the bytes out of sight until the
 //! file is complete (the *Visibility and durability* section of [`super`]).
 
+use super::checksum::Checksum;
 use super::chunks::Chunks;
 use super::{Sink, SinkError};
 use arrow_schema::SchemaRef;
@@ -14,6 +15,8 @@ pub(super) struct OpenFile {
     pub(super) rel: String,
     pub(super) writer: ArrowWriter<Chunks>,
     out: BufWriter,
+    /// The checksum of the bytes handed to the upload so far.
+    sum: Checksum,
     /// Rows written to it.
     pub(super) rows: u64,
 }
@@ -37,7 +40,13 @@ impl OpenFile {
             path: rel.clone(),
             source: Box::new(e),
         })?;
-        Ok(OpenFile { rel, writer, out, rows: 0 })
+        Ok(OpenFile {
+            rel,
+            writer,
+            out,
+            sum: Checksum::default(),
+            rows: 0,
+        })
     }
 
     fn error(&self, e: impl std::error::Error + Send + Sync + 'static) -> SinkError {
@@ -50,6 +59,7 @@ impl OpenFile {
     /// Hands what the encoder has produced to the upload.
     async fn drain(&mut self) -> Result<(), SinkError> {
         for b in self.writer.inner_mut().take() {
+            self.sum.update(&b);
             self.out.put(b).await.map_err(|e| self.error(e))?;
         }
         Ok(())
@@ -74,7 +84,8 @@ impl OpenFile {
     /// Writes the footer and completes the upload. A failed completion
     /// leaves nothing visible (the single PUT, or the multipart
     /// completion, did not happen); before it, a failure aborts the upload.
-    pub(super) async fn close(mut self) -> Result<String, SinkError> {
+    /// Returns the file's name and the checksum of its bytes.
+    pub(super) async fn close(mut self) -> Result<(String, String), SinkError> {
         let encoded = async {
             self.writer.finish().map_err(|e| self.error(e))?;
             self.writer.sync().map_err(|e| self.error(e))?;
@@ -88,7 +99,7 @@ impl OpenFile {
         use tokio::io::AsyncWriteExt;
         // Not aborted on failure: a `BufWriter` cannot be aborted once shut down.
         self.out.shutdown().await.map_err(|e| self.error(e))?;
-        Ok(self.rel)
+        Ok((self.rel, self.sum.value()))
     }
 
     /// Drops the upload: nothing appears under the file's name. Failing to

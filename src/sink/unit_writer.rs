@@ -147,8 +147,8 @@ impl UnitWriter {
         let mut iter = open.into_values();
         while let Some(f) = iter.next() {
             let rows = f.rows;
-            let rel = match f.close().await {
-                Ok(rel) => rel,
+            let (rel, checksum) = match f.close().await {
+                Ok(closed) => closed,
                 Err(e) => {
                     for rest in iter {
                         rest.abort().await;
@@ -157,7 +157,12 @@ impl UnitWriter {
                 }
             };
             let bytes = make_durable(&self.sink, &rel).await?;
-            done.push(WrittenFile { rel, rows, bytes });
+            done.push(WrittenFile {
+                rel,
+                rows,
+                bytes,
+                checksum,
+            });
         }
         Ok(done)
     }

@@ -153,6 +153,23 @@ pub struct CommittedFile {
     pub rows: u64,
     /// Its size in bytes.
     pub bytes: u64,
+    /// The checksum of its content as written (`xxh64:<hex>`, see
+    /// [`crate::sink::checksum`]); absent for files committed by builds
+    /// before checksums were recorded, which `verify` checks by size and
+    /// row count only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+}
+
+impl From<&crate::sink::WrittenFile> for CommittedFile {
+    fn from(w: &crate::sink::WrittenFile) -> CommittedFile {
+        CommittedFile {
+            path: w.rel.clone(),
+            rows: w.rows,
+            bytes: w.bytes,
+            checksum: Some(w.checksum.clone()),
+        }
+    }
 }
 
 /// A partition's compaction by this job (an entry of `compactions.json`,

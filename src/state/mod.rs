@@ -179,6 +179,8 @@
 
 mod cleanup;
 mod compactions;
+mod conditional;
+mod content;
 mod docs;
 mod files;
 mod fresh;
@@ -195,6 +197,8 @@ mod verify;
 mod tests;
 
 pub use compactions::{Compactions, JobFile, Listed, repair_closure};
+pub use conditional::Superseded;
+pub use content::{Depth, Progress};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };

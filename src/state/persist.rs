@@ -4,9 +4,8 @@
 
 use super::docs::Versioned;
 use super::{OLDEST_STATE_VERSION, STATE_VERSION, StateError, StateStore};
-use crate::sink::versions::Seen;
 use futures::TryStreamExt;
-use object_store::{ObjectStoreExt, PutMode, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
@@ -72,50 +71,35 @@ fn create_local(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
 const READS_IN_FLIGHT: usize = 32;
 
 impl StateStore {
-    /// The bytes at `rel`, or `None` if there is no such object. The
-    /// version read of a single-writer document is kept for its next write.
+    /// The bytes at `rel`, or `None` if there is no such object. A
+    /// single-writer document's version is noted at first sight (see
+    /// [`crate::sink::versions`]).
     pub(super) async fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, StateError> {
         let path = self.sink.path(rel);
-        let tracked = self.single_writer(rel);
-        match self.sink.store().get(&path).await {
+        let found = self.read_versioned(rel).await?;
+        if self.single_writer(rel) {
+            self.sink
+                .versions()
+                .read(&path, found.as_ref().map(|(_, e, v)| (e.clone(), v.clone())));
+        }
+        Ok(found.map(|(bytes, ..)| bytes))
+    }
+
+    /// The bytes at `rel` with their ETag and version, noting nothing.
+    pub(super) async fn read_versioned(&self, rel: &str) -> Result<Option<(Vec<u8>, Option<String>, Option<String>)>, StateError> {
+        match self.sink.store().get(&self.sink.path(rel)).await {
             Ok(r) => {
                 let (e_tag, version) = (r.meta.e_tag.clone(), r.meta.version.clone());
                 let bytes = r.bytes().await.map_err(|e| StateError::io(rel, "reading", e))?.to_vec();
-                if tracked {
-                    self.sink.versions().saw(&path, e_tag, version);
-                }
-                Ok(Some(bytes))
+                Ok(Some((bytes, e_tag, version)))
             }
-            Err(object_store::Error::NotFound { .. }) => {
-                if tracked {
-                    self.sink.versions().saw_absent(&path);
-                }
-                Ok(None)
-            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(StateError::io(rel, "reading", e)),
         }
     }
 
-    /// Whether `rel` is a document only the lease holder writes, on an
-    /// object store: a unit's checkpoint (the holder of the unit's shard),
-    /// a compaction record or the compaction index (the holder of the
-    /// whole job). Those are written conditionally ([`Self::write`]).
-    /// Marks, periods and run reports may be written by any shard.
-    pub(super) fn single_writer(&self, rel: &str) -> bool {
-        if self.sink.local_root().is_some() {
-            return false;
-        }
-        let Some(sub) = rel.strip_prefix(self.dir.as_str()).and_then(|r| r.strip_prefix('/')) else {
-            return false;
-        };
-        sub.starts_with("units/") || sub.starts_with("compacted/") || sub == "compactions.json"
-    }
-
-    /// Writes `bytes` at `rel` atomically. A single-writer document
-    /// ([`Self::single_writer`]) is written only if it is still as this
-    /// process last saw it (see [`crate::sink::versions`]); if another run
-    /// changed it, nothing is written, the fence closes for good and the
-    /// error says that another run holds the job.
+    /// Writes `bytes` at `rel` atomically; a single-writer document on an
+    /// object store conditionally ([`Self::write_conditional`]).
     pub(super) async fn write(&self, rel: &str, bytes: Vec<u8>) -> Result<(), StateError> {
         if let Some(root) = self.sink.local_root() {
             let path = root.join(rel);
@@ -124,80 +108,15 @@ impl StateStore {
                 .map_err(|e| StateError::io(rel, "writing", e))?
                 .map_err(|e| StateError::io(rel, "writing", e));
         }
-        let path = self.sink.path(rel);
-        if !self.single_writer(rel) {
-            return self
-                .sink
-                .store()
-                .put(&path, PutPayload::from(bytes))
-                .await
-                .map(|_| ())
-                .map_err(|e| StateError::io(rel, "writing", e));
+        if self.single_writer(rel) {
+            return self.write_conditional(rel, bytes).await;
         }
-        let versions = self.sink.versions();
-        let mode = match versions.get(&path) {
-            Some(Seen::Version(v)) => PutMode::Update(v),
-            Some(Seen::Absent) => PutMode::Create,
-            None => PutMode::Overwrite,
-        };
-        let conditional = !matches!(mode, PutMode::Overwrite);
-        match self
-            .sink
+        self.sink
             .store()
-            .put_opts(&path, PutPayload::from(bytes.clone()), mode.into())
+            .put(&self.sink.path(rel), PutPayload::from(bytes))
             .await
-        {
-            Ok(r) => {
-                versions.saw(&path, r.e_tag, r.version);
-                Ok(())
-            }
-            Err(
-                object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. } | object_store::Error::NotFound { .. },
-            ) if conditional => self.unless_ours(rel, &bytes).await,
-            Err(object_store::Error::NotImplemented { .. }) if conditional => {
-                // A store without conditional writes: the fence alone.
-                versions.forget(&path);
-                self.sink
-                    .store()
-                    .put(&path, PutPayload::from(bytes))
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| StateError::io(rel, "writing", e))
-            }
-            Err(e) => {
-                // Whether it landed is unknown: the next write goes unconditionally.
-                versions.forget(&path);
-                Err(StateError::io(rel, "writing", e))
-            }
-        }
-    }
-
-    /// A conditional write of `bytes` at `rel` failed: the document is not
-    /// as this process last saw it. If it holds `bytes`, the write landed
-    /// after all (the store client retried a PUT whose answer was lost);
-    /// otherwise another run wrote it, and this one stops writing.
-    async fn unless_ours(&self, rel: &str, bytes: &[u8]) -> Result<(), StateError> {
-        if self.read(rel).await?.as_deref() == Some(bytes) {
-            return Ok(());
-        }
-        self.sink.fence().close();
-        tracing::error!(
-            "{}: another run changed it since this run last wrote or read it; this run stops writing",
-            self.location(rel)
-        );
-        Err(StateError::io(rel, "writing", crate::sink::fence::FenceError::Closed))
-    }
-
-    /// Tracked documents under `<job>/<sub>/` that a listing (`listed`,
-    /// paths relative to the output root) no longer shows are gone: their
-    /// next write is a create.
-    pub(super) fn missing_unless_listed(&self, sub: &str, listed: &[String]) {
-        if self.sink.local_root().is_some() {
-            return;
-        }
-        let prefix = self.sink.path(&format!("{}/{sub}", self.dir));
-        let listed: std::collections::HashSet<object_store::path::Path> = listed.iter().map(|r| self.sink.path(r)).collect();
-        self.sink.versions().absent_unless(&prefix, &listed);
+            .map(|_| ())
+            .map_err(|e| StateError::io(rel, "writing", e))
     }
 
     /// Reads a JSON state document of this build's format version.

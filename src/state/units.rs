@@ -49,7 +49,7 @@ impl StateStore {
     pub(super) async fn load_stored(&self) -> Result<Stored, StateError> {
         let manifests = self.load_manifests().await?;
         let rels = self.json_paths("units").await?;
-        self.missing_unless_listed("units", &rels);
+        self.listed("units", &rels);
         let files: Vec<UnitState> = self.read_docs(rels).await?.into_iter().map(|(_, d)| d).collect();
         Ok(Stored {
             manifests,

@@ -4,8 +4,8 @@
 //! files are in flight, neither damaged nor final, so they are reported as
 //! the operation, never as problems of files.
 
+use super::content::{Check, Depth, Progress};
 use super::{StateError, StateStore, UnitState};
-use object_store::ObjectStoreExt;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// A committed file that is not as its checkpoint says.
@@ -99,13 +99,17 @@ impl Interrupted {
 
 impl StateStore {
     /// Checks every file under `tables` the checkpoints say was committed:
-    /// it exists, has the recorded size, and its Parquet footer holds the
-    /// recorded rows. Checkpoints written before files were recorded are
-    /// checked by sequence number (every sequence below `next_seq` exists).
-    /// A file that cannot be read for a reason of the store (not of the
-    /// file) is an error, not a problem of the file: `verify --repair`
-    /// must not redo a unit because the store was briefly unreachable.
-    pub async fn verify(&self, tables: &BTreeSet<String>, states: &HashMap<String, UnitState>) -> Result<Vec<FileProblem>, StateError> {
+    /// it exists, has the recorded size, and its content is as committed
+    /// (see [`super::content`] for `depth`). Checkpoints written before
+    /// files were recorded are checked by sequence number (every sequence
+    /// below `next_seq` exists).
+    pub async fn verify(
+        &self,
+        tables: &BTreeSet<String>,
+        states: &HashMap<String, UnitState>,
+        depth: Depth,
+        progress: &Progress,
+    ) -> Result<Vec<FileProblem>, StateError> {
         let listed = self.list_files(tables).await?;
         let all_sizes: HashMap<&str, u64> = listed.iter().map(|f| (f.rel.as_str(), f.bytes)).collect();
         let files: Vec<(String, String, u64, u64)> = listed
@@ -115,7 +119,6 @@ impl StateStore {
                 _ => None,
             })
             .collect();
-        let sizes: HashMap<&str, u64> = files.iter().map(|(rel, _, _, b)| (rel.as_str(), *b)).collect();
         let all = self.load_compactions().await?;
         // Records of an operation in progress ([`Interrupted`]): their
         // files, and the units a repair is exporting again, are in flight.
@@ -133,6 +136,7 @@ impl StateStore {
             seqs.entry(unit.as_str()).or_default().insert(*seq);
         }
         let mut problems = Vec::new();
+        let mut checks = Vec::new();
         let mut ids: Vec<&String> = states.keys().filter(|id| !dissolving.contains(id.as_str())).collect();
         ids.sort();
         for id in ids {
@@ -154,24 +158,23 @@ impl StateStore {
                 }
                 continue;
             }
-            for f in st
-                .committed
-                .iter()
-                .filter(|f| !replaced.contains(f.path.as_str()) && !in_flight.contains(&f.path))
-            {
-                match sizes.get(f.path.as_str()) {
-                    None => problems.push(problem(&f.path, format!("missing ({} rows)", f.rows))),
-                    Some(&b) if b != f.bytes => problems.push(problem(&f.path, format!("changed: {b} bytes, {} when committed", f.bytes))),
-                    Some(&b) => match self.parquet_rows(&f.path, b).await? {
-                        Ok(rows) if rows == f.rows => {}
-                        Ok(rows) => problems.push(problem(&f.path, format!("changed: {rows} rows, {} when committed", f.rows))),
-                        Err(e) => problems.push(problem(&f.path, format!("changed: not a readable Parquet file ({e})"))),
-                    },
-                }
-            }
+            checks.extend(
+                st.committed
+                    .iter()
+                    .filter(|f| !replaced.contains(f.path.as_str()) && !in_flight.contains(&f.path))
+                    .map(|f| Check {
+                        file: f.clone(),
+                        by: "committed",
+                        unit: id.clone(),
+                        units: vec![id.clone()],
+                    }),
+            );
         }
         let files: Vec<_> = files.into_iter().filter(|(rel, ..)| !in_flight.contains(rel)).collect();
-        problems.extend(self.verify_compacted(&compactions, &all_sizes, &files, &replaced).await?);
+        let (twice, compacted) = self.verify_compacted(&compactions, &files, &replaced);
+        problems.extend(twice);
+        checks.extend(compacted);
+        problems.extend(self.check_files(checks, &all_sizes, depth, progress).await?);
         problems.extend(self.unnamed_compacted(&compactions, &listed, &in_flight));
         Ok(problems)
     }
@@ -203,27 +206,28 @@ impl StateStore {
             .collect()
     }
 
-    /// The compaction side of [`StateStore::verify`]: every compacted file
-    /// against its record, and replaced unit files that are back.
-    async fn verify_compacted(
+    /// The compaction side of [`StateStore::verify`]: replaced unit files
+    /// that are back (problems now), and every compacted file to check
+    /// against its record.
+    fn verify_compacted(
         &self,
         compactions: &[super::Compaction],
-        all_sizes: &HashMap<&str, u64>,
         files: &[(String, String, u64, u64)],
         replaced: &HashSet<&str>,
-    ) -> Result<Vec<FileProblem>, StateError> {
-        let mut problems = Vec::new();
+    ) -> (Vec<FileProblem>, Vec<Check>) {
         // A replaced file that is back (a unit exported again beside its
         // compacted rows) holds rows twice: repairing its unit dissolves
         // the partition and exports the rows once.
-        for (rel, unit, _, _) in files.iter().filter(|(rel, ..)| replaced.contains(rel.as_str())) {
-            problems.push(FileProblem {
+        let problems = files
+            .iter()
+            .filter(|(rel, ..)| replaced.contains(rel.as_str()))
+            .map(|(rel, unit, _, _)| FileProblem {
                 unit: unit.clone(),
                 units: vec![unit.clone()],
                 path: rel.clone(),
                 what: "present, but a compaction already holds its rows (rows twice)".into(),
-            });
-        }
+            })
+            .collect();
         let units_of: Vec<Vec<String>> = compactions
             .iter()
             .map(|c| {
@@ -237,70 +241,20 @@ impl StateStore {
                     .collect()
             })
             .collect();
+        let mut checks = Vec::new();
         for (c, own) in compactions.iter().zip(&units_of) {
             // Every unit a repair of this file exports again: its own, and
             // those of the partitions their rows share compacted files with.
             let (units, _) = super::repair_closure(&units_of, own);
             let unit = units.first().cloned().unwrap_or_default();
-            for f in &c.files {
-                let what = match all_sizes.get(f.path.as_str()) {
-                    None => Some(format!("missing ({} rows, compacted)", f.rows)),
-                    Some(&b) if b != f.bytes => Some(format!("changed: {b} bytes, {} when compacted", f.bytes)),
-                    Some(&b) => match self.parquet_rows(&f.path, b).await? {
-                        Ok(rows) if rows == f.rows => None,
-                        Ok(rows) => Some(format!("changed: {rows} rows, {} when compacted", f.rows)),
-                        Err(e) => Some(format!("changed: not a readable Parquet file ({e})")),
-                    },
-                };
-                if let Some(what) = what {
-                    problems.push(FileProblem {
-                        unit: unit.clone(),
-                        units: units.clone(),
-                        path: f.path.clone(),
-                        what,
-                    });
-                }
-            }
+            checks.extend(c.files.iter().map(|f| Check {
+                file: f.clone(),
+                by: "compacted",
+                unit: unit.clone(),
+                units: units.clone(),
+            }));
         }
-        Ok(problems)
-    }
-
-    /// Rows in a Parquet file of `size` bytes, from its footer (two range
-    /// reads; the metadata length is checked against the size first, so a
-    /// damaged file cannot make us read or allocate past it). The outer
-    /// error is the store's; the inner one says why the file is not a
-    /// readable Parquet file.
-    async fn parquet_rows(&self, rel: &str, size: u64) -> Result<Result<u64, String>, StateError> {
-        use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
-        let path = self.sink.path(rel);
-        if size < 12 {
-            return Ok(Err(format!("{size} bytes is too short")));
-        }
-        let read = |range: std::ops::Range<u64>| {
-            let path = path.clone();
-            async move {
-                self.sink
-                    .store()
-                    .get_range(&path, range)
-                    .await
-                    .map_err(|e| StateError::io(rel, "reading", e))
-            }
-        };
-        let tail = read(size - 8..size).await?;
-        let Ok(tail) = <[u8; 8]>::try_from(tail.as_ref()) else {
-            return Ok(Err(format!("the store returned {} bytes of an 8-byte footer", tail.len())));
-        };
-        let len = match FooterTail::try_new(&tail) {
-            Ok(t) => t.metadata_length() as u64,
-            Err(e) => return Ok(Err(e.to_string())),
-        };
-        if len + 12 > size {
-            return Ok(Err(format!("footer length {len} exceeds the file")));
-        }
-        let meta = read(size - 8 - len..size - 8).await?;
-        Ok(ParquetMetaDataReader::decode_metadata(&meta)
-            .map(|m| m.file_metadata().num_rows().max(0) as u64)
-            .map_err(|e| e.to_string()))
+        (problems, checks)
     }
 }
 

@@ -462,6 +462,7 @@ fn big_checkpoint(n: u64) -> UnitState {
                 path: format!("blocks/{JOB}-{UNIT}-{i:06}.parquet"),
                 rows: n,
                 bytes: n,
+                checksum: Some(format!("xxh64:{n:016x}")),
             })
             .collect(),
         ..Default::default()

@@ -322,15 +322,7 @@ impl Compactor<'_> {
             Err(e) => return Err(e.into()),
         };
         crate::util::failpoint::hit("compact-written");
-        let outputs: Vec<CommittedFile> = merged
-            .files
-            .iter()
-            .map(|w| CommittedFile {
-                path: w.rel.clone(),
-                rows: w.rows,
-                bytes: w.bytes,
-            })
-            .collect();
+        let outputs: Vec<CommittedFile> = merged.files.iter().map(CommittedFile::from).collect();
         let replaced_units = inputs.iter().filter(|f| matches!(f.kind, JobFile::Unit(..))).map(|f| f.rel.clone());
         record.replaced.extend(replaced_units);
         let gone: HashSet<&str> = inputs.iter().map(|f| f.rel.as_str()).collect();

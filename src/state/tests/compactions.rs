@@ -14,6 +14,7 @@ fn record(partition: &str, generation: u64, pending: bool) -> Compaction {
             path: format!("{partition}/{}", crate::sink::compacted_name("j", generation, 0)),
             rows: 3,
             bytes: 100,
+            checksum: None,
         }],
         replaced: vec![format!("{partition}/j-e0-blocks-base-b0-10-000000.parquet")],
         pending: pending.then(|| PendingCompaction {

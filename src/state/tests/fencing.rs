@@ -22,7 +22,7 @@ fn two_holders() -> (StateStore, StateStore) {
 
 fn stale(e: StateError) -> String {
     let m = e.to_string();
-    assert!(m.contains("another run has written this job's state"), "{m}");
+    assert!(m.contains("another run changed or removed this document"), "{m}");
     m
 }
 
@@ -149,4 +149,129 @@ async fn local_disk_is_locked_by_the_os_and_keeps_no_versions() {
     b.save_unit(&unit_state(UNIT, 2)).await.unwrap();
     a.save_unit(&unit_state(UNIT, 3)).await.unwrap();
     assert_eq!(b.load_units().await.unwrap()[UNIT].next_seq, 3);
+}
+
+#[tokio::test]
+async fn a_unit_the_old_holder_never_checkpointed_is_created_not_overwritten() {
+    let (old, new) = two_holders();
+    // Both planned from the same state: the unit had no checkpoint.
+    old.load_units().await.unwrap();
+    new.load_units().await.unwrap();
+    new.save_unit(&unit_state(UNIT, 1)).await.unwrap();
+    // The old holder's first checkpoint of it is a create: refused.
+    stale(old.save_unit(&unit_state(UNIT, 7)).await.unwrap_err());
+    assert_eq!(new.load_units().await.unwrap()[UNIT].next_seq, 1);
+}
+
+#[tokio::test]
+async fn reading_the_new_holders_checkpoint_does_not_make_it_the_old_ones() {
+    let (old, new) = two_holders();
+    old.save_unit(&unit_state(UNIT, 1)).await.unwrap();
+    new.load_units().await.unwrap();
+    new.save_unit(&unit_state(UNIT, 2)).await.unwrap();
+    // The old holder thaws and reads the job's state (a next pass): its
+    // token stays the version it wrote.
+    assert_eq!(old.load_units().await.unwrap()[UNIT].next_seq, 2);
+    stale(old.save_unit(&unit_state(UNIT, 3)).await.unwrap_err());
+    assert_eq!(new.load_units().await.unwrap()[UNIT].next_seq, 2);
+}
+
+/// A store whose next `lose` PUTs land but answer with a timeout, as a
+/// connection cut after the request reached the server.
+#[derive(Debug)]
+struct LostAnswers {
+    inner: Arc<dyn object_store::ObjectStore>,
+    lose: std::sync::atomic::AtomicUsize,
+}
+
+impl std::fmt::Display for LostAnswers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LostAnswers({})", self.inner)
+    }
+}
+
+#[async_trait::async_trait]
+impl object_store::ObjectStore for LostAnswers {
+    async fn put_opts(
+        &self,
+        location: &object_store::path::Path,
+        payload: PutPayload,
+        opts: object_store::PutOptions,
+    ) -> object_store::Result<object_store::PutResult> {
+        let r = self.inner.put_opts(location, payload, opts).await?;
+        let lose = self.lose.load(std::sync::atomic::Ordering::SeqCst);
+        if lose > 0 {
+            self.lose.store(lose - 1, std::sync::atomic::Ordering::SeqCst);
+            return Err(object_store::Error::Generic {
+                store: "test",
+                source: "operation timed out".into(),
+            });
+        }
+        Ok(r)
+    }
+    async fn put_multipart_opts(
+        &self,
+        location: &object_store::path::Path,
+        opts: object_store::PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+    async fn get_opts(
+        &self,
+        location: &object_store::path::Path,
+        options: object_store::GetOptions,
+    ) -> object_store::Result<object_store::GetResult> {
+        self.inner.get_opts(location, options).await
+    }
+    async fn get_ranges(
+        &self,
+        location: &object_store::path::Path,
+        ranges: &[std::ops::Range<u64>],
+    ) -> object_store::Result<Vec<bytes::Bytes>> {
+        self.inner.get_ranges(location, ranges).await
+    }
+    fn delete_stream(
+        &self,
+        locations: futures::stream::BoxStream<'static, object_store::Result<object_store::path::Path>>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::path::Path>> {
+        self.inner.delete_stream(locations)
+    }
+    fn list(
+        &self,
+        prefix: Option<&object_store::path::Path>,
+    ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    async fn list_with_delimiter(&self, prefix: Option<&object_store::path::Path>) -> object_store::Result<object_store::ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+    async fn copy_opts(
+        &self,
+        from: &object_store::path::Path,
+        to: &object_store::path::Path,
+        options: object_store::CopyOptions,
+    ) -> object_store::Result<()> {
+        self.inner.copy_opts(from, to, options).await
+    }
+}
+
+#[tokio::test]
+async fn a_conditional_write_whose_answer_was_lost_is_tried_again_and_found_landed() {
+    let store = Arc::new(LostAnswers {
+        inner: Arc::new(object_store::memory::InMemory::new()),
+        lose: 0.into(),
+    });
+    let st = StateStore::new(
+        Arc::new(Sink::with_store(&output("memory://test"), store.clone(), "out").unwrap()),
+        "j",
+    );
+    st.load_units().await.unwrap();
+    for n in 1..=3 {
+        // Each write lands and its answer is lost: a create, then updates.
+        store.lose.store(1, std::sync::atomic::Ordering::SeqCst);
+        st.save_unit(&unit_state(UNIT, n)).await.unwrap();
+    }
+    store.lose.store(0, std::sync::atomic::Ordering::SeqCst);
+    st.save_unit(&unit_state(UNIT, 4)).await.unwrap();
+    assert_eq!(st.load_units().await.unwrap()[UNIT].next_seq, 4);
 }

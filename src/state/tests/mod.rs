@@ -85,6 +85,7 @@ async fn unit_checkpoints_round_trip() {
                 path: "blocks/x.parquet".into(),
                 rows: 10,
                 bytes: 99,
+                checksum: Some("xxh64:00000000000000ff".into()),
             }],
             last_block: Some(TailBlock {
                 number: 150,

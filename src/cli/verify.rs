@@ -1,0 +1,181 @@
+//! `chainetl verify`: what it found, how much it read, and `--repair`.
+
+use super::args::SpecArgs;
+use super::commands::{interrupted_lines, load};
+use super::run::Face;
+use super::{CliError, Exit};
+use crate::job::{self, RunOptions};
+use crate::spec::Spec;
+use crate::state::{Depth, Progress};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeSet;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Verifies `s` to the depth asked, with a bar on a terminal, and says how
+/// much was read.
+async fn checked(s: &Spec, quick: bool, quiet: bool) -> Result<job::inspect::Verification, CliError> {
+    let depth = if quick { Depth::Quick } else { Depth::Content };
+    let progress = Arc::new(Progress::default());
+    let bar = (!quiet && std::io::stderr().is_terminal() && !super::say::json()).then(|| spawn_bar(progress.clone()));
+    let started = Instant::now();
+    let result = job::verify(s, depth, &progress).await;
+    if let Some((bar, task)) = bar {
+        task.abort();
+        bar.finish_and_clear();
+    }
+    let v = result?;
+    let files = progress.files_done.load(Ordering::Relaxed);
+    let read = progress.bytes_read.load(Ordering::Relaxed);
+    let secs = started.elapsed().as_secs_f64();
+    if !quiet && files > 0 {
+        match depth {
+            Depth::Content => eprintln!(
+                "checked {files} file{} by content: {} read in {secs:.1} s",
+                plural(files),
+                human_bytes(read)
+            ),
+            Depth::Quick => eprintln!(
+                "checked {files} file{} by size and row count (--quick) in {secs:.1} s",
+                plural(files)
+            ),
+        }
+        let bare = progress.without_checksum.load(Ordering::Relaxed);
+        if depth == Depth::Content && bare > 0 {
+            eprintln!(
+                "{bare} file{} committed by an older build without a checksum: checked by size and row count only",
+                plural(bare)
+            );
+        }
+    }
+    Ok(v)
+}
+
+/// A bar of bytes read (files to read whole), redrawn until aborted.
+fn spawn_bar(progress: Arc<Progress>) -> (ProgressBar, tokio::task::JoinHandle<()>) {
+    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(8));
+    bar.set_style(
+        ProgressStyle::with_template("verify [{bar:24.cyan/blue}] {bytes}/{total_bytes} ({bytes_per_sec}) {msg} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let b = bar.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            b.set_length(progress.bytes.load(Ordering::Relaxed).max(1));
+            b.set_position(progress.bytes_read.load(Ordering::Relaxed));
+            let (done, all) = (progress.files_done.load(Ordering::Relaxed), progress.files.load(Ordering::Relaxed));
+            b.set_message(format!("files {done}/{all}"));
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    (bar, task)
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// `n` bytes in MB or GB (decimal units).
+fn human_bytes(n: u64) -> String {
+    if n >= 1_000_000_000 {
+        format!("{:.2} GB", n as f64 / 1e9)
+    } else {
+        format!("{:.1} MB", n as f64 / 1e6)
+    }
+}
+
+/// Prints the files `verify` found missing or changed; returns the units
+/// whose rows they held (those `--repair` exports again).
+fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet<String> {
+    let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if !problems.is_empty() {
+        println!(
+            "{}: {} committed file{} missing or changed, in {} unit{}:",
+            job,
+            problems.len(),
+            plural(problems.len()),
+            units.len(),
+            plural(units.len())
+        );
+    }
+    for p in problems {
+        let unit = match p.units.as_slice() {
+            [] => String::new(),
+            [u] => format!(" (unit {u})"),
+            us => format!(" (rows of {} units: {})", us.len(), us.join(", ")),
+        };
+        println!("  {}: {}{unit}", p.path, p.what);
+    }
+    units
+}
+
+pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    let job::inspect::Verification { interrupted, problems } = checked(&s, quick, quiet).await?;
+    if !interrupted.is_empty() {
+        let n = interrupted.len();
+        println!("{}: {n} operation{} begun and not finished:", s.name, if n == 1 { "" } else { "s" });
+        for line in interrupted_lines(&interrupted) {
+            println!("{line}");
+        }
+    }
+    if repair && !interrupted.is_empty() {
+        // Swaps are finished first, with no request; what is still wrong
+        // afterwards is repaired by exporting units again.
+        let finished = job::compact::finish_swaps(&s).await?;
+        if !finished.is_empty() {
+            println!(
+                "finished {} compaction swap{}",
+                finished.len(),
+                if finished.len() == 1 { "" } else { "s" }
+            );
+        }
+        let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh"));
+        if !needs_run {
+            return Box::pin(verify(args, repair, quick, quiet)).await;
+        }
+    }
+    if problems.is_empty() && interrupted.is_empty() {
+        println!("{}: every committed file is in place", s.name);
+        return Ok(Exit::Success);
+    }
+    if problems.is_empty() && !repair {
+        if interrupted.iter().any(|op| op.kind == "fresh") {
+            println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
+        } else {
+            println!(
+                "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",
+                args.spec
+            );
+        }
+        return Ok(Exit::Failed);
+    }
+    if problems.is_empty() {
+        println!("running the job to finish them (units whose rows are gone are exported again)");
+    }
+    let units = print_problems(&s.name, &problems);
+    if repair && let Some(p) = problems.iter().find(|p| p.unit.is_empty()) {
+        return Err(job::RunError::Repair(format!("{} cannot be repaired by exporting units again: {}", p.path, p.what)).into());
+    }
+    if !repair {
+        println!("run `chainetl verify {} --repair` to export those units again", args.spec);
+        return Ok(Exit::Failed);
+    }
+    let opts = RunOptions {
+        repair: units.into_iter().collect(),
+        ..RunOptions::default()
+    };
+    // `verify --repair` has listed what it repairs: no plan intro after it.
+    let face = Face {
+        quiet,
+        intro: false,
+        progress_every: None,
+        summary_json: false,
+        metrics: None,
+    };
+    super::run::run_and_report(s, opts, face).await
+}
