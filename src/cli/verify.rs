@@ -115,7 +115,18 @@ fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet
 
 pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    let job::inspect::Verification { interrupted, problems } = checked(&s, quick, quiet).await?;
+    let job::inspect::Verification {
+        interrupted,
+        problems,
+        started,
+    } = checked(&s, quick, quiet).await?;
+    if !started {
+        println!(
+            "{}: no state of this job at {}: it has not run there, so there is nothing to verify",
+            s.name, s.output.uri
+        );
+        return Ok(Exit::Success);
+    }
     if !interrupted.is_empty() {
         let n = interrupted.len();
         println!("{}: {n} operation{} begun and not finished:", s.name, if n == 1 { "" } else { "s" });

@@ -64,6 +64,9 @@ pub struct Verification {
     pub interrupted: Vec<Interrupted>,
     /// Committed files missing or changed.
     pub problems: Vec<FileProblem>,
+    /// Whether the job has state at its output at all (false: it never
+    /// ran there, and there was nothing to check).
+    pub started: bool,
 }
 
 /// The operations the job's state records as begun and not finished, and
@@ -77,6 +80,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
         return Ok(Verification {
             interrupted: vec![Interrupted::fresh()],
             problems: Vec::new(),
+            started: true,
         });
     }
     if state.load_job().await?.is_none() {
@@ -86,6 +90,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     Ok(Verification {
         interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
         problems: state.verify(&spec.tables(), &states, depth, progress).await?,
+        started: true,
     })
 }
 

@@ -494,3 +494,20 @@ fn a_corrupt_checkpoint_names_the_file_and_its_safe_fix() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(read_rows(&out.join("events"), truth::EVENT_COLS), truth_events(&[Chain::Ethereum]));
 }
+
+/// `verify` where the job never ran (a wrong URI, an empty bucket) says so,
+/// rather than that every committed file is in place.
+#[test]
+fn verify_of_a_job_that_never_ran_there_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nowhere");
+    let spec = events_spec(dir.path(), "n.toml", "n", "http://127.0.0.1:9", &out.display().to_string(), "");
+    let o = chainetl(&["verify", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("it has not run there, so there is nothing to verify"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("in place"), "{}", text(&o));
+}
