@@ -7,4 +7,6 @@ if ! command -v wrk >/dev/null 2>&1; then
     (apt-get update -qq && apt-get install -y -qq wrk) >/dev/null 2>&1 || echo "note: could not install wrk; the drain figure is skipped"
   fi
 fi
-exec "${CHAINETL_PYTHON:-python3}" benches/bench.py "${1:-full}"
+"${CHAINETL_PYTHON:-python3}" benches/bench.py "${1:-full}"
+# Pacing under a quota (issue #28): share of the quota, share of 429s.
+echo "pacing: $("${CHAINETL_PYTHON:-python3}" benches/pacing.py "${1:-full}")"

@@ -55,7 +55,7 @@ struct Answer {
 impl Client {
     /// One attempt, within `left` of the request's budget.
     pub(super) async fn attempt<T>(&self, url: &str, shown: &str, left: Duration, parser: &Parser<'_, T>) -> Attempt<T> {
-        let permit = self.limiter.acquire().await;
+        let turn = self.limiter.acquire().await;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let resp = match self.send(url, left).await {
             Ok(r) => r,
@@ -68,9 +68,9 @@ impl Client {
         };
         // The slot is for the exchange; parsing (and, for events, decoding)
         // must not hold it.
-        drop(permit);
+        drop(turn.permit);
         self.stats.bytes.fetch_add(answer.body.len() as u64, Ordering::Relaxed);
-        self.judge(answer, shown, parser).await
+        self.judge(answer, shown, parser, turn.generation).await
     }
 
     /// Sends the request; a transport error is retried, and tells the
@@ -164,7 +164,7 @@ impl Client {
     }
 
     /// What the answer means for the request.
-    async fn judge<T>(&self, answer: Answer, shown: &str, parser: &Parser<'_, T>) -> Attempt<T> {
+    async fn judge<T>(&self, answer: Answer, shown: &str, parser: &Parser<'_, T>, generation: u64) -> Attempt<T> {
         let Answer { status, retry_after, body } = answer;
         match status {
             200..=299 => match (parser.parse)(&body) {
@@ -184,7 +184,7 @@ impl Client {
             },
             429 => {
                 self.stats.throttled.fetch_add(1, Ordering::Relaxed);
-                self.limiter.throttled().await;
+                self.limiter.throttled(generation).await;
                 let wait = retry_after.unwrap_or(Duration::from_secs(1).min(self.cfg.max_retry_after));
                 Attempt::retry("HTTP 429 Too Many Requests".into(), Some(wait))
             }

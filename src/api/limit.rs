@@ -1,25 +1,67 @@
 //! The client's request bounds: a global concurrency limit (a semaphore)
-//! and a pace (requests per second) that adapts to the service's quota.
+//! and a pace (requests per second) that finds the service's quota and
+//! shares it with whoever else spends it.
 //!
-//! The pace starts at `requests_per_second` (or unpaced). On a 429 it drops
-//! to 97% of the rate the service accepted since the previous decrease —
-//! while a client over-drives a quota, that rate *is* the quota (counting
-//! from a decrease leaves out the quota's initial burst) — and then
-//! creeps up 0.5% a second, so it settles just under the quota with rare
-//! 429s. The first measurement, shorter than a second, is spread over a
-//! whole second: a quota's burst is commonly a second's worth, and this
-//! keeps the first estimate near the quota rather than far above it. One
-//! decrease per 250 ms: a burst of 429s from requests already in flight
-//! counts once. Requests are spaced by the pace, and a request still
-//! waiting for a turn handed out before a decrease takes a new one, so
-//! throttled callers never stampede back together; a throttled request
-//! itself waits its `Retry-After` before retrying.
+//! # The algorithm
+//!
+//! The pace starts at `requests_per_second` (or unpaced) and moves on two
+//! signals: a 429, and a quiet interval with the pace binding.
+//!
+//! - **Decrease**, on a 429 for a request sent at the current pace (one
+//!   sent before the last decrease says nothing new, so a volley of 429s
+//!   from requests already in flight counts once), at most one per
+//!   [`MIN_GAP`]:
+//!   - once the client has sent for a whole [`WINDOW`], to [`BELOW`] × the
+//!     rate the service accepted over the last [`WINDOW`] (never above the
+//!     pace): while a client over-drives a quota, that rate is its share
+//!     of the quota (a token bucket refills at the quota whatever is asked
+//!     of it; shared, each client's acceptances are its share);
+//!   - in the first [`WINDOW`] (a sub-second sample, never sized from): to
+//!     half the pace — or, unpaced, to what was accepted so far spread
+//!     over a whole [`WINDOW`] (a quota's burst is commonly a second's
+//!     worth), but no less than [`START_PER_SLOT`] requests a second per
+//!     slot, since an empty sample (a burst another job spent) says
+//!     nothing about the quota.
+//! - **Increase**, once [`QUIET`] has passed since the pace last moved, with
+//!   no 429 meanwhile and requests waiting for their turn (the pace, not
+//!   latency or work, was the bound): × [`FIRST_STEP`], each consecutive
+//!   step's increase double the last (+2.5 %, +5 %, +10 %, … up to ×2), so
+//!   a pace far under the quota finds it in seconds and one near it probes
+//!   gently; a decrease starts the steps over. Until a decrease has been
+//!   sized from a whole [`WINDOW`] (a start from a guess), the pace
+//!   doubles every [`RAMP_QUIET`] instead. The pace never exceeds the
+//!   user's bound, nor twice the rate accepted over the last [`WINDOW`].
+//!
+//! Several clients on one quota each measure their own acceptances when
+//! they over-drive it, so their paces after a decrease add up to
+//! [`BELOW`] of it, and each then probes up again: together they hold
+//! the quota with few 429s. Requests are spaced by the pace; a request
+//! still waiting for a turn handed out before a decrease takes a new one,
+//! so throttled callers never stampede back together; a throttled request
+//! itself waits its `Retry-After` before its next attempt.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
+
+/// The span of acceptances a decrease is sized from.
+pub(crate) const WINDOW: Duration = Duration::from_secs(1);
+/// Fewest time between two decreases.
+pub(crate) const MIN_GAP: Duration = Duration::from_millis(250);
+/// A decrease sets the pace this far under the accepted rate.
+pub(crate) const BELOW: f64 = 0.97;
+/// Quiet time (no 429) before the pace steps up.
+pub(crate) const QUIET: Duration = Duration::from_secs(1);
+/// Quiet time before the pace doubles, while ramping from a guess.
+pub(crate) const RAMP_QUIET: Duration = Duration::from_millis(500);
+/// The first step up after a decrease.
+pub(crate) const FIRST_STEP: f64 = 1.025;
+/// The largest step up.
+pub(crate) const MAX_STEP: f64 = 2.0;
+/// Requests a second per concurrency slot a guess starts from.
+pub(crate) const START_PER_SLOT: f64 = 2.0;
 
 #[derive(Debug)]
 struct Pace {
@@ -33,12 +75,52 @@ struct Pace {
     last_change: Instant,
     /// When it last went down.
     last_decrease: Option<Instant>,
-    /// Start of the current measurement: the first request, then the last decrease.
+    /// The first request.
     since: Option<Instant>,
-    /// Completion times of successful requests since `since`, at most a second back.
+    /// Completion times of accepted requests, at most a [`WINDOW`] back.
     accepted: VecDeque<Instant>,
     /// Decreases so far: turns handed out before the latest one are stale.
     decreases: u64,
+    /// The next step up (× the pace).
+    step: f64,
+    /// Whether the pace was last set from a full window of acceptances.
+    measured: bool,
+    /// When a request last waited for its turn (the pace binding).
+    last_wait: Option<Instant>,
+}
+
+impl Pace {
+    fn forget_old(&mut self, now: Instant) {
+        while self.accepted.front().is_some_and(|t| now.duration_since(*t) > WINDOW) {
+            self.accepted.pop_front();
+        }
+    }
+
+    fn set(&mut self, rate: f64, now: Instant) {
+        let rate = self.cap.map_or(rate, |c| rate.min(c)).max(0.5);
+        self.rate = Some(rate);
+        self.last_change = now;
+    }
+
+    /// A step up, if the pace has been quiet and binding long enough.
+    fn step_up(&mut self, now: Instant) {
+        let Some(rate) = self.rate else { return };
+        let quiet = if self.measured { QUIET } else { RAMP_QUIET };
+        if now.duration_since(self.last_change) < quiet || self.last_wait.is_none_or(|t| now.duration_since(t) >= quiet) {
+            return;
+        }
+        self.forget_old(now);
+        // Never far above what the service has been taking lately: a pace
+        // that grew while something else was the bound (latency, work, or
+        // turns handed out before a decrease) would over-drive later.
+        let span = (quiet * 4).min(WINDOW);
+        let recent = self.accepted.iter().rev().take_while(|t| now.duration_since(**t) <= span).count();
+        let lately = recent as f64 / span.as_secs_f64();
+        let step = if self.measured { self.step } else { 2.0 };
+        let up = (rate * step).min((2.0 * lately).max(rate));
+        self.set(up, now);
+        self.step = (1.0 + (self.step - 1.0) * 2.0).min(MAX_STEP);
+    }
 }
 
 /// Shared pacing state.
@@ -50,7 +132,15 @@ pub struct Limiter {
     pace: Mutex<Pace>,
 }
 
-const WINDOW: Duration = Duration::from_secs(1);
+/// A turn to send a request: the concurrency slot, held for the exchange,
+/// and the pace's generation it was given in.
+#[derive(Debug)]
+pub struct Turn {
+    /// The concurrency slot.
+    pub permit: OwnedSemaphorePermit,
+    /// Decreases of the pace before this turn.
+    pub generation: u64,
+}
 
 impl Limiter {
     /// `max_concurrency` requests in flight; at most `rps` started per second.
@@ -69,12 +159,15 @@ impl Limiter {
                 since: None,
                 accepted: VecDeque::new(),
                 decreases: 0,
+                step: FIRST_STEP,
+                measured: false,
+                last_wait: None,
             }),
         }
     }
 
     /// Waits for this request's turn in the pace, then for a concurrency slot.
-    pub async fn acquire(&self) -> OwnedSemaphorePermit {
+    pub async fn acquire(&self) -> Turn {
         loop {
             let (slot, generation) = self.turn().await;
             tokio::time::sleep_until(slot).await;
@@ -87,7 +180,7 @@ impl Limiter {
             // A turn handed out at the pace before a 429 would over-drive
             // the quota: queue again at the new pace.
             if self.pace.lock().await.decreases == generation {
-                return permit;
+                return Turn { permit, generation };
             }
         }
     }
@@ -97,15 +190,11 @@ impl Limiter {
         let mut p = self.pace.lock().await;
         let now = Instant::now();
         p.since.get_or_insert(now);
-        if let Some(rate) = p.rate
-            && now.duration_since(p.last_change) >= WINDOW
-        {
-            // Additive-ish increase, capped by the user's bound.
-            let up = rate * 1.005;
-            p.rate = Some(p.cap.map_or(up, |c| up.min(c)));
-            p.last_change = now;
-        }
+        p.step_up(now);
         let slot = p.next.max(now);
+        if slot > now {
+            p.last_wait = Some(now);
+        }
         p.next = slot + p.rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(1.0 / r));
         (slot, p.decreases)
     }
@@ -115,42 +204,44 @@ impl Limiter {
         let mut p = self.pace.lock().await;
         let now = Instant::now();
         p.accepted.push_back(now);
-        while p.accepted.front().is_some_and(|t| now.duration_since(*t) > WINDOW) {
-            p.accepted.pop_front();
-        }
+        p.forget_old(now);
     }
 
-    /// A 429: slow down to just under what the service accepts.
-    pub async fn throttled(&self) {
+    /// A 429 for a request sent in pace generation `generation`: slow down
+    /// to just under what the service accepts.
+    pub async fn throttled(&self, generation: u64) {
         let mut p = self.pace.lock().await;
         let now = Instant::now();
-        if p.last_decrease.is_some_and(|t| now.duration_since(t) < Duration::from_millis(250)) {
+        if generation < p.decreases || p.last_decrease.is_some_and(|t| now.duration_since(t) < MIN_GAP) {
             return;
         }
-        while p.accepted.front().is_some_and(|t| now.duration_since(*t) > WINDOW) {
-            p.accepted.pop_front();
-        }
-        let window = p.since.map_or(Duration::ZERO, |f| now.duration_since(f)).min(WINDOW);
-        let new = if p.last_decrease.is_none() && !p.accepted.is_empty() {
-            // The first 429: what was accepted so far, over at least a second.
-            p.accepted.len() as f64 / WINDOW.as_secs_f64() * 0.97
-        } else if window >= Duration::from_millis(200) && !p.accepted.is_empty() {
-            p.accepted.len() as f64 / window.as_secs_f64() * 0.97
+        p.forget_old(now);
+        let sample = p.since.map_or(Duration::ZERO, |f| now.duration_since(f));
+        let accepted = p.accepted.len() as f64;
+        let (new, measured) = if sample >= WINDOW && accepted > 0.0 {
+            let share = accepted / WINDOW.as_secs_f64() * BELOW;
+            (p.rate.map_or(share, |r| share.min(r)), true)
         } else {
-            // Too little to measure: halve whatever we were doing (unpaced
-            // with nothing accepted yet: start from a request per slot per
-            // second, rather than from nothing).
-            let measured = p.accepted.len() as f64 / window.as_secs_f64().max(0.05);
-            p.rate.unwrap_or(measured.max(2.0 * self.slots as f64)) * 0.5
+            match p.rate {
+                Some(r) => (r * 0.5, p.measured),
+                None => {
+                    // Unpaced: what was accepted so far, over a whole
+                    // window, is a fair first estimate where a burst was
+                    // there to spend; a spent burst accepts next to
+                    // nothing, which says nothing, so the pace starts from
+                    // a guess and ramps.
+                    let seen = accepted / WINDOW.as_secs_f64() * BELOW;
+                    let floor = START_PER_SLOT * self.slots as f64;
+                    (seen.max(floor), seen >= floor)
+                }
+            }
         };
-        p.since = Some(now);
-        p.accepted.clear();
-        let new = new.max(0.5);
-        p.rate = Some(p.cap.map_or(new, |c| new.min(c)));
-        p.last_change = now;
+        p.set(new, now);
+        p.measured = measured;
+        p.step = FIRST_STEP;
         p.last_decrease = Some(now);
         p.decreases += 1;
-        let gap = Duration::from_secs_f64(1.0 / new);
+        let gap = Duration::from_secs_f64(1.0 / p.rate.unwrap_or(new));
         if p.next < now + gap {
             p.next = now + gap;
         }
@@ -163,81 +254,4 @@ impl Limiter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_429_paces_requests_just_under_the_accepted_rate() {
-        let l = Limiter::new(4, None);
-        // 100 requests accepted over one second, then a 429.
-        for _ in 0..100 {
-            drop(l.acquire().await);
-            l.accepted().await;
-            tokio::time::advance(Duration::from_millis(10)).await;
-        }
-        l.throttled().await;
-        let r = l.rate().await.unwrap();
-        assert!((90.0..=100.0).contains(&r), "{r}");
-        // A burst of 429s from requests already in flight counts once.
-        l.throttled().await;
-        assert_eq!(l.rate().await, Some(r));
-        // Then the pace spaces requests and creeps back up.
-        let t = Instant::now();
-        for _ in 0..50 {
-            drop(l.acquire().await);
-        }
-        let spent = t.elapsed().as_secs_f64();
-        assert!(spent >= 49.0 / r * 0.99, "{spent}");
-        tokio::time::advance(Duration::from_secs(2)).await;
-        drop(l.acquire().await);
-        assert!(l.rate().await.unwrap() > r);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn turns_handed_out_before_a_429_are_taken_again_at_the_new_pace() {
-        let l = Arc::new(Limiter::new(64, Some(100.0)));
-        // 40 requests queue at 100/s: turns up to 390 ms ahead.
-        let t = Instant::now();
-        let waiters: Vec<_> = (0..40)
-            .map(|_| {
-                let l = l.clone();
-                tokio::spawn(async move {
-                    drop(l.acquire().await);
-                    Instant::now()
-                })
-            })
-            .collect();
-        tokio::task::yield_now().await;
-        // A 429 at once, with nothing measured: the pace halves to 50/s, and
-        // the queued turns follow it instead of firing at 100/s.
-        l.throttled().await;
-        assert_eq!(l.rate().await, Some(50.0));
-        let mut done = Vec::new();
-        for w in waiters {
-            done.push(w.await.unwrap());
-        }
-        done.sort();
-        let spent = done[39].duration_since(t).as_secs_f64();
-        assert!(spent >= 39.0 / 50.0, "the last request started after {spent} s");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_429_before_anything_was_accepted_does_not_stall_the_job() {
-        let l = Limiter::new(8, None);
-        l.throttled().await;
-        assert_eq!(l.rate().await, Some(8.0));
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_configured_bound_is_never_exceeded() {
-        let l = Limiter::new(4, Some(10.0));
-        let t = Instant::now();
-        for _ in 0..21 {
-            drop(l.acquire().await);
-        }
-        assert!(t.elapsed() >= Duration::from_secs(2));
-        tokio::time::advance(Duration::from_secs(30)).await;
-        drop(l.acquire().await);
-        assert_eq!(l.rate().await, Some(10.0));
-    }
-}
+mod tests;

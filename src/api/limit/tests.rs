@@ -1,0 +1,195 @@
+//! The pace against a simulated quota, in paused (virtual) time: a token
+//! bucket like the service's, units that each send one request at a time
+//! and wait `Retry-After` (one second) after a 429.
+
+use super::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A quota of `rate` requests a second, with a burst of a second's worth.
+struct Quota {
+    bucket: std::sync::Mutex<(f64, Instant)>,
+    rate: std::sync::Mutex<f64>,
+}
+
+impl Quota {
+    fn new(rate: f64, spent: bool) -> Arc<Quota> {
+        Arc::new(Quota {
+            bucket: std::sync::Mutex::new((if spent { 0.0 } else { rate }, Instant::now())),
+            rate: std::sync::Mutex::new(rate),
+        })
+    }
+
+    fn take(&self) -> bool {
+        let rate = *self.rate.lock().unwrap();
+        let mut b = self.bucket.lock().unwrap();
+        let now = Instant::now();
+        b.0 = (b.0 + now.duration_since(b.1).as_secs_f64() * rate).min(rate);
+        b.1 = now;
+        if b.0 >= 1.0 {
+            b.0 -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Accepted and throttled requests of one client, counted from `from`.
+#[derive(Default)]
+struct Tally {
+    accepted: AtomicU64,
+    throttled: AtomicU64,
+}
+
+/// A client of `units` units on `quota`, counting after `from`, until `until`.
+fn client(quota: Arc<Quota>, units: usize, from: Instant, until: Instant) -> (Arc<Limiter>, Arc<Tally>) {
+    let l = Arc::new(Limiter::new(16, None));
+    let tally = Arc::new(Tally::default());
+    for _ in 0..units {
+        let (l, q, t) = (l.clone(), quota.clone(), tally.clone());
+        tokio::spawn(async move {
+            while Instant::now() < until {
+                let turn = l.acquire().await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let ok = q.take();
+                drop(turn.permit);
+                let counted = Instant::now() >= from;
+                if ok {
+                    l.accepted().await;
+                    if counted {
+                        t.accepted.fetch_add(1, Ordering::Relaxed);
+                    }
+                } else {
+                    l.throttled(turn.generation).await;
+                    if counted {
+                        t.throttled.fetch_add(1, Ordering::Relaxed);
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        });
+    }
+    (l, tally)
+}
+
+/// (share of the quota, share of requests answered 429) over `secs`.
+fn shares(tallies: &[Arc<Tally>], rate: f64, secs: f64) -> (f64, f64) {
+    let a: u64 = tallies.iter().map(|t| t.accepted.load(Ordering::Relaxed)).sum();
+    let t: u64 = tallies.iter().map(|t| t.throttled.load(Ordering::Relaxed)).sum();
+    (a as f64 / (rate * secs), t as f64 / (a + t).max(1) as f64)
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_burst_another_job_spent_the_pace_finds_the_quota_within_seconds() {
+    let quota = Quota::new(100.0, true);
+    let start = Instant::now();
+    let (_l, tally) = client(quota, 16, start + Duration::from_secs(5), start + Duration::from_secs(25));
+    tokio::time::sleep(Duration::from_secs(26)).await;
+    let (share, throttled) = shares(&[tally], 100.0, 20.0);
+    assert!(share >= 0.9, "{share:.3} of the quota from the 5th second on");
+    assert!(throttled <= 0.02, "{throttled:.4} of requests answered 429");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fresh_start_holds_the_quota_with_few_429s() {
+    let quota = Quota::new(100.0, false);
+    let start = Instant::now();
+    let (_l, tally) = client(quota, 16, start, start + Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_secs(21)).await;
+    let (share, throttled) = shares(&[tally], 100.0, 20.0);
+    assert!(share >= 0.9, "{share:.3} of the quota");
+    // The first volley (every slot in flight when the burst runs out) and
+    // the probes up.
+    assert!(throttled <= 0.02, "{throttled:.4} of requests answered 429");
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_clients_on_one_quota_hold_it_together() {
+    let quota = Quota::new(100.0, false);
+    let start = Instant::now();
+    let (from, until) = (start + Duration::from_secs(5), start + Duration::from_secs(35));
+    let tallies: Vec<_> = (0..3).map(|_| client(quota.clone(), 16, from, until).1).collect();
+    tokio::time::sleep(Duration::from_secs(36)).await;
+    let (share, throttled) = shares(&tallies, 100.0, 30.0);
+    assert!(share >= 0.85, "{share:.3} of the quota together");
+    assert!(throttled <= 0.05, "{throttled:.4} of requests answered 429");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_pace_climbs_back_when_the_quota_grows() {
+    let quota = Quota::new(30.0, false);
+    let start = Instant::now();
+    let (l, tally) = client(quota.clone(), 16, start + Duration::from_secs(15), start + Duration::from_secs(30));
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(l.rate().await.is_some_and(|r| r < 40.0), "{:?}", l.rate().await);
+    *quota.rate.lock().unwrap() = 100.0;
+    tokio::time::sleep(Duration::from_secs(21)).await;
+    let (share, _) = shares(&[tally], 100.0, 15.0);
+    assert!(share >= 0.85, "{share:.3} of the grown quota, 5 s after it grew");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_volley_of_429s_from_requests_already_in_flight_counts_once() {
+    let l = Limiter::new(4, None);
+    let turns: Vec<Turn> = vec![l.acquire().await, l.acquire().await, l.acquire().await];
+    for _ in 0..100 {
+        l.accepted().await;
+    }
+    tokio::time::advance(Duration::from_secs(1)).await;
+    l.throttled(turns[0].generation).await;
+    let r = l.rate().await.unwrap();
+    assert!((90.0..=100.0).contains(&r), "{r}");
+    // The same generation, later than the gap: still stale.
+    tokio::time::advance(Duration::from_secs(1)).await;
+    l.throttled(turns[1].generation).await;
+    l.throttled(turns[2].generation).await;
+    assert_eq!(l.rate().await, Some(r));
+}
+
+#[tokio::test(start_paused = true)]
+async fn turns_handed_out_before_a_429_are_taken_again_at_the_new_pace() {
+    let l = Arc::new(Limiter::new(64, Some(100.0)));
+    // 40 requests queue at 100/s: turns up to 390 ms ahead.
+    let t = Instant::now();
+    let waiters: Vec<_> = (0..40)
+        .map(|_| {
+            let l = l.clone();
+            tokio::spawn(async move {
+                drop(l.acquire().await);
+                Instant::now()
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    // A 429 at once, with nothing measured: the pace halves to 50/s, and
+    // the queued turns follow it instead of firing at 100/s.
+    l.throttled(0).await;
+    assert_eq!(l.rate().await, Some(50.0));
+    let mut done = Vec::new();
+    for w in waiters {
+        done.push(w.await.unwrap());
+    }
+    done.sort();
+    let spent = done[39].duration_since(t).as_secs_f64();
+    assert!(spent >= 39.0 / 50.0, "the last request started after {spent} s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_before_anything_was_accepted_does_not_stall_the_job() {
+    let l = Limiter::new(8, None);
+    l.throttled(0).await;
+    assert_eq!(l.rate().await, Some(16.0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_configured_bound_is_never_exceeded() {
+    let l = Limiter::new(4, Some(10.0));
+    let t = Instant::now();
+    for _ in 0..21 {
+        drop(l.acquire().await);
+    }
+    assert!(t.elapsed() >= Duration::from_secs(2));
+    tokio::time::advance(Duration::from_secs(30)).await;
+    drop(l.acquire().await);
+    assert_eq!(l.rate().await, Some(10.0));
+}
