@@ -31,16 +31,14 @@ async fn checked(s: &Spec, quick: bool, quiet: bool) -> Result<job::inspect::Ver
     let read = progress.bytes_read.load(Ordering::Relaxed);
     let secs = started.elapsed().as_secs_f64();
     if !quiet && files > 0 {
-        match depth {
-            Depth::Content => eprintln!(
+        if depth == Depth::Quick || read == 0 {
+            eprintln!("checked {files} file{} by size and row count in {secs:.1} s", plural(files));
+        } else {
+            eprintln!(
                 "checked {files} file{} by content: {} read in {secs:.1} s",
                 plural(files),
                 human_bytes(read)
-            ),
-            Depth::Quick => eprintln!(
-                "checked {files} file{} by size and row count (--quick) in {secs:.1} s",
-                plural(files)
-            ),
+            );
         }
         let bare = progress.without_checksum.load(Ordering::Relaxed);
         if depth == Depth::Content && bare > 0 {

@@ -70,6 +70,13 @@ pub async fn of_file(sink: &Sink, rel: &str, read: &AtomicU64) -> Result<String,
     Ok(sum.value())
 }
 
+/// Whether an error of [`of_file`] says the file is not there.
+pub fn is_not_found(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    matches!(e.downcast_ref::<object_store::Error>(), Some(object_store::Error::NotFound { .. }))
+        || e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+}
+
 /// The checksum of a local file, and its length.
 fn local(path: &std::path::Path) -> std::io::Result<(String, u64)> {
     use std::io::Read;

@@ -116,6 +116,14 @@ impl Versions {
         }
     }
 
+    /// `path` was found gone where this process had written it: absent
+    /// from now on (a later write of it is a create).
+    pub fn forget_to_absent(&self, path: &Path) {
+        if let Ok(mut k) = self.known.lock() {
+            k.seen.insert(path.clone(), Seen::Absent);
+        }
+    }
+
     /// A write of `path` may or may not have landed.
     pub fn uncertain(&self, path: &Path) {
         if let Ok(mut k) = self.known.lock() {

@@ -70,7 +70,7 @@ impl StateStore {
     /// record naming a file that is not one of this job's, or not in the
     /// record's partition, is refused: its files are deleted on its word.
     pub async fn load_compaction_state(&self) -> Result<Compactions, StateError> {
-        let loose: Vec<(String, Compaction)> = self.load_dir_named("compacted").await?;
+        let loose: Vec<(String, Compaction)> = self.load_dir_listed("compacted").await?;
         let index: Option<CompactionIndex> = self.read_doc(&self.index_path()).await?;
         let index_path = self.index_path();
         let (indexed, settled) = index.map(|i| (i.records, i.settled)).unwrap_or_default();
@@ -100,7 +100,7 @@ impl StateStore {
     /// writer of compaction records). Dying between leaves a file and an
     /// entry that say the same. Writes nothing when nothing changes.
     pub async fn fold_compactions(&self, settled: Option<String>) -> Result<(), StateError> {
-        let loose: Vec<(String, Compaction)> = self.load_dir_named("compacted").await?;
+        let loose: Vec<(String, Compaction)> = self.load_dir_listed("compacted").await?;
         let index: Option<CompactionIndex> = self.read_doc(&self.index_path()).await?;
         let mut index = index.unwrap_or_default();
         let calm = |c: &Compaction| c.pending.is_none() && c.dissolving.is_empty();

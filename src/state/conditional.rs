@@ -113,6 +113,7 @@ impl StateStore {
                 }
                 (Some((_, e_tag, _)), Seen::Version(v)) if *e_tag == v.e_tag => {}
                 (None, Seen::Absent) => {}
+                (None, _) => return self.removed(rel),
                 _ => return self.superseded(rel),
             }
         }
@@ -127,13 +128,43 @@ impl StateStore {
                 self.sink.versions().wrote(&self.sink.path(rel), e_tag, version);
                 Ok(())
             }
-            _ => self.superseded(rel),
+            Some(_) => self.superseded(rel),
+            None => self.removed(rel),
         }
     }
 
+    /// Another run wrote the document: the job is no longer this run's to
+    /// write, so the fence closes for good.
     fn superseded(&self, rel: &str) -> Result<(), StateError> {
         self.sink.fence().close();
         tracing::error!("{}: {Superseded}", self.location(rel));
         Err(StateError::io(rel, "writing", Superseded))
     }
+
+    /// Another run removed the document (a new holder's fold, or another
+    /// shard's reorg repair dropping the unit, which is no stale holder):
+    /// this write fails, and nothing lands, but the run goes on.
+    fn removed(&self, rel: &str) -> Result<(), StateError> {
+        self.sink.versions().forget_to_absent(&self.sink.path(rel));
+        Err(StateError::io(rel, "writing", Removed))
+    }
+
+    /// Every document under `<job>/<sub>/` with its path, after one
+    /// listing that settles what is absent there (see [`Self::listed`]).
+    pub(super) async fn load_dir_listed<T>(&self, sub: &str) -> Result<Vec<(String, T)>, StateError>
+    where
+        T: serde::de::DeserializeOwned + super::docs::Versioned,
+    {
+        let rels = self.json_paths(sub).await?;
+        self.listed(sub, &rels);
+        self.read_docs(rels).await
+    }
 }
+
+/// Why a checkpoint another run removed is not written again.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "another run removed this document since this run last wrote it (another shard's reorg repair dropped the \
+     unit, or another run holds the job now): not written again; re-run to carry on"
+)]
+pub struct Removed;

@@ -12,7 +12,7 @@
 //! briefly unreachable.
 
 use super::{FileProblem, StateError, StateStore};
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use object_store::ObjectStoreExt;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,9 +53,10 @@ pub(super) struct Check {
     pub(super) file: super::CommittedFile,
     /// `committed` (a unit's file) or `compacted`.
     pub(super) by: &'static str,
-    /// The unit reported, and every unit whose rows the file holds.
+    /// The unit reported, and every unit whose rows the file holds (shared
+    /// by the files of a partition: a year's closure can be long).
     pub(super) unit: String,
-    pub(super) units: Vec<String>,
+    pub(super) units: std::sync::Arc<[String]>,
 }
 
 impl StateStore {
@@ -71,10 +72,16 @@ impl StateStore {
         progress.files.fetch_add(checks.len() as u64, Ordering::Relaxed);
         let whole: u64 = checks
             .iter()
-            .filter(|c| reads_whole(c))
-            .filter_map(|c| sizes.get(c.file.path.as_str()))
+            .filter(|c| reads_whole(c) && sizes.get(c.file.path.as_str()) == Some(&c.file.bytes))
+            .map(|c| c.file.bytes)
             .sum();
         progress.bytes.fetch_add(whole, Ordering::Relaxed);
+        if depth == Depth::Content {
+            let bare = checks.iter().filter(|c| c.file.checksum.is_none()).count();
+            progress.without_checksum.fetch_add(bare as u64, Ordering::Relaxed);
+        }
+        // The first error of the store stops the whole check (the rest
+        // would be read for nothing).
         let found: Vec<Option<String>> = futures::stream::iter(checks.iter().map(|c| async move {
             let what = self
                 .check_one(c, sizes.get(c.file.path.as_str()).copied(), reads_whole(c), progress)
@@ -83,17 +90,15 @@ impl StateStore {
             what
         }))
         .buffered(FILES_IN_FLIGHT)
-        .collect::<Vec<_>>()
-        .await
-        .into_iter()
-        .collect::<Result<_, _>>()?;
+        .try_collect()
+        .await?;
         Ok(checks
             .into_iter()
             .zip(found)
             .filter_map(|(c, what)| {
                 Some(FileProblem {
                     unit: c.unit,
-                    units: c.units,
+                    units: c.units.to_vec(),
                     path: c.file.path,
                     what: what?,
                 })
@@ -104,21 +109,24 @@ impl StateStore {
     /// What is wrong with one file, if anything.
     async fn check_one(&self, c: &Check, size: Option<u64>, whole: bool, progress: &Progress) -> Result<Option<String>, StateError> {
         let f = &c.file;
-        let Some(size) = size else {
+        let missing = || {
             let extra = if c.by == "compacted" { ", compacted" } else { "" };
-            return Ok(Some(format!("missing ({} rows{extra})", f.rows)));
+            format!("missing ({} rows{extra})", f.rows)
+        };
+        let Some(size) = size else {
+            return Ok(Some(missing()));
         };
         if size != f.bytes {
             return Ok(Some(format!("changed: {size} bytes, {} when {}", f.bytes, c.by)));
         }
         if let (true, Some(want)) = (whole, &f.checksum) {
-            let got = crate::sink::checksum::of_file(&self.sink, &f.path, &progress.bytes_read)
-                .await
-                .map_err(|e| StateError::io(&f.path, "reading", e))?;
+            let got = match crate::sink::checksum::of_file(&self.sink, &f.path, &progress.bytes_read).await {
+                Ok(got) => got,
+                // Deleted since it was listed.
+                Err(e) if crate::sink::checksum::is_not_found(e.as_ref()) => return Ok(Some(missing())),
+                Err(e) => return Err(StateError::io(&f.path, "reading", e)),
+            };
             return Ok((&got != want).then(|| format!("changed: its content is not what was {} ({got}, {want} when {})", c.by, c.by)));
-        }
-        if f.checksum.is_none() {
-            progress.without_checksum.fetch_add(1, Ordering::Relaxed);
         }
         Ok(match self.parquet_rows(&f.path, size).await? {
             Ok(rows) if rows == f.rows => None,

@@ -197,7 +197,7 @@ mod verify;
 mod tests;
 
 pub use compactions::{Compactions, JobFile, Listed, repair_closure};
-pub use conditional::Superseded;
+pub use conditional::{Removed, Superseded};
 pub use content::{Depth, Progress};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,

@@ -48,9 +48,7 @@ impl StateStore {
     /// The manifests and per-unit files, read concurrently.
     pub(super) async fn load_stored(&self) -> Result<Stored, StateError> {
         let manifests = self.load_manifests().await?;
-        let rels = self.json_paths("units").await?;
-        self.listed("units", &rels);
-        let files: Vec<UnitState> = self.read_docs(rels).await?.into_iter().map(|(_, d)| d).collect();
+        let files: Vec<UnitState> = self.load_dir_listed("units").await?.into_iter().map(|(_, d)| d).collect();
         Ok(Stored {
             manifests,
             files: files.into_iter().map(|s| (s.unit.clone(), s)).collect(),

@@ -166,7 +166,7 @@ impl StateStore {
                         file: f.clone(),
                         by: "committed",
                         unit: id.clone(),
-                        units: vec![id.clone()],
+                        units: std::sync::Arc::from([id.clone()]),
                     }),
             );
         }
@@ -247,6 +247,7 @@ impl StateStore {
             // those of the partitions their rows share compacted files with.
             let (units, _) = super::repair_closure(&units_of, own);
             let unit = units.first().cloned().unwrap_or_default();
+            let units: std::sync::Arc<[String]> = units.into();
             checks.extend(c.files.iter().map(|f| Check {
                 file: f.clone(),
                 by: "compacted",
