@@ -16,49 +16,16 @@ Prints one JSON object; figures belong here, not in timed tests.
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("CHAINETL_BIN", os.path.join(ROOT, "target/release/chainetl"))
-FROZEN = "2025-06-02T00:00:00Z"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import BIN, Sim  # noqa: E402
+
 FIRST = 20_000_000
 QUOTA = 100.0
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class Sim:
-    def __init__(self, *flags):
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [BIN, "sim", "--port", str(self.port), "--frozen-at", FROZEN, *flags],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        self.proc.kill()
-        self.proc.wait()
 
 
 def spec(d, name, url, first, blocks, concurrency=16, page_size=100):
@@ -107,25 +74,22 @@ def figures(reports, wall, quota=QUOTA):
     }
 
 
-def after_burst(d, blocks):
-    with Sim("--quota-rps", str(QUOTA)) as sim:
-        run("run", spec(d, "spend", sim.url, FIRST + 100_000, 200))
-        s = spec(d, "after", sim.url, FIRST, blocks)
-        run("run", s)
-        r = report(d, "after")
+def single(d, blocks, spend):
+    """One job, after a job that spent the quota's burst if `spend`."""
+    sim = Sim("--quota-rps", str(QUOTA))
+    try:
+        if spend:
+            run("run", spec(d, "spend", sim.url, FIRST + 100_000, 200))
+        run("run", spec(d, "job", sim.url, FIRST, blocks))
+        r = report(d, "job")
         return figures([r], r["elapsed_secs"])
-
-
-def fresh(d, blocks):
-    with Sim("--quota-rps", str(QUOTA)) as sim:
-        s = spec(d, "fresh", sim.url, FIRST, blocks)
-        run("run", s)
-        r = report(d, "fresh")
-        return figures([r], r["elapsed_secs"])
+    finally:
+        sim.stop()
 
 
 def shards(d, blocks):
-    with Sim("--quota-rps", str(QUOTA)) as sim:
+    sim = Sim("--quota-rps", str(QUOTA))
+    try:
         s = spec(d, "shards", sim.url, FIRST, blocks)
         t = time.time()
         procs = [subprocess.Popen([BIN, "run", s, "--shard", f"{k}/3", "-q"], stderr=subprocess.PIPE, text=True) for k in (1, 2, 3)]
@@ -136,15 +100,20 @@ def shards(d, blocks):
         runs = os.path.join(d, "out", "_chainetl", "shards", "runs")
         reps = [json.load(open(os.path.join(runs, f))) for f in os.listdir(runs) if f != "latest.json"]
         return figures(reps, wall)
+    finally:
+        sim.stop()
 
 
 def latency(d, blocks):
-    with Sim("--latency-ms", "50") as sim:
+    sim = Sim("--latency-ms", "50")
+    try:
         s = spec(d, "latency", sim.url, FIRST, blocks)
         run("run", s)
         r = report(d, "latency")
         wall = r["elapsed_secs"]
         return {"requests_per_sec": round(r["requests"] / wall, 1), "littles_law": 16 / 0.05, "share": round(r["requests"] / wall / (16 / 0.05), 3)}
+    finally:
+        sim.stop()
 
 
 def main():
@@ -152,8 +121,8 @@ def main():
     blocks = 600 if smoke else 2_000
     out = {}
     for name, f, n in [
-        ("after_burst", after_burst, blocks),
-        ("fresh", fresh, blocks),
+        ("after_burst", lambda d, n: single(d, n, spend=True), blocks),
+        ("fresh", lambda d, n: single(d, n, spend=False), blocks),
         ("shards", shards, blocks * 3 // 2),
         ("latency", latency, blocks),
     ]:

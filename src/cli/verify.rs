@@ -72,8 +72,9 @@ fn spawn_bar(progress: Arc<Progress>) -> (ProgressBar, tokio::task::JoinHandle<(
     (bar, task)
 }
 
-fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
+/// `"s"` unless `n` is one.
+fn plural(n: impl Into<u64>) -> &'static str {
+    if n.into() == 1 { "" } else { "s" }
 }
 
 /// `n` bytes in MB or GB (decimal units).
@@ -89,15 +90,14 @@ fn human_bytes(n: u64) -> String {
 /// whose rows they held (those `--repair` exports again).
 fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet<String> {
     let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
-    let plural = |n: usize| if n == 1 { "" } else { "s" };
     if !problems.is_empty() {
         println!(
             "{}: {} committed file{} missing or changed, in {} unit{}:",
             job,
             problems.len(),
-            plural(problems.len()),
+            plural(problems.len() as u64),
             units.len(),
-            plural(units.len())
+            plural(units.len() as u64)
         );
     }
     for p in problems {
@@ -127,7 +127,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
     }
     if !interrupted.is_empty() {
         let n = interrupted.len();
-        println!("{}: {n} operation{} begun and not finished:", s.name, if n == 1 { "" } else { "s" });
+        println!("{}: {n} operation{} begun and not finished:", s.name, plural(n as u64));
         for line in interrupted_lines(&interrupted) {
             println!("{line}");
         }
@@ -137,11 +137,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         // afterwards is repaired by exporting units again.
         let finished = job::compact::finish_swaps(&s).await?;
         if !finished.is_empty() {
-            println!(
-                "finished {} compaction swap{}",
-                finished.len(),
-                if finished.len() == 1 { "" } else { "s" }
-            );
+            println!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
         }
         let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh"));
         if !needs_run {
