@@ -18,22 +18,42 @@
 //!   when every row was checked to follow the one before; inputs that are
 //!   not sorted (a server that returned pages out of order) give outputs
 //!   without the declaration, never a false one.
-//! - **Bounded memory.** Inputs whose key ranges (from their footers'
-//!   statistics) do not overlap are copied one after another; only inputs
-//!   that overlap are merged, each read in small batches.
+//! - **Bounded memory, little CPU.** Inputs whose key ranges (from their
+//!   footers' statistics) do not overlap are copied one after another: row
+//!   group by row group without decoding ([`super::splice`]) where their
+//!   encoding allows, else decoded batch by batch. Only inputs that overlap
+//!   are merged, each read in small batches. An output file holds either
+//!   copied or encoded row groups, so a partition mixing both gets a new
+//!   file where one kind follows the other.
 
+use super::clusters::{Bound, clusters, first_key_range, runs};
 use super::encoding::{natural_key, sorted_by};
 use super::merge::Merger;
 use super::open_file::OpenFile;
 use super::reader::StoreReader;
+use super::splice;
 use super::unit_writer::make_durable;
 use super::{Sink, SinkError, WrittenFile};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use object_store::ObjectStoreExt;
 use parquet::arrow::ParquetRecordBatchStreamBuilder;
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::file::properties::WriterProperties;
-use parquet::file::statistics::Statistics;
+
+/// One file to merge.
+#[derive(Debug, Clone)]
+pub struct MergeInput {
+    /// Path relative to the output root.
+    pub rel: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The checksum it was committed with ([`super::checksum`]): an input
+    /// is copied without decoding only when its bytes are checked against
+    /// one, so compaction never carries damaged bytes into a new file.
+    pub checksum: Option<String>,
+}
 
 /// What a merge wrote.
 #[derive(Debug)]
@@ -55,21 +75,20 @@ pub fn hidden_name(rel: &str) -> String {
     }
 }
 
-/// A key bound from a footer's statistics.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Bound {
-    Int(i64),
-    Bytes(Vec<u8>),
-}
-
 /// One input: its reader, and the range of its first key column.
 pub(super) struct Input {
     pub(super) rel: String,
+    /// Its size in bytes.
+    pub(super) bytes: u64,
+    /// The checksum it was committed with.
+    checksum: Option<String>,
     pub(super) builder: Option<ParquetRecordBatchStreamBuilder<StoreReader>>,
-    rows: u64,
+    /// Its footer, page index included.
+    pub(super) meta: std::sync::Arc<ParquetMetaData>,
+    pub(super) rows: u64,
     /// Bytes of its rows uncompressed, as its footer says.
     pub(super) mem_bytes: u64,
-    range: Option<(Bound, Bound)>,
+    pub(super) range: Option<(Bound, Bound)>,
 }
 
 /// Where merged rows go: files of about the target size, rolled in turn.
@@ -85,6 +104,9 @@ pub(super) struct Out<'a> {
 
 impl Out<'_> {
     pub(super) async fn write(&mut self, batch: &RecordBatch) -> Result<(), SinkError> {
+        if self.open.as_ref().is_some_and(|f| f.is_copied()) {
+            self.roll().await?;
+        }
         if self.open.is_none() {
             let rel = (self.name_of)(self.done.len() as u64);
             let file = OpenFile::create_with(self.sink, hidden_name(&rel), self.schema.clone(), self.props.clone())?;
@@ -96,8 +118,53 @@ impl Out<'_> {
         f.write(batch).await?;
         f.rows += batch.num_rows() as u64;
         crate::util::failpoint::hit("compact-writing");
-        if f.writer.bytes_written() + f.writer.in_progress_size() >= self.target {
+        if f.bytes_written() + f.in_progress_size() >= self.target {
             self.roll().await?;
+        }
+        Ok(())
+    }
+
+    /// Copies `input`'s row groups as they are (see [`splice::can_copy`]),
+    /// reading the whole file in order to check it against the checksum it
+    /// was committed with: a mismatch fails the merge, so its outputs are
+    /// never published.
+    async fn copy(&mut self, input: &Input) -> Result<(), SinkError> {
+        if self.open.as_ref().is_some_and(|f| !f.is_copied()) {
+            self.roll().await?;
+        }
+        let path = self.sink.path(&input.rel);
+        let store = self.sink.store.as_ref();
+        let mut filters = splice::read_bloom_filters(store, &path, &input.meta).await?;
+        let mut sum = super::checksum::Checksum::default();
+        let mut pos = 0;
+        for rg in 0..input.meta.num_row_groups() {
+            let end = splice::row_group_end(&input.meta, rg);
+            let span = splice::read_span(store, &path, pos..end).await?;
+            sum.update(span.bytes());
+            pos = end;
+            let columns = splice::closed_columns(&input.meta, rg, &mut filters);
+            if self.open.is_none() {
+                let rel = (self.name_of)(self.done.len() as u64);
+                let file = OpenFile::create_copied(self.sink, hidden_name(&rel), self.schema.clone(), self.props.clone())?;
+                self.open = Some(file);
+            }
+            let Some(f) = self.open.as_mut() else {
+                return Ok(());
+            };
+            f.append_row_group(&span, columns).await?;
+            f.rows += input.meta.row_group(rg).num_rows().max(0) as u64;
+            crate::util::failpoint::hit("compact-writing");
+            if f.bytes_written() >= self.target {
+                self.roll().await?;
+            }
+        }
+        sum.update(splice::read_span(store, &path, pos..input.bytes).await?.bytes());
+        let expected = input.checksum.as_deref().unwrap_or_default();
+        if sum.value() != expected {
+            return Err(SinkError::Read {
+                path: input.rel.clone(),
+                source: format!("its content is not what was committed ({}, {expected} when committed)", sum.value()).into(),
+            });
         }
         Ok(())
     }
@@ -143,14 +210,14 @@ impl Sink {
     /// …, each of about `target` bytes, sorted by the table's natural key
     /// where the inputs allow it. Outputs of an earlier attempt under the
     /// same names are overwritten.
-    pub async fn merge(&self, inputs: &[(String, u64)], name_of: &dyn Fn(u64) -> String, target: usize) -> Result<Merged, SinkError> {
+    pub async fn merge(&self, inputs: &[MergeInput], name_of: &dyn Fn(u64) -> String, target: usize) -> Result<Merged, SinkError> {
         match self.merge_once(inputs, name_of, target, true).await {
             Ok(m) => Ok(m),
             Err(Stop::Failed(e)) => Err(e),
             Err(Stop::Unsorted) => {
                 tracing::info!(
                     "compaction: rows of {} are not in key order; its compacted files do not declare a sort order",
-                    inputs.first().map(|(r, _)| r.as_str()).unwrap_or("")
+                    inputs.first().map(|i| i.rel.as_str()).unwrap_or("")
                 );
                 match self.merge_once(inputs, name_of, target, false).await {
                     Ok(m) => Ok(m),
@@ -163,14 +230,14 @@ impl Sink {
 
     async fn merge_once(
         &self,
-        inputs: &[(String, u64)],
+        inputs: &[MergeInput],
         name_of: &dyn Fn(u64) -> String,
         target: usize,
         sorted: bool,
     ) -> Result<Merged, Stop> {
         let mut opened = Vec::with_capacity(inputs.len());
-        for (rel, bytes) in inputs {
-            opened.push(self.open_input(rel, *bytes).await?);
+        for input in inputs {
+            opened.push(self.open_input(input).await?);
         }
         let Some(first) = opened.first().and_then(|i| i.builder.as_ref()) else {
             return Ok(Merged {
@@ -202,9 +269,19 @@ impl Sink {
             done: Vec::new(),
         };
         let mut merge = Merger::new(&schema, &key, sorted).map_err(|e| self.failed("(schema)", e))?;
+        let descr = parquet::arrow::ArrowSchemaConverter::new()
+            .convert(&schema)
+            .map_err(|e| self.failed("(schema)", Box::new(e)))?;
+        let sorting = out.props.sorting_columns().filter(|_| sorted).cloned();
+        let key_fields: Vec<arrow_schema::FieldRef> = key.iter().map(|&i| schema.fields()[i].clone()).collect();
         let result = async {
-            for cluster in clusters(&mut opened) {
-                merge.cluster(&mut opened, &cluster, &mut out).await?;
+            for cluster in clusters(&opened) {
+                for run in runs(self, &opened, cluster, &key_fields, sorting.as_ref()).await? {
+                    match run[..] {
+                        [i] if copyable(&opened[i], &schema, &descr, sorting.as_ref()) => out.copy(&opened[i]).await?,
+                        _ => merge.cluster(&mut opened, &run, &mut out).await?,
+                    }
+                }
             }
             out.roll().await?;
             Ok(())
@@ -241,32 +318,26 @@ impl Sink {
     }
 
     /// Opens an input's footer: its reader, rows, and first key's range.
-    async fn open_input(&self, rel: &str, bytes: u64) -> Result<Input, SinkError> {
+    async fn open_input(&self, input: &MergeInput) -> Result<Input, SinkError> {
+        let (rel, bytes) = (input.rel.as_str(), input.bytes);
         let reader = StoreReader::new(self.store.clone(), self.path(rel), bytes);
-        let builder = ParquetRecordBatchStreamBuilder::new(reader).await.map_err(|e| SinkError::Read {
-            path: rel.into(),
-            source: Box::new(e),
-        })?;
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+        let builder = ParquetRecordBatchStreamBuilder::new_with_options(reader, options)
+            .await
+            .map_err(|e| SinkError::Read {
+                path: rel.into(),
+                source: Box::new(e),
+            })?;
         let meta = builder.metadata().clone();
         let rows = meta.file_metadata().num_rows().max(0) as u64;
-        let names: Vec<&str> = builder.schema().fields().iter().map(|f| f.name().as_str()).collect();
-        let first_key = natural_key(&names).first().copied();
-        let leaf = first_key.and_then(|k| builder.parquet_schema().columns().iter().position(|c| c.path().string() == k));
-        let range = leaf.and_then(|leaf| {
-            let mut range: Option<(Bound, Bound)> = None;
-            for rg in meta.row_groups() {
-                let (lo, hi) = bounds(rg.column(leaf).statistics()?)?;
-                range = Some(match range {
-                    None => (lo, hi),
-                    Some((a, b)) => (a.min(lo), b.max(hi)),
-                });
-            }
-            range
-        });
+        let range = first_key_range(&meta, builder.schema());
         let mem_bytes = meta.row_groups().iter().map(|rg| rg.total_byte_size().max(0) as u64).sum();
         Ok(Input {
             rel: rel.into(),
+            bytes,
+            checksum: input.checksum.clone(),
             builder: Some(builder),
+            meta,
             rows,
             mem_bytes,
             range,
@@ -288,42 +359,23 @@ impl Sink {
     }
 }
 
-/// The min and max a column chunk's statistics give, for the key types.
-fn bounds(s: &Statistics) -> Option<(Bound, Bound)> {
-    match s {
-        Statistics::Int64(v) => Some((Bound::Int(*v.min_opt()?), Bound::Int(*v.max_opt()?))),
-        Statistics::ByteArray(v) => Some((
-            Bound::Bytes(v.min_opt()?.data().to_vec()),
-            Bound::Bytes(v.max_opt()?.data().to_vec()),
-        )),
-        _ => None,
-    }
-}
-
-/// Inputs grouped so that groups follow each other in key order: inputs
-/// sorted by their first key's minimum, and an input joins the group
-/// before it when its range overlaps that group's. An input without a
-/// range joins one group with every input.
-fn clusters(inputs: &mut [Input]) -> Vec<Vec<usize>> {
-    if inputs.iter().any(|i| i.range.is_none()) {
-        return vec![(0..inputs.len()).collect()];
-    }
-    let mut order: Vec<usize> = (0..inputs.len()).collect();
-    order.sort_by(|&a, &b| inputs[a].range.cmp(&inputs[b].range).then(inputs[a].rel.cmp(&inputs[b].rel)));
-    let mut groups: Vec<(Vec<usize>, Bound)> = Vec::new();
-    for i in order {
-        let Some((lo, hi)) = inputs[i].range.clone() else {
-            continue;
-        };
-        match groups.last_mut() {
-            Some((members, end)) if lo <= *end => {
-                members.push(i);
-                if hi > *end {
-                    *end = hi;
-                }
-            }
-            _ => groups.push((vec![i], hi)),
-        }
-    }
-    groups.into_iter().map(|(m, _)| m).collect()
+/// Whether `input`'s row groups can be copied into an output of Arrow
+/// schema `schema` (Parquet schema `descr`) whose row groups declare
+/// `sorting`.
+fn copyable(
+    input: &Input,
+    schema: &arrow_schema::Schema,
+    descr: &parquet::schema::types::SchemaDescriptor,
+    sorting: Option<&Vec<parquet::file::metadata::SortingColumn>>,
+) -> bool {
+    let (Some(builder), Some(_)) = (&input.builder, &input.checksum) else {
+        return false;
+    };
+    let fields = builder.schema().fields();
+    fields.len() == schema.fields().len()
+        && fields
+            .iter()
+            .zip(schema.fields())
+            .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable())
+        && splice::can_copy(&input.meta, descr, sorting)
 }

@@ -51,6 +51,7 @@
 
 pub mod checksum;
 mod chunks;
+mod clusters;
 mod compact;
 mod encoding;
 pub mod fence;
@@ -58,14 +59,16 @@ mod layout;
 mod merge;
 mod open;
 mod open_file;
+mod order;
 mod reader;
+mod splice;
 mod unit_writer;
 pub mod versions;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use compact::{Merged, hidden_name};
+pub use compact::{MergeInput, Merged, hidden_name};
 pub use encoding::natural_key;
 pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_name};
 pub use unit_writer::UnitWriter;

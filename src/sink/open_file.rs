@@ -1,19 +1,32 @@
 //! One data file being written: Parquet encoding into [`Chunks`], handed to
 //! an `object_store` `BufWriter` that keeps the bytes out of sight until the
 //! file is complete (the *Visibility and durability* section of [`super`]).
+//! A file is either encoded from Arrow batches or assembled from row
+//! groups copied whole from other files ([`super::splice`]), never both.
 
 use super::checksum::Checksum;
 use super::chunks::Chunks;
+use super::splice::Span;
 use super::{Sink, SinkError};
 use arrow_schema::SchemaRef;
 use object_store::buffered::BufWriter;
 use parquet::arrow::ArrowWriter;
+use parquet::column::writer::ColumnCloseResult;
+use parquet::file::writer::SerializedFileWriter;
+
+/// How a file's row groups are made.
+enum Encoder {
+    /// Encoded from Arrow batches.
+    Arrow(ArrowWriter<Chunks>),
+    /// Copied whole from other files.
+    Copied(SerializedFileWriter<Chunks>),
+}
 
 /// One file being written: the encoder, and the upload its bytes go to.
 pub(super) struct OpenFile {
     /// Path relative to the output root: its final name.
     pub(super) rel: String,
-    pub(super) writer: ArrowWriter<Chunks>,
+    encoder: Encoder,
     out: BufWriter,
     /// The checksum of the bytes handed to the upload so far.
     sum: Checksum,
@@ -22,43 +35,80 @@ pub(super) struct OpenFile {
 }
 
 impl OpenFile {
-    /// Starts file `rel` of `sink`: nothing is visible under `rel` until
-    /// [`OpenFile::close`] completes it.
-    pub(super) fn create(sink: &Sink, rel: String, schema: SchemaRef) -> Result<OpenFile, SinkError> {
-        OpenFile::create_with(sink, rel, schema, sink.props.clone())
-    }
-
-    /// [`OpenFile::create`] with writer properties of its own.
+    /// Starts file `rel` of `sink`, encoded with `props`: nothing is
+    /// visible under `rel` until [`OpenFile::close`] completes it.
     pub(super) fn create_with(
         sink: &Sink,
         rel: String,
         schema: SchemaRef,
         props: parquet::file::properties::WriterProperties,
     ) -> Result<OpenFile, SinkError> {
+        let writer = ArrowWriter::try_new(Chunks::default(), schema, Some(props)).map_err(|e| write_error(&rel, e))?;
+        Ok(OpenFile::start(sink, rel, Encoder::Arrow(writer)))
+    }
+
+    /// [`OpenFile::create_with`] for a file of row groups copied whole
+    /// ([`OpenFile::append_row_group`]): the same footer, Arrow schema
+    /// included, as an encoded file of `schema` and `props` has.
+    pub(super) fn create_copied(
+        sink: &Sink,
+        rel: String,
+        schema: SchemaRef,
+        props: parquet::file::properties::WriterProperties,
+    ) -> Result<OpenFile, SinkError> {
+        let writer = ArrowWriter::try_new(Chunks::default(), schema, Some(props))
+            .and_then(|w| w.into_serialized_writer())
+            .map_err(|e| write_error(&rel, e))?
+            .0;
+        Ok(OpenFile::start(sink, rel, Encoder::Copied(writer)))
+    }
+
+    fn start(sink: &Sink, rel: String, encoder: Encoder) -> OpenFile {
         let out = BufWriter::with_capacity(sink.store.clone(), sink.path(&rel), sink.part_bytes).with_max_concurrency(2);
-        let writer = ArrowWriter::try_new(Chunks::default(), schema, Some(props)).map_err(|e| SinkError::Write {
-            path: rel.clone(),
-            source: Box::new(e),
-        })?;
-        Ok(OpenFile {
+        OpenFile {
             rel,
-            writer,
+            encoder,
             out,
             sum: Checksum::default(),
             rows: 0,
-        })
+        }
+    }
+
+    /// Whether the file is made of copied row groups.
+    pub(super) fn is_copied(&self) -> bool {
+        matches!(self.encoder, Encoder::Copied(_))
+    }
+
+    /// Bytes handed to the upload so far.
+    pub(super) fn bytes_written(&self) -> usize {
+        match &self.encoder {
+            Encoder::Arrow(w) => w.bytes_written(),
+            Encoder::Copied(w) => w.bytes_written(),
+        }
+    }
+
+    /// Bytes of the row group being encoded, not yet handed on.
+    pub(super) fn in_progress_size(&self) -> usize {
+        match &self.encoder {
+            Encoder::Arrow(w) => w.in_progress_size(),
+            Encoder::Copied(_) => 0,
+        }
+    }
+
+    fn chunks(&mut self) -> &mut Chunks {
+        match &mut self.encoder {
+            Encoder::Arrow(w) => w.inner_mut(),
+            Encoder::Copied(w) => w.inner_mut(),
+        }
     }
 
     fn error(&self, e: impl std::error::Error + Send + Sync + 'static) -> SinkError {
-        SinkError::Write {
-            path: self.rel.clone(),
-            source: Box::new(e),
-        }
+        write_error(&self.rel, e)
     }
 
     /// Hands what the encoder has produced to the upload.
     async fn drain(&mut self) -> Result<(), SinkError> {
-        for b in self.writer.inner_mut().take() {
+        for b in self.chunks().take() {
             self.sum.update(&b);
             self.out.put(b).await.map_err(|e| self.error(e))?;
         }
@@ -67,17 +117,41 @@ impl OpenFile {
 
     /// Encodes `batch`, handing finished row groups to the upload.
     pub(super) async fn write(&mut self, batch: &arrow_array::RecordBatch) -> Result<(), SinkError> {
-        let groups = self.writer.flushed_row_groups().len();
-        self.writer.write(batch).map_err(|e| self.error(e))?;
-        if self.writer.flushed_row_groups().len() != groups {
+        let Encoder::Arrow(w) = &mut self.encoder else {
+            return Err(self.error(not_encoded()));
+        };
+        let groups = w.flushed_row_groups().len();
+        let written = w.write(batch);
+        let flushed = w.flushed_row_groups().len() != groups;
+        written.map_err(|e| self.error(e))?;
+        if flushed {
             self.drain().await?;
         }
         Ok(())
     }
 
+    /// Appends a row group copied whole: `columns` are its column chunks,
+    /// whose bytes `span` holds.
+    pub(super) async fn append_row_group(&mut self, span: &Span, columns: Vec<ColumnCloseResult>) -> Result<(), SinkError> {
+        let Encoder::Copied(w) = &mut self.encoder else {
+            return Err(self.error(not_encoded()));
+        };
+        let appended = (|| {
+            let mut rg = w.next_row_group()?;
+            for c in columns {
+                rg.append_column(span, c)?;
+            }
+            rg.close().map(|_| ())
+        })();
+        appended.map_err(|e| self.error(e))?;
+        self.drain().await
+    }
+
     /// Ends the row group in progress.
     pub(super) async fn end_row_group(&mut self) -> Result<(), SinkError> {
-        self.writer.flush().map_err(|e| self.error(e))?;
+        if let Encoder::Arrow(w) = &mut self.encoder {
+            w.flush().map_err(|e| write_error(&self.rel, e))?;
+        }
         self.drain().await
     }
 
@@ -87,8 +161,11 @@ impl OpenFile {
     /// Returns the file's name and the checksum of its bytes.
     pub(super) async fn close(mut self) -> Result<(String, String), SinkError> {
         let encoded = async {
-            self.writer.finish().map_err(|e| self.error(e))?;
-            self.writer.sync().map_err(|e| self.error(e))?;
+            let finished = match &mut self.encoder {
+                Encoder::Arrow(w) => w.finish().map(|_| ()),
+                Encoder::Copied(w) => w.finish().map(|_| ()),
+            };
+            finished.map_err(|e| self.error(e))?;
             self.drain().await
         }
         .await;
@@ -109,5 +186,17 @@ impl OpenFile {
         if let Err(e) = self.out.abort().await {
             tracing::warn!("abandoning the upload of {}: {e}", self.rel);
         }
+    }
+}
+
+/// A file's row groups are either encoded or copied, never both.
+fn not_encoded() -> std::io::Error {
+    std::io::Error::other("a file of copied row groups cannot take encoded rows, nor the other way round")
+}
+
+fn write_error(rel: &str, e: impl std::error::Error + Send + Sync + 'static) -> SinkError {
+    SinkError::Write {
+        path: rel.into(),
+        source: Box::new(e),
     }
 }

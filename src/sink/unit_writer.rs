@@ -2,9 +2,19 @@
 //! file per partition until the next commit, and every file is completed
 //! and made durable together ([`UnitWriter::finish`]) before the unit's
 //! checkpoint may count them.
+//!
+//! A file declares the table's sorting columns when every row it holds was
+//! checked ([`KeyOrder`]) to follow the one before. A batch that breaks the
+//! order completes the partition's open file early (its rows so far are in
+//! order, so its declaration is true) and goes, with the rest of the
+//! partition's rows for this writer, to files that declare none. A file
+//! completed early is returned by the next [`UnitWriter::finish`] with the
+//! others, so the checkpoint counts it like any other.
 
+use super::encoding::{natural_key, sorted_by};
 use super::layout::file_name;
 use super::open_file::OpenFile;
+use super::order::KeyOrder;
 use super::{Sink, SinkError, WrittenFile};
 use crate::decode::Decoded;
 use crate::vocab::chain::Chain;
@@ -12,7 +22,8 @@ use arrow_array::BooleanArray;
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
 use object_store::ObjectStoreExt;
-use std::collections::BTreeMap;
+use parquet::file::properties::WriterProperties;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Writes one unit's rows: one open file per partition until the next commit.
@@ -31,6 +42,15 @@ pub struct UnitWriter {
     open: BTreeMap<Option<i32>, OpenFile>,
     /// End a row group early once an open file buffers this many bytes.
     flush_bytes: usize,
+    /// The key columns (indexes of `schema`) and the properties of a file
+    /// that declares them; None when the table has no key.
+    sorted: Option<(Vec<usize>, WriterProperties)>,
+    /// The order of each open file that declares its sorting columns.
+    orders: BTreeMap<Option<i32>, KeyOrder>,
+    /// Partitions whose rows broke the key order: their files declare none.
+    unordered: BTreeSet<Option<i32>>,
+    /// Files completed early, for the next [`UnitWriter::finish`].
+    closed: Vec<WrittenFile>,
 }
 
 impl UnitWriter {
@@ -48,6 +68,7 @@ impl UnitWriter {
     ) -> UnitWriter {
         let flush_bytes = memory_share.max(1024 * 1024);
         let (schema, keep) = sink.file_columns(&schema);
+        let sorted = declared_order(&sink, &schema);
         UnitWriter {
             sink,
             table: table.into(),
@@ -58,6 +79,10 @@ impl UnitWriter {
             next_seq,
             open: BTreeMap::new(),
             flush_bytes,
+            sorted,
+            orders: BTreeMap::new(),
+            unordered: BTreeSet::new(),
+            closed: Vec::new(),
         }
     }
 
@@ -70,7 +95,7 @@ impl UnitWriter {
     pub fn max_open_bytes(&self) -> usize {
         self.open
             .values()
-            .map(|f| f.writer.bytes_written() + f.writer.in_progress_size())
+            .map(|f| f.bytes_written() + f.in_progress_size())
             .max()
             .unwrap_or(0)
     }
@@ -108,6 +133,8 @@ impl UnitWriter {
     }
 
     async fn write_part(&mut self, day: Option<i32>, batch: &arrow_array::RecordBatch) -> Result<(), SinkError> {
+        let batch = batch.project(&self.keep).map_err(|e| self.error(e))?;
+        self.check_order(day, &batch).await?;
         if !self.open.contains_key(&day) {
             let rel = format!(
                 "{}/{}",
@@ -115,23 +142,23 @@ impl UnitWriter {
                 file_name(&self.unit_id, self.next_seq)
             );
             self.next_seq += 1;
-            let file = OpenFile::create(&self.sink, rel, self.schema.clone())?;
+            let props = match &self.sorted {
+                Some((_, props)) if self.orders.contains_key(&day) => props.clone(),
+                _ => self.sink.props.clone(),
+            };
+            let file = OpenFile::create_with(&self.sink, rel, self.schema.clone(), props)?;
             self.open.insert(day, file);
         }
         let Some(f) = self.open.get_mut(&day) else {
             return Ok(());
         };
-        let batch = batch.project(&self.keep).map_err(|e| SinkError::Write {
-            path: f.rel.clone(),
-            source: Box::new(e),
-        })?;
         f.write(&batch).await?;
         f.rows += batch.num_rows() as u64;
         // Memory stays bounded whatever the job's size: when the unit's open
         // files (one per day it spans) together buffer its share, end the
         // largest row group early.
-        if self.open.values().map(|f| f.writer.in_progress_size()).sum::<usize>() >= self.flush_bytes
-            && let Some(f) = self.open.values_mut().max_by_key(|f| f.writer.in_progress_size())
+        if self.open.values().map(|f| f.in_progress_size()).sum::<usize>() >= self.flush_bytes
+            && let Some(f) = self.open.values_mut().max_by_key(|f| f.in_progress_size())
         {
             f.end_row_group().await?;
         }
@@ -139,40 +166,111 @@ impl UnitWriter {
         Ok(())
     }
 
+    /// Checks that `batch` continues partition `day`'s key order. When it
+    /// does not, the partition's open file is completed now and the
+    /// partition stops declaring an order.
+    async fn check_order(&mut self, day: Option<i32>, batch: &arrow_array::RecordBatch) -> Result<(), SinkError> {
+        let Some((key, _)) = &self.sorted else {
+            return Ok(());
+        };
+        if self.unordered.contains(&day) {
+            return Ok(());
+        }
+        if !self.orders.contains_key(&day) {
+            if self.open.contains_key(&day) {
+                return Ok(());
+            }
+            // A new file: it declares the order while its rows keep it.
+            if let Some(order) = KeyOrder::new(&self.schema, key).map_err(|e| self.error(e))? {
+                self.orders.insert(day, order);
+            }
+        }
+        let Some(order) = self.orders.get_mut(&day) else {
+            return Ok(());
+        };
+        if order.continues(batch).map_err(|e| SinkError::Write {
+            path: self.unit_id.clone(),
+            source: Box::new(e),
+        })? {
+            return Ok(());
+        }
+        self.orders.remove(&day);
+        self.unordered.insert(day);
+        if let Some(f) = self.open.remove(&day) {
+            tracing::debug!(
+                "{}: rows out of key order; later files of this partition declare no sort order",
+                f.rel
+            );
+            let done = complete(&self.sink, f).await?;
+            self.closed.push(done);
+        }
+        Ok(())
+    }
+
+    fn error(&self, e: impl std::error::Error + Send + Sync + 'static) -> SinkError {
+        SinkError::Write {
+            path: self.unit_id.clone(),
+            source: Box::new(e),
+        }
+    }
+
     /// Completes every open file and makes it durable. On error the
     /// remaining files are aborted, so no partial object is left visible.
     pub async fn finish(&mut self) -> Result<Vec<WrittenFile>, SinkError> {
-        let mut done = Vec::new();
+        let mut done = std::mem::take(&mut self.closed);
+        self.orders.clear();
         let open = std::mem::take(&mut self.open);
         let mut iter = open.into_values();
         while let Some(f) = iter.next() {
-            let rows = f.rows;
-            let (rel, checksum) = match f.close().await {
-                Ok(closed) => closed,
+            match complete(&self.sink, f).await {
+                Ok(file) => done.push(file),
                 Err(e) => {
                     for rest in iter {
                         rest.abort().await;
                     }
                     return Err(e);
                 }
-            };
-            let bytes = make_durable(&self.sink, &rel).await?;
-            done.push(WrittenFile {
-                rel,
-                rows,
-                bytes,
-                checksum,
-            });
+            }
         }
         Ok(done)
     }
 
     /// Drops every open file without completing it.
     pub async fn abort(&mut self) {
+        // Files completed early are orphans now: their sequences are past
+        // the checkpoint's, so the next run removes them.
+        self.closed.clear();
+        self.orders.clear();
         for (_, f) in std::mem::take(&mut self.open) {
             f.abort().await;
         }
     }
+}
+
+/// Completes open file `f` and makes it durable.
+async fn complete(sink: &Sink, f: OpenFile) -> Result<WrittenFile, SinkError> {
+    let rows = f.rows;
+    let (rel, checksum) = f.close().await?;
+    let bytes = make_durable(sink, &rel).await?;
+    Ok(WrittenFile {
+        rel,
+        rows,
+        bytes,
+        checksum,
+    })
+}
+
+/// The key columns of files of `schema` (indexes) and the writer
+/// properties that declare them, when the table has a key.
+fn declared_order(sink: &Sink, schema: &arrow_schema::Schema) -> Option<(Vec<usize>, WriterProperties)> {
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let key_names = natural_key(&names);
+    if key_names.is_empty() {
+        return None;
+    }
+    let key = key_names.iter().filter_map(|k| names.iter().position(|n| n == k)).collect();
+    let props = sorted_by(&sink.props, schema, &key_names).ok()?;
+    Some((key, props))
 }
 
 /// The size of completed file `rel`, once it is durable: locally its

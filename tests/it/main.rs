@@ -23,5 +23,6 @@ mod scale;
 mod schedule;
 mod seams;
 mod sim;
+mod sorting;
 mod storage;
 mod truth;

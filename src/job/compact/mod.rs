@@ -36,7 +36,7 @@ mod swap;
 pub use step::{compact_job, finish_swaps};
 
 use super::error::RunError;
-use crate::sink::{Sink, compacted_name};
+use crate::sink::{MergeInput, Sink, compacted_name};
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, JobFile, Listed, Mark, PendingCompaction, STATE_VERSION, StateStore, UnitState};
 use crate::vocab::Chain;
@@ -197,7 +197,7 @@ impl Compactor<'_> {
                 }
             };
             let (skipped, done) = (sum.skipped.len(), sum.partitions);
-            self.compact(record, inputs, &files, &mut sum).await?;
+            self.compact(record, inputs, &files, &finality, &mut sum).await?;
             later |= sum.skipped.len() > skipped;
             if sum.partitions > done && sum.partitions % FOLD_EVERY == 0 {
                 self.state.fold_compactions(None).await?;
@@ -285,6 +285,7 @@ impl Compactor<'_> {
         mut record: Compaction,
         inputs: Vec<Listed>,
         files: &[Listed],
+        finality: &Finality,
         sum: &mut CompactSummary,
     ) -> Result<(), RunError> {
         // Never a name a file of the partition already has, whatever the
@@ -306,7 +307,14 @@ impl Compactor<'_> {
         let partition = record.partition.clone();
         let job = self.spec.name.clone();
         let name_of = move |seq: u64| format!("{partition}/{}", compacted_name(&job, generation, seq));
-        let pairs: Vec<(String, u64)> = inputs.iter().map(|f| (f.rel.clone(), f.bytes)).collect();
+        let pairs: Vec<MergeInput> = inputs
+            .iter()
+            .map(|f| MergeInput {
+                rel: f.rel.clone(),
+                bytes: f.bytes,
+                checksum: committed_checksum(f, &record, finality),
+            })
+            .collect();
         let merged = match self.sink.merge(&pairs, &name_of, self.spec.output.target_file_bytes).await {
             Ok(m) => m,
             // A damaged input: the partition stays as it is (its swap
@@ -371,4 +379,14 @@ pub fn unit_export(unit: &str) -> Option<(usize, Chain)> {
     let _dataset = parts.next()?;
     let chain = parts.next()?.parse().ok()?;
     Some((export, chain))
+}
+
+/// The checksum `f` was committed with: in its unit's checkpoint, or in
+/// the partition's compaction record for a compacted file.
+fn committed_checksum(f: &Listed, record: &Compaction, finality: &Finality) -> Option<String> {
+    let committed = match &f.kind {
+        JobFile::Unit(unit, _) => &finality.states.get(unit)?.committed,
+        JobFile::Compacted(..) | JobFile::Hidden(_) => &record.files,
+    };
+    committed.iter().find(|c| c.path == f.rel)?.checksum.clone()
 }
