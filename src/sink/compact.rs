@@ -247,17 +247,7 @@ impl Sink {
             });
         };
         let (schema, _) = self.file_columns(first.schema());
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let key: Vec<usize> = natural_key(&names)
-            .iter()
-            .filter_map(|k| names.iter().position(|n| n == k))
-            .collect();
-        let props = if sorted {
-            let key_names: Vec<&str> = key.iter().map(|&i| names[i]).collect();
-            sorted_by(&self.props, &schema, &key_names)?
-        } else {
-            self.props.clone()
-        };
+        let (key, props) = self.output_encoding(&schema, sorted)?;
         let rows: u64 = opened.iter().map(|i| i.rows).sum();
         let mut out = Out {
             sink: self,
@@ -308,6 +298,21 @@ impl Sink {
             rows,
             sorted,
         })
+    }
+
+    /// The key columns of outputs of `schema` (indexes), and their writer
+    /// properties: declaring the key as their sort order when `sorted`.
+    fn output_encoding(&self, schema: &arrow_schema::Schema, sorted: bool) -> Result<(Vec<usize>, WriterProperties), SinkError> {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let key: Vec<usize> = natural_key(&names)
+            .iter()
+            .filter_map(|k| names.iter().position(|n| n == k))
+            .collect();
+        if !sorted {
+            return Ok((key, self.props.clone()));
+        }
+        let key_names: Vec<&str> = key.iter().map(|&i| names[i]).collect();
+        Ok((key.clone(), sorted_by(&self.props, schema, &key_names)?))
     }
 
     fn failed(&self, rel: &str, e: Box<dyn std::error::Error + Send + Sync>) -> SinkError {
