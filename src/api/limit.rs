@@ -24,18 +24,23 @@
 //!     nothing about the quota.
 //! - **Increase**, once [`QUIET`] has passed since the pace last moved, with
 //!   no 429 meanwhile and requests waiting for their turn (the pace, not
-//!   latency or work, was the bound): × [`FIRST_STEP`], each consecutive
-//!   step's increase double the last (+2.5 %, +5 %, +10 %, … up to ×2), so
-//!   a pace far under the quota finds it in seconds and one near it probes
-//!   gently; a decrease starts the steps over. Until a decrease has been
+//!   latency or work, was the bound): + [`FIRST_STEP`] requests a second,
+//!   each consecutive step double the last (+1, +2, +4, … /s, never more
+//!   than doubling the pace), so a pace far under the quota finds it in
+//!   seconds and one near it probes gently; a decrease starts the steps
+//!   over. The steps are the same for every client whatever its share
+//!   (additive, not a percentage), so clients sharing a quota converge on
+//!   equal shares: with multiplicative steps the largest share grows
+//!   fastest, and a shard left with a small one ends the job late. Until a
+//!   decrease has been
 //!   sized from a whole [`WINDOW`] (a start from a guess), the pace
 //!   doubles every [`RAMP_QUIET`] instead. The pace never exceeds the
 //!   user's bound, nor twice the rate accepted over the last [`WINDOW`].
 //!
 //! Several clients on one quota each measure their own acceptances when
 //! they over-drive it, so their paces after a decrease add up to
-//! [`BELOW`] of it, and each then probes up again: together they hold
-//! the quota with few 429s. Requests are spaced by the pace; a request
+//! [`BELOW`] of it, and each then probes up again by equal steps:
+//! together they hold the quota with few 429s, and their shares even out. Requests are spaced by the pace; a request
 //! still waiting for a turn handed out before a decrease takes a new one,
 //! so throttled callers never stampede back together; a throttled request
 //! itself waits its `Retry-After` before its next attempt.
@@ -56,10 +61,8 @@ pub(crate) const BELOW: f64 = 0.97;
 pub(crate) const QUIET: Duration = Duration::from_secs(1);
 /// Quiet time before the pace doubles, while ramping from a guess.
 pub(crate) const RAMP_QUIET: Duration = Duration::from_millis(500);
-/// The first step up after a decrease.
-pub(crate) const FIRST_STEP: f64 = 1.025;
-/// The largest step up.
-pub(crate) const MAX_STEP: f64 = 2.0;
+/// The first step up after a decrease, in requests a second.
+pub(crate) const FIRST_STEP: f64 = 1.0;
 /// Requests a second per concurrency slot a guess starts from.
 pub(crate) const START_PER_SLOT: f64 = 2.0;
 
@@ -81,7 +84,7 @@ struct Pace {
     accepted: VecDeque<Instant>,
     /// Decreases so far: turns handed out before the latest one are stale.
     decreases: u64,
-    /// The next step up (× the pace).
+    /// The next step up, in requests a second.
     step: f64,
     /// Whether the pace was last set from a full window of acceptances.
     measured: bool,
@@ -116,10 +119,11 @@ impl Pace {
         let span = (quiet * 4).min(WINDOW);
         let recent = self.accepted.iter().rev().take_while(|t| now.duration_since(**t) <= span).count();
         let lately = recent as f64 / span.as_secs_f64();
-        let step = if self.measured { self.step } else { 2.0 };
-        let up = (rate * step).min((2.0 * lately).max(rate));
+        let step = if self.measured { self.step.min(rate) } else { rate };
+        let up = (rate + step).min((2.0 * lately).max(rate));
         self.set(up, now);
-        self.step = (1.0 + (self.step - 1.0) * 2.0).min(MAX_STEP);
+        tracing::debug!(target: "chainetl::pace", "pace up to {:.1}/s (accepted lately {lately:.1}/s)", self.rate.unwrap_or(up));
+        self.step *= 2.0;
     }
 }
 
@@ -237,6 +241,7 @@ impl Limiter {
             }
         };
         p.set(new, now);
+        tracing::debug!(target: "chainetl::pace", "429: pace down to {:.1}/s (accepted {accepted} in the last {:.2} s)", p.rate.unwrap_or(new), sample.min(WINDOW).as_secs_f64());
         p.measured = measured;
         p.step = FIRST_STEP;
         p.last_decrease = Some(now);

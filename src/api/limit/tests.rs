@@ -193,3 +193,63 @@ async fn the_configured_bound_is_never_exceeded() {
     drop(l.acquire().await);
     assert_eq!(l.rate().await, Some(10.0));
 }
+
+/// A client of `units` units on `quota` with `work` requests to get
+/// accepted; returns when it got them all.
+async fn job(quota: Arc<Quota>, units: usize, work: u64) -> Instant {
+    let l = Arc::new(Limiter::new(16, None));
+    let left = Arc::new(AtomicU64::new(work));
+    let mut tasks = Vec::new();
+    for _ in 0..units {
+        let (l, q, left) = (l.clone(), quota.clone(), left.clone());
+        tasks.push(tokio::spawn(async move {
+            while left.load(Ordering::Relaxed) > 0 {
+                let turn = l.acquire().await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let ok = q.take();
+                drop(turn.permit);
+                if ok {
+                    l.accepted().await;
+                    let _ = left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+                } else {
+                    l.throttled(turn.generation).await;
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+    Instant::now()
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_jobs_of_equal_work_on_one_quota_share_it_and_end_together() {
+    // The shards of one job: whichever gets the smallest share sets when
+    // the whole job ends, so the shares must converge, not just add up.
+    for seed in 0..6u64 {
+        let quota = Quota::new(100.0, false);
+        let start = Instant::now();
+        let mut jobs = Vec::new();
+        for k in 0..3u64 {
+            let q = quota.clone();
+            // Starts a few milliseconds apart, as processes do.
+            let delay = Duration::from_millis((seed * 11 + k * 17) % 50);
+            jobs.push(tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                job(q, 16, 1_000).await
+            }));
+        }
+        let mut ends = Vec::new();
+        for j in jobs {
+            ends.push(j.await.unwrap().duration_since(start).as_secs_f64());
+        }
+        let last = ends.iter().cloned().fold(0.0, f64::max);
+        assert!(
+            3_000.0 / last / 100.0 >= 0.85,
+            "seed {seed}: ended at {ends:?} s: {:.3} of the quota",
+            3_000.0 / last / 100.0
+        );
+    }
+}
