@@ -10,6 +10,11 @@
   (h) compaction: files per partition and mean file size before and after, for the demo and a
       7-day events job; compaction's rows/s; DuckDB query times before/after (point lookup by
       transaction hash, a contract filter over the week, a per-day aggregate) as ratios
+  (j) compaction's cost: the (b) job with the default settings (compaction on) beside (b),
+      CPU µs per row and peak RSS, at 1M and 4M rows
+  (k) the conversion against DuckDB: the same pages saved as JSON files, turned into zstd
+      Parquet by DuckDB on one thread (CPU µs per row), beside chainetl's export-path CPU
+      per row on the same window
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
@@ -218,6 +223,20 @@ def main():
         nb_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in nb])
         res["b_chainetl"]["cpu_us_per_row_without_bloom_filters"] = round(nb_cpu, 3)
         res["b_chainetl"]["rows_per_sec_without_bloom_filters"] = median_run(nb, "rows_per_sec")["rows_per_sec"]
+        # (j) the same jobs with the default settings: compaction on.
+        dflt = [chainetl("cpu1m_default", sim.url, blocks_1m, output_extra="") for _ in range(reps)]
+        dflt_big = chainetl("cpu4m_default", sim.url, blocks_4m, output_extra="")
+        dflt_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in dflt])
+        res["j_compaction_cost"] = {
+            "cpu_us_per_row_compact_false": round(raw_cpu, 3),
+            "cpu_us_per_row_defaults": round(dflt_cpu, 3),
+            "defaults_over_compact_false": round(dflt_cpu / raw_cpu, 3),
+            "peak_rss_mib_defaults": median([r["peak_rss_mib"] for r in dflt]),
+            "peak_rss_mib_defaults_big": dflt_big["peak_rss_mib"],
+            "rows_big": dflt_big["rows"],
+        }
+        # (k) DuckDB on the same pages.
+        res["k_duckdb"] = duckdb_comparison(sim.url, 500 if smoke else 2_000)
         # (c) the Python exporter, on a slice (its rate does not depend on size).
         py_blocks = 200 if smoke else 2_000
         window = f"{FIRST}..{FIRST + py_blocks - 1}"
@@ -273,6 +292,52 @@ def main():
         res["ratios"]["note"] = "smoke sizes: peak RSS is still ramping up, so its growth is not a flatness measure; run `make bench`"
     json.dump(res, open(os.path.join(OUT, "results.json"), "w"), indent=2)
     print(json.dumps(res, indent=2))
+
+
+def duckdb_comparison(url, blocks):
+    """(k): CPU µs per event row of DuckDB (one thread) turning saved pages
+    into zstd Parquet, and of chainetl exporting the same window."""
+    import urllib.parse
+    import urllib.request
+
+    pages = os.path.join(OUT, "duckdb-pages")
+    shutil.rmtree(pages, ignore_errors=True)
+    os.makedirs(pages)
+    base = f"{url}/v2/ethereum/events?window={FIRST}..{FIRST + blocks - 1}&limit=1000&sort_by=earliest"
+    cursor, n = None, 0
+    for _ in range(100_000):
+        body = urllib.request.urlopen(base + (f"&cursor={urllib.parse.quote(cursor)}" if cursor else "")).read()
+        with open(os.path.join(pages, f"page-{n:06d}.json"), "wb") as f:
+            f.write(body)
+        n += 1
+        cursor = json.loads(body).get("next_cursor")
+        if not cursor:
+            break
+    script = (
+        "import duckdb, resource, sys\n"
+        "con = duckdb.connect()\n"
+        "con.execute('SET threads = 1')\n"
+        "r0 = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "con.execute(f\"COPY (SELECT e.* FROM (SELECT unnest(events) AS e FROM read_json('{sys.argv[1]}/*.json', format = 'auto', maximum_object_size = 100000000))) TO '{sys.argv[2]}' (FORMAT parquet, COMPRESSION zstd)\")\n"
+        "r1 = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "rows = con.execute(f\"SELECT count(*) FROM read_parquet('{sys.argv[2]}')\").fetchone()[0]\n"
+        "print(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rows)\n"
+    )
+    target = os.path.join(OUT, "duckdb.parquet")
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", script, pages, target], capture_output=True, text=True, check=True).stdout.split()
+        runs.append(float(out[0]) / int(out[1]) * 1e6)
+    ours = [chainetl("duckdb_same", url, blocks) for _ in range(2)]
+    ours_us = [r["cpu_seconds"] / r["rows"] * 1e6 for r in ours]
+    shutil.rmtree(pages, ignore_errors=True)
+    return {
+        "rows": ours[0]["rows"],
+        "pages": n,
+        "duckdb_cpu_us_per_row": [round(x, 3) for x in runs],
+        "chainetl_cpu_us_per_row": [round(x, 3) for x in ours_us],
+        "chainetl_over_duckdb": round(min(ours_us) / min(runs), 3),
+    }
 
 
 def layout(root):
