@@ -24,7 +24,11 @@
 //!   encoding allows, else decoded batch by batch. Only inputs that overlap
 //!   are merged, each read in small batches. An output file holds either
 //!   copied or encoded row groups, so a partition mixing both gets a new
-//!   file where one kind follows the other.
+//!   file where one kind follows the other. A copied row group stays the
+//!   size it was, so a partition whose inputs hold fewer than
+//!   [`MIN_COPIED_ROW_GROUP_ROWS`] rows per row group on average (a
+//!   portfolio's or tokens' files of a few rows each) is re-encoded whole:
+//!   copying would leave readers a footer of thousands of tiny row groups.
 
 use super::clusters::{Bound, clusters, first_key_range, runs};
 use super::encoding::{natural_key, sorted_by};
@@ -41,6 +45,12 @@ use parquet::arrow::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData};
 use parquet::file::properties::WriterProperties;
+
+/// Fewest rows per row group, on average over a partition's inputs, for
+/// copying them as they are (see the module's invariants): row groups
+/// smaller than this cost readers more in footer and page overhead than
+/// re-encoding costs once.
+pub(super) const MIN_COPIED_ROW_GROUP_ROWS: u64 = 256;
 
 /// One file to merge.
 #[derive(Debug, Clone)]
@@ -264,11 +274,17 @@ impl Sink {
             .map_err(|e| self.failed("(schema)", Box::new(e)))?;
         let sorting = out.props.sorting_columns().filter(|_| sorted).cloned();
         let key_fields: Vec<arrow_schema::FieldRef> = key.iter().map(|&i| schema.fields()[i].clone()).collect();
+        let groups: u64 = opened.iter().map(|i| i.meta.num_row_groups() as u64).sum();
+        let copying = groups > 0 && rows / groups >= MIN_COPIED_ROW_GROUP_ROWS;
         let result = async {
             for cluster in clusters(&opened) {
-                for run in runs(self, &opened, cluster, &key_fields, sorting.as_ref()).await? {
+                let runs = match copying {
+                    true => runs(self, &opened, cluster, &key_fields, sorting.as_ref()).await?,
+                    false => vec![cluster],
+                };
+                for run in runs {
                     match run[..] {
-                        [i] if copyable(&opened[i], &schema, &descr, sorting.as_ref()) => out.copy(&opened[i]).await?,
+                        [i] if copying && copyable(&opened[i], &schema, &descr, sorting.as_ref()) => out.copy(&opened[i]).await?,
                         _ => merge.cluster(&mut opened, &run, &mut out).await?,
                     }
                 }

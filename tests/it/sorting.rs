@@ -215,3 +215,47 @@ fn compaction_of_inputs_that_do_not_overlap_copies_their_column_chunks_byte_for_
     let v = chainetl(&["verify", &s]);
     assert!(v.status.success(), "{}", text(&v));
 }
+
+#[test]
+fn files_of_a_few_rows_each_are_compacted_into_whole_row_groups_not_copied() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = write_spec(
+        dir.path(),
+        "job.toml",
+        &format!(
+            r#"name = "job"
+[source]
+base_url = "{}"
+[output]
+uri = "{}"
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["0x28c6c06298d514db089934071355e5743bf21d60", "0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3", "0x00000000000000000000000000000000000000aa"]
+window = "2025-05-25T00:00:00Z..2025-06-01T00:00:00Z"
+"#,
+            sim.url(),
+            out.display()
+        ),
+    );
+    let o = chainetl(&["run", &s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let by = files_by_partition(&out.join("portfolio"), "job");
+    assert!(!by.is_empty());
+    let mut compacted = 0;
+    for (part, files) in by {
+        assert_eq!(files.len(), 1, "{part:?}: {files:?}");
+        let f = part.join(&files[0]);
+        let r = SerializedFileReader::new(std::fs::File::open(&f).unwrap()).unwrap();
+        if files[0].starts_with("job-compacted-") {
+            compacted += 1;
+            assert_eq!(r.metadata().num_row_groups(), 1, "{f:?}: a row group per input was copied");
+        }
+        let (declared, in_order, key) = declared_and_actual(&f);
+        assert!(in_order, "{f:?}: compaction sorts");
+        assert_eq!(declared, Some(key));
+    }
+    assert!(compacted > 0, "nothing was compacted");
+}
