@@ -122,8 +122,16 @@ impl Pace {
         let step = if self.measured { self.step.min(rate) } else { rate };
         let up = (rate + step).min((2.0 * lately).max(rate));
         self.set(up, now);
-        tracing::debug!(target: "chainetl::pace", "pace up to {:.1}/s (accepted lately {lately:.1}/s)", self.rate.unwrap_or(up));
-        self.step *= 2.0;
+        let now_rate = self.rate.unwrap_or(up);
+        if now_rate > rate {
+            tracing::debug!(target: "chainetl::pace", "pace up to {now_rate:.1}/s (accepted lately {lately:.1}/s)");
+        }
+        // Only a step taken whole grows the next: one held back (by the
+        // recent acceptances or the user's bound) would otherwise come out
+        // later as a leap far past the quota.
+        if now_rate >= rate + step * 0.999 {
+            self.step *= 2.0;
+        }
     }
 }
 

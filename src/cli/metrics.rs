@@ -4,7 +4,7 @@
 //! name in the same directory, then rename) at each tick and when the run
 //! ends; `--metrics-addr HOST:PORT` serves `GET /metrics` for as long as
 //! the process runs. Both render the same snapshot of the job's live
-//! figures ([`Live`]); names and labels are listed in the README
+//! figures ([`Live`]); names and labels are listed in docs/reports-and-metrics.md
 //! ("Metrics"). Every series carries `pipeline` (the job's name), so jobs
 //! sharing one textfile directory never collide.
 

@@ -91,7 +91,7 @@ pub(super) struct Input {
     /// Its size in bytes.
     pub(super) bytes: u64,
     /// The checksum it was committed with.
-    checksum: Option<String>,
+    pub(super) checksum: Option<String>,
     pub(super) builder: Option<ParquetRecordBatchStreamBuilder<StoreReader>>,
     /// Its footer, page index included.
     pub(super) meta: std::sync::Arc<ParquetMetaData>,
@@ -284,7 +284,7 @@ impl Sink {
                 };
                 for run in runs {
                     match run[..] {
-                        [i] if copying && copyable(&opened[i], &schema, &descr, sorting.as_ref()) => out.copy(&opened[i]).await?,
+                        [i] if copying && splice::copyable(&opened[i], &schema, &descr, sorting.as_ref()) => out.copy(&opened[i]).await?,
                         _ => merge.cluster(&mut opened, &run, &mut out).await?,
                     }
                 }
@@ -378,25 +378,4 @@ impl Sink {
             Err(e) => Err(self.failed(rel, Box::new(e))),
         }
     }
-}
-
-/// Whether `input`'s row groups can be copied into an output of Arrow
-/// schema `schema` (Parquet schema `descr`) whose row groups declare
-/// `sorting`.
-fn copyable(
-    input: &Input,
-    schema: &arrow_schema::Schema,
-    descr: &parquet::schema::types::SchemaDescriptor,
-    sorting: Option<&Vec<parquet::file::metadata::SortingColumn>>,
-) -> bool {
-    let (Some(builder), Some(_)) = (&input.builder, &input.checksum) else {
-        return false;
-    };
-    let fields = builder.schema().fields();
-    fields.len() == schema.fields().len()
-        && fields
-            .iter()
-            .zip(schema.fields())
-            .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable())
-        && splice::can_copy(&input.meta, descr, sorting)
 }

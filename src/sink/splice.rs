@@ -17,9 +17,12 @@
 //!   group per ranged request ([`read_span`]), and checks it against the
 //!   checksum it was committed with.
 //! - **Bounded memory.** One row group's column chunks, and the input's
-//!   bloom filters, are held at a time.
+//!   bloom filters, are held at a time (the filters are read with one
+//!   request, which the store may widen over the gaps between them: at
+//!   most the input's size, never more).
 
 use super::SinkError;
+use super::compact::Input;
 use bytes::{Buf, Bytes};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
@@ -78,10 +81,30 @@ impl ChunkReader for Span {
     }
 }
 
+/// Whether `input`'s row groups can be copied into an output of Arrow
+/// schema `schema` (Parquet schema `descr`) whose row groups declare
+/// `sorting`.
+pub(super) fn copyable(
+    input: &Input,
+    schema: &arrow_schema::Schema,
+    descr: &parquet::schema::types::SchemaDescriptor,
+    sorting: Option<&Vec<parquet::file::metadata::SortingColumn>>,
+) -> bool {
+    let (Some(builder), Some(_)) = (&input.builder, &input.checksum) else {
+        return false;
+    };
+    let fields = builder.schema().fields();
+    fields.len() == schema.fields().len()
+        && fields
+            .iter()
+            .zip(schema.fields())
+            .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable())
+        && can_copy(&input.meta, descr, sorting)
+}
 /// Whether `meta`'s row groups can be copied into a file of schema
 /// `descr` whose row groups declare `sorting` (see the module's
 /// invariants).
-pub(super) fn can_copy(meta: &ParquetMetaData, descr: &SchemaDescriptor, sorting: Option<&Vec<SortingColumn>>) -> bool {
+fn can_copy(meta: &ParquetMetaData, descr: &SchemaDescriptor, sorting: Option<&Vec<SortingColumn>>) -> bool {
     let schema = meta.file_metadata().schema_descr();
     if schema.num_columns() != descr.num_columns() || (0..descr.num_columns()).any(|i| schema.column(i) != descr.column(i)) {
         return false;

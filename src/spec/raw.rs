@@ -1,5 +1,5 @@
 //! The TOML model as written: serde structs with `deny_unknown_fields`.
-//! Field doc comments are the reference of each key (see README).
+//! Field doc comments are the reference of each key (see docs/spec.md).
 //!
 //! The tree is checked against [`super::schema`] first, which reports and
 //! removes unknown keys, values of the wrong type and missing required

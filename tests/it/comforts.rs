@@ -90,21 +90,24 @@ fn only_the_crash_tool_honours_failpoints_the_chainetl_binary_never_does() {
 fn the_kubernetes_example_runs_the_image_the_dockerfile_builds() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let docker = std::fs::read_to_string(root.join("Dockerfile")).unwrap();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/s3-and-scale-out.md")).unwrap();
     let froms: Vec<&str> = docker.lines().filter(|l| l.starts_with("FROM ")).collect();
     assert!(froms.len() >= 2 && froms[0].contains(" AS build"), "multi-stage: {froms:?}");
     assert!(docker.contains("COPY --from=build "), "the runtime stage takes the built binary");
     assert!(docker.contains("cargo build --release --locked --bin chainetl") && !docker.contains("--features"));
     let user = docker.lines().rfind(|l| l.starts_with("USER ")).expect("a USER line");
     assert!(!user.contains("root") && !user.contains(" 0"), "{user}");
-    // The README builds the image by the Dockerfile's own command, and the
+    // The docs build the image by the Dockerfile's own command, and the
     // Kubernetes example names that image.
     let tag = format!("chainetl:{}", env!("CARGO_PKG_VERSION"));
     assert!(docker.contains(&format!("docker build -t {tag} .")), "{docker}");
-    assert!(readme.contains(&format!("docker build -t {tag} .")), "README builds the image");
+    assert!(
+        readme.contains(&format!("docker build -t {tag} .")),
+        "docs/s3-and-scale-out.md builds the image"
+    );
     let image = readme
         .lines()
         .find(|l| l.trim_start().starts_with("image: "))
-        .expect("an image in the README");
+        .expect("an image in docs/s3-and-scale-out.md");
     assert!(image.contains(&format!("/{tag}")), "{image}");
 }

@@ -1,28 +1,56 @@
 //! Integration tests: one binary, a module per area.
 
+/// The typed client against each simulator fault: exact results, retries accounted, the key never shown.
 mod client;
+/// CLI comforts: completions, man pages, `--version`, the container image and its Kubernetes example.
 mod comforts;
+/// Fixtures: the simulator, the binary, Parquet read-back, ground truth as rows.
 mod common;
+/// Compaction: one sorted file per partition, exactly once under kill -9, engines read it alike.
 mod compact;
+/// Compaction meeting shards, hand-edited state and damaged inputs.
 mod compact_seams;
+/// Decoded events: typed tables from signatures, ABIs and presets, values exact.
 mod decoded;
+/// The docs: spec examples validate, relative links resolve.
+mod docs;
+/// `chainetl run` end to end: every dataset's rows equal the simulator's, row by row.
 mod export;
+/// Windows and durations in every form users write them.
 mod forms;
+/// Hostile servers: endless, huge, hanging, wrong-shape and looping answers fail clearly.
 mod hostile;
+/// Careless specs and flags: every error at once, with file, line and key.
 mod input;
+/// Operations begun and not finished: what verify, status and repair say and do.
 mod interrupted;
+/// The source tree's shape: stage order, file and function sizes.
 mod layout;
+/// A holder paused past its lease writes nothing.
 mod lease;
+/// The open-file limit at the maximum concurrency.
 mod limits;
+/// Help and error texts, exit codes, the run report, secrets kept out, terminal progress.
 mod operator;
+/// Machine-readable operation: JSON lines, run reports, Prometheus metrics.
 mod ops;
+/// `chainetl plan` of a started job: frozen windows, units done and left.
 mod planning;
+/// Resume after kill -9, failpoints and signals: rows exactly once.
 mod resume;
+/// S3 output on moto through a proxy that can drop the connection.
 mod s3;
+/// Backfills at scale: state stays a handful of objects.
 mod scale;
+/// Aligned, incremental and follow runs, and reorg repair.
 mod schedule;
+/// Exactly-once where jobs, processes and features meet.
 mod seams;
+/// Simulator conformance over HTTP.
 mod sim;
+/// Sorting columns on every in-order file; compaction copying column chunks.
 mod sorting;
+/// Storage conformance on local disk and S3, one function per guarantee.
 mod storage;
+/// The simulator's ground truth rendered as comparable rows.
 mod truth;
