@@ -4,10 +4,8 @@
 //! or has failed for good (any other 4xx, a body that is not the
 //! documented JSON, a body over the cap).
 
-use super::bad_body::bad_body;
-use super::body::{ERROR_BODY_BYTES, read_body};
+use super::body::{ERROR_BODY_BYTES, bad_body, error_message, error_parts, read_body};
 use super::client::Parser;
-use super::error_body::{error_message, error_parts};
 use super::{ApiError, Client};
 use crate::util::redact::redact;
 use std::sync::atomic::Ordering;

@@ -101,7 +101,7 @@ impl Client {
     pub(super) async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
         let parser = Parser {
             parse: &|body: &[u8]| serde_json::from_slice::<T>(body),
-            locate: &super::bad_body::locate::<T>,
+            locate: &super::body::locate::<T>,
         };
         self.get_with(path, params, parser).await
     }

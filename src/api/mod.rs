@@ -28,13 +28,11 @@
 //! ([`crate::util`]) and the spec's defaults.
 
 mod attempt;
-mod bad_body;
 mod body;
 mod client;
 mod config;
 mod endpoints;
 mod error;
-mod error_body;
 mod health;
 mod limit;
 mod query;

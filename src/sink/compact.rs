@@ -113,18 +113,28 @@ pub(super) struct Out<'a> {
 }
 
 impl Out<'_> {
-    pub(super) async fn write(&mut self, batch: &RecordBatch) -> Result<(), SinkError> {
-        if self.open.as_ref().is_some_and(|f| f.is_copied()) {
+    /// The open output, a new one if none is open or the open one holds
+    /// the other kind of row groups (`copied`: copied whole, or encoded).
+    async fn file(&mut self, copied: bool) -> Result<&mut OpenFile, SinkError> {
+        if self.open.as_ref().is_some_and(|f| f.is_copied() != copied) {
             self.roll().await?;
         }
-        if self.open.is_none() {
-            let rel = (self.name_of)(self.done.len() as u64);
-            let file = OpenFile::create_with(self.sink, hidden_name(&rel), self.schema.clone(), self.props.clone())?;
-            self.open = Some(file);
-        }
-        let Some(f) = self.open.as_mut() else {
-            return Ok(());
+        let f = match self.open.take() {
+            Some(f) => f,
+            None => {
+                let rel = hidden_name(&(self.name_of)(self.done.len() as u64));
+                let (schema, props) = (self.schema.clone(), self.props.clone());
+                match copied {
+                    true => OpenFile::create_copied(self.sink, rel, schema, props)?,
+                    false => OpenFile::create_with(self.sink, rel, schema, props)?,
+                }
+            }
         };
+        Ok(self.open.insert(f))
+    }
+
+    pub(super) async fn write(&mut self, batch: &RecordBatch) -> Result<(), SinkError> {
+        let f = self.file(false).await?;
         f.write(batch).await?;
         f.rows += batch.num_rows() as u64;
         crate::util::failpoint::hit("compact-writing");
@@ -134,14 +144,11 @@ impl Out<'_> {
         Ok(())
     }
 
-    /// Copies `input`'s row groups as they are (see [`splice::can_copy`]),
+    /// Copies `input`'s row groups as they are (see [`splice::copyable`]),
     /// reading the whole file in order to check it against the checksum it
     /// was committed with: a mismatch fails the merge, so its outputs are
     /// never published.
     async fn copy(&mut self, input: &Input) -> Result<(), SinkError> {
-        if self.open.as_ref().is_some_and(|f| !f.is_copied()) {
-            self.roll().await?;
-        }
         let path = self.sink.path(&input.rel);
         let store = self.sink.store.as_ref();
         let mut filters = splice::read_bloom_filters(store, &path, &input.meta).await?;
@@ -153,14 +160,7 @@ impl Out<'_> {
             sum.update(span.bytes());
             pos = end;
             let columns = splice::closed_columns(&input.meta, rg, &mut filters);
-            if self.open.is_none() {
-                let rel = (self.name_of)(self.done.len() as u64);
-                let file = OpenFile::create_copied(self.sink, hidden_name(&rel), self.schema.clone(), self.props.clone())?;
-                self.open = Some(file);
-            }
-            let Some(f) = self.open.as_mut() else {
-                return Ok(());
-            };
+            let f = self.file(true).await?;
             f.append_row_group(&span, columns).await?;
             f.rows += input.meta.row_group(rg).num_rows().max(0) as u64;
             crate::util::failpoint::hit("compact-writing");

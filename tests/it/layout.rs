@@ -1,7 +1,8 @@
 //! The source tree keeps the shape DESIGN.md gives it: each stage imports
-//! only the stages before it (so the import graph has no cycles), no file
-//! grows past ~400 lines and no function past ~80, outside the simulator's
-//! data tables and the spec validator.
+//! only the stages before it (so the import graph has no cycles), and no
+//! file grows into a hub past ~800 lines, outside the simulator's data
+//! tables and the spec validator. Files are cut by concern, not by size:
+//! there is no cap on functions.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,8 +12,7 @@ const ORDER: &[&str] = &[
     "vocab", "util", "spec", "sim", "plan", "api", "fetch", "decode", "sink", "state", "job", "cli",
 ];
 
-const MAX_FILE_LINES: usize = 400;
-const MAX_FN_LINES: usize = 80;
+const MAX_FILE_LINES: usize = 800;
 
 /// Files allowed to be longer: the simulator's data tables and the spec validator.
 const LONG_FILES_ALLOWED: &[&str] = &["src/sim/data.rs", "src/spec/validate.rs"];
@@ -100,34 +100,8 @@ fn stages_import_only_earlier_stages() {
     assert!(wrong.is_empty(), "imports against the stage order:\n{}", wrong.join("\n"));
 }
 
-/// `(name, first line, lines)` of every function body in `text`.
-fn functions(text: &str) -> Vec<(String, usize, usize)> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        let t = line.trim_start();
-        let t = ["pub(crate) ", "pub(super) ", "pub "]
-            .iter()
-            .fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
-        let t = ["const ", "async ", "unsafe "]
-            .iter()
-            .fold(t, |t, p| t.strip_prefix(p).unwrap_or(t));
-        let Some(sig) = t.strip_prefix("fn ") else { continue };
-        let name: String = sig.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-        if line.trim_end().ends_with(';') || (line.contains('{') && line.trim_end().ends_with('}')) {
-            continue;
-        }
-        let indent = line.len() - line.trim_start().len();
-        let close = format!("{}}}", " ".repeat(indent));
-        if let Some(end) = lines[i + 1..].iter().position(|l| l.trim_end() == close) {
-            out.push((name, i + 1, end + 2));
-        }
-    }
-    out
-}
-
 #[test]
-fn files_and_functions_stay_short() {
+fn no_file_grows_into_a_hub() {
     let mut long = Vec::new();
     for f in src_files() {
         let r = rel(&f);
@@ -136,20 +110,13 @@ fn files_and_functions_stay_short() {
         if n > MAX_FILE_LINES && !LONG_FILES_ALLOWED.contains(&r.as_str()) {
             long.push(format!("{r}: {n} lines (over {MAX_FILE_LINES})"));
         }
-        for (name, at, len) in functions(&text) {
-            if len > MAX_FN_LINES {
-                long.push(format!("{r}:{at}: fn {name} is {len} lines (over {MAX_FN_LINES})"));
-            }
-        }
     }
-    assert!(long.is_empty(), "split these by what each part decides:\n{}", long.join("\n"));
+    assert!(long.is_empty(), "split these by concern:\n{}", long.join("\n"));
 }
 
 #[test]
 fn the_checker_sees_what_it_checks() {
     // The parsers above must find what they look for, or the checks pass vacuously.
-    let f = functions("fn a() {\n    x;\n}\n    pub async fn b(\n        y: u8,\n    ) {\n        z;\n    }\nfn c() { 1 }\n");
-    assert_eq!(f, vec![("a".to_string(), 1, 3), ("b".to_string(), 4, 5)]);
     let i = imports("use crate::plan::Unit; // crate::job\nlet x = crate::vocab::chain::Chain::Base;\n");
     assert_eq!(i.into_iter().collect::<Vec<_>>(), vec!["plan".to_string(), "vocab".to_string()]);
     assert!(src_files().len() > 40);
