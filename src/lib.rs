@@ -24,7 +24,3 @@ pub mod spec;
 pub mod state;
 pub mod util;
 pub mod vocab;
-
-// The vocabulary and support modules under their first names.
-pub use util::{failpoint, redact};
-pub use vocab::{chain, evm, window};

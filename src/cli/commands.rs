@@ -5,9 +5,10 @@ use super::run::Face;
 use super::{CliError, Exit, render};
 use crate::job::{self, JobStatus, RunOptions};
 use crate::plan;
-use crate::spec::{Dataset, Spec};
+use crate::spec::Spec;
 use crate::state::Mark;
 use crate::util::redact::redact;
+use crate::vocab::Dataset;
 use crate::vocab::window;
 use std::time::Duration;
 

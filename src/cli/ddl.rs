@@ -2,7 +2,8 @@
 //! or Spark DDL, names that are SQL words quoted.
 
 use crate::decode::{schema, type_name};
-use crate::spec::{Dataset, HashEncoding};
+use crate::spec::HashEncoding;
+use crate::vocab::Dataset;
 use arrow_schema::{DataType, Schema, TimeUnit};
 
 /// The schema of `dataset` as JSON, Arrow, DuckDB DDL or Spark DDL.

@@ -4,7 +4,8 @@
 use super::{CliError, Exit};
 use crate::decode::abi::{EventTable, WideColumns};
 use crate::spec::decoding::{PRESETS, parse_event, snake_case};
-use crate::spec::{Dataset, HashEncoding, Spec};
+use crate::spec::{HashEncoding, Spec};
+use crate::vocab::Dataset;
 
 /// Prints the schemas asked for.
 pub(super) fn schema(

@@ -2,7 +2,8 @@
 
 use super::{Ctx, DecodeError, Decoded, HexCol, owns, parse_i64, parse_i128, parse_ts_micros, schema};
 use crate::api::types::{Block, Exact};
-use crate::spec::{Dataset, HashEncoding};
+use crate::spec::HashEncoding;
+use crate::vocab::Dataset;
 use arrow_array::ArrayRef;
 use arrow_array::RecordBatch;
 use arrow_array::builder::{Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};

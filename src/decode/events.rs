@@ -2,7 +2,7 @@
 
 use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, owns, parse_ts_micros, schema, topic_hex};
 use crate::api::types::Event;
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use arrow_array::ArrayRef;
 use arrow_array::RecordBatch;
 use arrow_array::builder::{Int64Builder, StringBuilder, TimestampMicrosecondBuilder};

@@ -7,21 +7,22 @@
 
 pub mod abi;
 pub mod blocks;
+mod columns;
 pub mod events;
 mod hex;
 pub mod portfolio;
-mod schema;
 pub mod tokens;
 mod values;
 
+pub use columns::{schema, schema_json, type_name};
 pub use hex::topic_hex;
 pub(crate) use hex::{HexCol, HexListCol, check_hex0x};
-pub use schema::{schema, schema_json, type_name};
 pub(crate) use values::{parse_i64, parse_i128, parse_ts_micros};
 
 use crate::fetch::Records;
 use crate::plan::{Unit, UnitRange};
-use crate::spec::{Dataset, HashEncoding};
+use crate::spec::HashEncoding;
+use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use arrow_array::RecordBatch;
 

@@ -3,7 +3,7 @@
 use super::{Ctx, DecodeError, Decoded, HexCol, schema};
 use crate::api::types::PortfolioDay;
 use crate::plan::UnitRange;
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use crate::vocab::window::parse_date;
 use arrow_array::ArrayRef;
 use arrow_array::RecordBatch;

@@ -2,7 +2,7 @@
 
 use super::{Ctx, DecodeError, Decoded, HexCol, schema};
 use crate::api::types::Token;
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use arrow_array::ArrayRef;
 use arrow_array::RecordBatch;
 use arrow_array::builder::{Int64Builder, StringBuilder};

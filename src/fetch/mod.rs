@@ -14,12 +14,11 @@
 //! caller decodes all four datasets at one site. Pages are numbered here,
 //! once, from 1 for the pages of this run.
 
-pub mod guard;
-
 use crate::api::types::{Block, Event, PortfolioDay, Token};
 use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
 use crate::plan::{Unit, UnitRange};
-use crate::spec::{Dataset, Export, Selection};
+use crate::spec::{Export, Selection};
+use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
 use std::sync::Arc;
 use tokio::task::JoinHandle;

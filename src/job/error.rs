@@ -3,10 +3,10 @@
 //! binary's two classes (2: fix the spec or the environment; 1: a run-time
 //! failure worth retrying).
 
+use super::guard::PagingError;
 use crate::api::ApiError;
 use crate::decode::DecodeError;
 use crate::fetch::FetchError;
-use crate::fetch::guard::PagingError;
 use crate::sink::SinkError;
 use crate::state::StateError;
 use crate::state::lease::LeaseError;

@@ -28,28 +28,29 @@
 //! returns values and tells an optional [`Observer`] what it is doing.
 
 pub mod compact;
+pub mod counters;
 pub mod error;
+pub mod guard;
 pub mod incremental;
 pub mod inspect;
 pub mod live;
 mod periods;
 pub mod prepare;
-pub mod progress;
 pub mod reorg;
 pub mod report;
-pub mod report_schema;
+pub mod report_format;
+pub mod run_unit;
 pub mod schedule;
 pub mod setup;
-pub mod unit;
 
+pub use counters::ExportProgress;
 pub use error::{RunError, UnitError};
 pub use inspect::{JobStatus, PlanView, plan_view, status, verify};
 pub use live::{Live, MarkProgress};
 pub use prepare::prepare;
-pub use progress::ExportProgress;
 pub use reorg::Reorg;
 pub use report::{ExportKey, FailedUnit, MarkSummary, RunSummary, Tally};
-pub use report_schema::{REPORT_VERSION, RunStatus};
+pub use report_format::{REPORT_VERSION, RunStatus};
 pub use schedule::parse_shard;
 pub use setup::client_config;
 

@@ -10,7 +10,7 @@ use super::Passes;
 use super::error::RunError;
 use super::incremental::{self, Finished};
 use super::report::{ExportKey, FailedUnit};
-use super::report_schema::SegmentStatus;
+use super::report_format::SegmentStatus;
 use crate::plan::{self, Segment, Unit};
 use crate::spec::Export;
 use crate::state::UnitState;

@@ -18,9 +18,10 @@
 use super::error::UnitError;
 use crate::api::{BlocksQuery, Client, Sort};
 use crate::plan::{Segment, block_range_of};
-use crate::spec::{Dataset, Export};
+use crate::spec::Export;
 use crate::state::{Mark, StateStore, TailBlock};
 use crate::vocab::Chain;
+use crate::vocab::Dataset;
 use serde::Serialize;
 use std::collections::HashMap;
 

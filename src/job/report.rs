@@ -3,16 +3,16 @@
 //! caller and written as the run report `_chainetl/<job>/runs/<run id>.json`
 //! (redacted; one per run, never rewritten) and copied to
 //! `runs/latest.json` (replaced atomically, so it is always a whole
-//! report: the last run that ended). Its schema is in [`super::report_schema`].
+//! report: the last run that ended). Its schema is in [`super::report_format`].
 
 use super::reorg::Reorg;
-use super::report_schema::{CoveredSegment, Keyed, REPORT_VERSION, RunStatus, SegmentStatus};
+use super::report_format::{CoveredSegment, Keyed, REPORT_VERSION, RunStatus, SegmentStatus};
 use super::{MarkProgress, RunOptions, Shared};
 use crate::api::Stats;
 use crate::plan::{Segment, Unit};
-use crate::spec::Dataset;
 use crate::state::{JobState, Mark, StateStore};
 use crate::vocab::Chain;
+use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;

@@ -133,7 +133,7 @@ pub(crate) async fn execute(shared: &Arc<Shared>, todo: Vec<Todo>) -> Vec<Failed
         let task_unit = unit.clone();
         let handle = set.spawn(async move {
             let _permit = permit;
-            super::unit::run(&task_shared, &task_unit, st).await
+            super::run_unit::run(&task_shared, &task_unit, st).await
         });
         running.insert(handle.id(), unit);
     }

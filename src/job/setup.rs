@@ -3,9 +3,9 @@
 //! to talk to (a real one, or the built-in simulator started in-process),
 //! and [`Shared`], what every unit task of the run shares.
 
+use super::counters::ExportProgress;
 use super::error::RunError;
 use super::live::MarkProgress;
-use super::progress::ExportProgress;
 use super::report::{ExportKey, Tally};
 use crate::api::{Client, ClientConfig, Secret, Stats};
 use crate::decode::abi::LogDecoder;

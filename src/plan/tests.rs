@@ -1,5 +1,5 @@
 use super::*;
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::MAX_BLOCK;
 use proptest::prelude::*;

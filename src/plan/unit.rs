@@ -1,7 +1,7 @@
 //! Work units: what each owns, and the ids that name them in file names
 //! and checkpoints.
 
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::Resolved;
 use serde::{Deserialize, Serialize};

@@ -74,7 +74,8 @@ pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_nam
 pub use unit_writer::UnitWriter;
 
 use crate::decode::schema;
-use crate::spec::{Dataset, Output};
+use crate::spec::Output;
+use crate::vocab::Dataset;
 use arrow_schema::SchemaRef;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};

@@ -26,13 +26,13 @@ mod error;
 mod identity;
 mod model;
 mod raw;
-mod schema;
+mod shape;
 mod sim_options;
 mod text;
 mod units;
 mod validate;
 
-pub use crate::vocab::Dataset;
+use crate::vocab::Dataset;
 pub use decoding::{DecodedTable, Decoding, U256Columns};
 pub use error::{SpecError, SpecErrors};
 pub use identity::{ExportIdentity, JobIdentity};
@@ -82,7 +82,7 @@ impl Spec {
             return Err(SpecErrors(errors));
         }
         let mut v = Validator::new(file, text);
-        for p in schema::check(&mut root) {
+        for p in shape::check(&mut root) {
             v.err(p.span, p.key, p.message);
         }
         let raw = match <RawSpec as serde::Deserialize>::deserialize(toml::de::Deserializer::from(root)) {

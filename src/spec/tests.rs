@@ -41,8 +41,8 @@ fn unknown_keys_are_errors() {
 }
 
 /// A spec text holding every key of `keys` with a value of its type.
-fn every_key(keys: &[schema::Key], table: &str, out: &mut String) {
-    use schema::Kind;
+fn every_key(keys: &[shape::Key], table: &str, out: &mut String) {
+    use shape::Kind;
     let mut tables = Vec::new();
     for k in keys {
         let v = match k.kind {
@@ -84,20 +84,20 @@ fn every_key(keys: &[schema::Key], table: &str, out: &mut String) {
 fn the_schema_and_the_raw_model_name_the_same_keys() {
     // Every schema key deserializes into the raw model...
     let mut text = String::new();
-    every_key(schema::SPEC, "", &mut text);
+    every_key(shape::SPEC, "", &mut text);
     let (mut root, syntax) = toml::de::DeTable::parse_recoverable(&text);
     assert!(syntax.is_empty(), "{text}");
-    assert_eq!(schema::check(&mut root), vec![], "{text}");
+    assert_eq!(shape::check(&mut root), vec![], "{text}");
     let raw = <RawSpec as serde::Deserialize>::deserialize(toml::de::Deserializer::from(root));
     assert!(raw.is_ok(), "{:?}\n{text}", raw.err());
     // ...and the raw model takes no key the schema does not list (serde
     // names what it expected when it meets an unknown one).
-    let tables: [(&str, &[schema::Key]); 5] = [
-        ("", schema::SPEC),
-        ("[source]\n", schema::source()),
-        ("[source.sim]\n", schema::sim()),
-        ("[output]\n", schema::output()),
-        ("[[export]]\n", schema::export()),
+    let tables: [(&str, &[shape::Key]); 5] = [
+        ("", shape::SPEC),
+        ("[source]\n", shape::source()),
+        ("[source.sim]\n", shape::sim()),
+        ("[output]\n", shape::output()),
+        ("[[export]]\n", shape::export()),
     ];
     for (header, keys) in tables {
         let text = format!("{header}zz_unknown = 1\n");

@@ -4,8 +4,8 @@
 
 use crate::common::*;
 use chainetl::api::{ApiError, Client, ClientConfig, EventsQuery, Secret, Sort, Stats};
-use chainetl::chain::Chain;
 use chainetl::sim::SimOptions;
+use chainetl::vocab::chain::Chain;
 use std::time::Duration;
 
 fn config(url: String) -> ClientConfig {

@@ -359,14 +359,14 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
 
 #[test]
 fn incremental_runs_compact_each_day_once_it_is_over_and_below_the_reorg_horizon() {
-    use chainetl::chain::Chain;
+    use chainetl::vocab::chain::Chain;
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let data = chainetl::sim::data::SimData::new(42, 30);
     let head = data.head(
         Chain::Ethereum,
-        chainetl::window::parse_instant("2025-06-01T00:00:00Z").unwrap() * 1000,
+        chainetl::vocab::window::parse_instant("2025-06-01T00:00:00Z").unwrap() * 1000,
     );
     let start = head - 8_000;
     let s = write_spec(

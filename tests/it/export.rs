@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::data::{EventKind, SimData};
+use chainetl::vocab::chain::Chain;
 
 #[test]
 fn events_export_matches_the_source_row_by_row() {
@@ -146,7 +146,9 @@ fn portfolio_and_tokens_match_the_source() {
     let out = dir.path().join("out");
     let data = SimData::new(42, 30);
     let usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";
-    let pool: Vec<String> = (0..12).map(|j| chainetl::evm::hex0x(&data.token_address(Chain::Base, j))).collect();
+    let pool: Vec<String> = (0..12)
+        .map(|j| chainetl::vocab::evm::hex0x(&data.token_address(Chain::Base, j)))
+        .collect();
     let missing = (0u64..)
         .map(|i| format!("0x{:016x}{:024x}", i * 7919 + 1, 0xdeadu64))
         .find(|a| {
@@ -157,8 +159,8 @@ fn portfolio_and_tokens_match_the_source() {
         .unwrap();
     let mut addrs = pool.clone();
     addrs.push(missing.clone());
-    let first = chainetl::window::parse_date("2025-05-20").unwrap();
-    let end = chainetl::window::parse_date("2025-06-01").unwrap();
+    let first = chainetl::vocab::window::parse_date("2025-05-20").unwrap();
+    let end = chainetl::vocab::window::parse_date("2025-06-01").unwrap();
     // A wallet holding a balance beyond 2^128, found in the ground truth.
     let whale = (1u64..)
         .map(|i| format!("0x{:040x}", i * 0x9e37_79b9_7f4a_7c15))
@@ -386,7 +388,7 @@ chains = ["base"]
 
 #[test]
 fn schema_files_match_what_the_writer_writes() {
-    for d in chainetl::spec::Dataset::ALL {
+    for d in chainetl::vocab::Dataset::ALL {
         let file = std::fs::read_to_string(format!("{}/schemas/{}.json", env!("CARGO_MANIFEST_DIR"), d.name())).unwrap();
         assert_eq!(
             file,

@@ -7,9 +7,9 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::SimOptions;
 use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;

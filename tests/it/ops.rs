@@ -316,8 +316,8 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 fn metrics_endpoint_answers_while_following_and_its_lag_moves_with_the_head() {
     let sim = Sim::start(frozen());
     let data = chainetl::sim::data::SimData::new(42, 30);
-    let t0 = chainetl::window::parse_instant("2025-06-01T00:00:00Z").unwrap();
-    let head = data.head(chainetl::chain::Chain::Base, t0 * 1000);
+    let t0 = chainetl::vocab::window::parse_instant("2025-06-01T00:00:00Z").unwrap();
+    let head = data.head(chainetl::vocab::chain::Chain::Base, t0 * 1000);
     let dir = tempfile::tempdir().unwrap();
     let s = spec(
         dir.path(),

@@ -5,8 +5,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -52,8 +52,8 @@ chunk_duration = "7h"
 contract_address = "{}"
 "#,
             dir.join("out").display(),
-            chainetl::evm::hex0x(&contract(Chain::Ethereum)),
-            chainetl::evm::hex0x(&contract(Chain::Polygon)),
+            chainetl::vocab::evm::hex0x(&contract(Chain::Ethereum)),
+            chainetl::vocab::evm::hex0x(&contract(Chain::Polygon)),
         ),
     )
 }
@@ -205,8 +205,8 @@ fn a_changed_spec_is_refused_unless_fresh() {
     let spec = job_spec(dir.path(), &sim.url(), 2);
     assert!(chainetl(&["run", &spec, "-q"]).status.success());
     let changed = std::fs::read_to_string(&spec).unwrap().replace("\"polygon\"", "\"base\"").replace(
-        &chainetl::evm::hex0x(&contract(Chain::Polygon)),
-        &chainetl::evm::hex0x(&contract(Chain::Base)),
+        &chainetl::vocab::evm::hex0x(&contract(Chain::Polygon)),
+        &chainetl::vocab::evm::hex0x(&contract(Chain::Base)),
     );
     std::fs::write(&spec, changed).unwrap();
     let o = chainetl(&["run", &spec]);

@@ -5,8 +5,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use futures::TryStreamExt;
 use object_store::{ObjectStore, ObjectStoreExt};
 use std::path::Path;

@@ -6,8 +6,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
@@ -16,7 +16,7 @@ fn spec(dir: &Path, url: &str) -> String {
 }
 
 fn spec_compacting(dir: &Path, url: &str, compact: bool) -> String {
-    let contract = chainetl::evm::hex0x(&SimData::new(42, 30).token_address(Chain::Base, 10));
+    let contract = chainetl::vocab::evm::hex0x(&SimData::new(42, 30).token_address(Chain::Base, 10));
     write_spec(
         dir,
         "scale.toml",

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use std::path::Path;
 
 const T0: &str = "2025-06-01T00:00:00Z";
@@ -19,7 +19,7 @@ fn post(sim: &Sim, path: &str) -> String {
 }
 
 fn head_at(data: &SimData, chain: Chain, iso: &str) -> u64 {
-    data.head(chain, chainetl::window::parse_instant(iso).unwrap() * 1000)
+    data.head(chain, chainetl::vocab::window::parse_instant(iso).unwrap() * 1000)
 }
 
 fn mark_next(out: &Path, job: &str, export: usize, chain: &str) -> u64 {
@@ -147,7 +147,7 @@ align = "day"
     );
     let data = SimData::new(42, 40);
     let day = |d: &str| {
-        let t = chainetl::window::parse_instant(d).unwrap();
+        let t = chainetl::vocab::window::parse_instant(d).unwrap();
         data.blocks_in_time(Chain::Base, t, t + 86_400, false)
     };
     let (a, b) = day("2025-05-31");

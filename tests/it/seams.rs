@@ -5,8 +5,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::chain::Chain;
 use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -3,9 +3,9 @@
 //! cursors, auth, quotas, JSON errors, determinism.
 
 use crate::common::*;
-use chainetl::chain::Chain;
 use chainetl::sim::SimOptions;
 use chainetl::sim::data::{EventKind, SimData};
+use chainetl::vocab::chain::Chain;
 use serde_json::Value;
 
 fn get(sim: &Sim, path: &str) -> (u16, Value) {
@@ -64,7 +64,7 @@ fn every_endpoint_answers_for_every_chain() {
         let (s, v) = get(&sim, &format!("/v2/{c}/events?limit=5&window={}..{}", head - 20, head));
         assert_eq!(s, 200);
         assert_eq!(v["events"].as_array().unwrap().len(), 5);
-        let token = chainetl::evm::hex0x(&data.token_address(chain, 4));
+        let token = chainetl::vocab::evm::hex0x(&data.token_address(chain, 4));
         let (s, v) = get(&sim, &format!("/v2/{c}/tokens/{token}"));
         assert_eq!(s, 200);
         assert_eq!(v["token"]["address"], token);
@@ -76,7 +76,8 @@ fn every_endpoint_answers_for_every_chain() {
         assert_eq!(v["portfolio"].as_array().unwrap().len(), 3);
         // Block time per chain.
         let t = |n: u64| {
-            chainetl::window::parse_instant(get(&sim, &format!("/v2/{c}/blocks/{n}")).1["block"]["timestamp"].as_str().unwrap()).unwrap()
+            chainetl::vocab::window::parse_instant(get(&sim, &format!("/v2/{c}/blocks/{n}")).1["block"]["timestamp"].as_str().unwrap())
+                .unwrap()
         };
         // 1000 blocks take block_ms seconds.
         let dt = t(head) - t(head - 1000);
@@ -223,8 +224,8 @@ fn windows_ordering_and_paging_to_completion() {
     );
     let f = drain(&sim, &q, "events");
     let allowed = [
-        chainetl::evm::hex0x(&EventKind::Transfer.topic0()),
-        chainetl::evm::hex0x(&EventKind::Sync.topic0()),
+        chainetl::vocab::evm::hex0x(&EventKind::Transfer.topic0()),
+        chainetl::vocab::evm::hex0x(&EventKind::Sync.topic0()),
     ];
     assert!(!f.is_empty() && f.iter().all(|e| allowed.contains(&e["topics"][0].as_str().unwrap().to_string())));
     let usdc = "0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48";

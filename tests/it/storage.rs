@@ -14,14 +14,14 @@
 //! unless `CHAINETL_STORAGE_CHILD` says what to do), killed with SIGKILL.
 
 use crate::common::{Moto, http_client};
-use chainetl::chain::Chain;
 use chainetl::decode::Decoded;
 use chainetl::plan::Segment;
 use chainetl::sink::{Sink, UnitWriter, file_name};
 use chainetl::spec::{Compression, HashEncoding, Output};
 use chainetl::state::lease::{Lease, LeaseError};
 use chainetl::state::{JobState, Mark, STATE_VERSION, StateError, StateStore, UnitState};
-use chainetl::window::Resolved;
+use chainetl::vocab::chain::Chain;
+use chainetl::vocab::window::Resolved;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 use std::collections::{BTreeMap, BTreeSet};

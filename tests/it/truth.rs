@@ -1,10 +1,10 @@
 //! The simulator's ground truth, rendered like `common::read_rows` renders
 //! Parquet values, for row-by-row comparison.
 
-use chainetl::chain::Chain;
-use chainetl::evm::hex0x;
 use chainetl::sim::data::SimData;
-use chainetl::window::{date_string, iso};
+use chainetl::vocab::chain::Chain;
+use chainetl::vocab::evm::hex0x;
+use chainetl::vocab::window::{date_string, iso};
 
 pub const EVENT_COLS: &[&str] = &[
     "chain",

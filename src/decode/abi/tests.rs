@@ -1,7 +1,7 @@
 use super::*;
 use crate::plan::{Unit, UnitRange};
-use crate::spec::Dataset;
 use crate::vocab::Chain;
+use crate::vocab::Dataset;
 use alloy_dyn_abi::DynSolValue;
 use arrow_array::Array;
 use arrow_array::cast::AsArray;

@@ -4,7 +4,8 @@
 
 use super::Validator;
 use crate::spec::raw::RawExport;
-use crate::spec::{Dataset, Export, Incremental};
+use crate::spec::{Export, Incremental};
+use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use crate::vocab::forms::parse_block;
 use crate::vocab::window::{Align, Window};

@@ -5,7 +5,8 @@
 
 use super::Validator;
 use crate::spec::raw::RawExport;
-use crate::spec::{Dataset, Export, Selection};
+use crate::spec::{Export, Selection};
+use crate::vocab::Dataset;
 use crate::vocab::window::{Resolved, Window, iso};
 use toml::Spanned;
 

@@ -3,7 +3,8 @@
 
 use super::export::At;
 use super::{Validator, dedup, short};
-use crate::spec::{Dataset, Selection, defaults};
+use crate::spec::{Selection, defaults};
+use crate::vocab::Dataset;
 use crate::vocab::evm::{EventSignature, is_hash32};
 use crate::vocab::window::{MAX_BLOCK, Window};
 

@@ -11,7 +11,7 @@ use super::persist::unique_tmp;
 use super::*;
 use crate::plan::{Segment, Unit, UnitRange};
 use crate::sink::tests::{local_sink, memory_sink};
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::Resolved;
 use object_store::{ObjectStoreExt, PutPayload};

@@ -20,7 +20,7 @@
 //! - at most [`MAX_PAGES_WITHOUT_ROWS`] pages in a row may bring no row of
 //!   the unit's range.
 
-use crate::spec::Dataset;
+use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
 use arrow_array::Array;
 use arrow_array::RecordBatch;

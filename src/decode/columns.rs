@@ -1,7 +1,8 @@
 //! The Arrow schema of each dataset (the contract of the Parquet files and
 //! of `schemas/<dataset>.json`), and engine-neutral type names.
 
-use crate::spec::{Dataset, HashEncoding};
+use crate::spec::HashEncoding;
+use crate::vocab::Dataset;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::sync::Arc;
 

@@ -10,8 +10,9 @@
 
 use super::report::ExportKey;
 use crate::plan::Segment;
-use crate::spec::{Dataset, Spec};
+use crate::spec::Spec;
 use crate::vocab::Chain;
+use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
 use serde::Serialize;
 

@@ -13,8 +13,9 @@
 //! covers, removed as orphans by the next run. On an error the rows since
 //! the last commit are discarded; a signal commits them first.
 
+use super::counters::unit_credit;
 use super::error::UnitError;
-use super::progress::unit_credit;
+use super::guard::PageGuard;
 use super::report::ExportKey;
 use super::schedule::units_in_flight;
 use super::setup::Shared;
@@ -22,7 +23,6 @@ use crate::api::ApiError;
 use crate::api::types::Block;
 use crate::decode::abi::{DecodeCounts, LogDecoder};
 use crate::decode::{self, Ctx, DecodeError, Decoded};
-use crate::fetch::guard::PageGuard;
 use crate::fetch::{FetchError, PageDecoder, Pager, Records};
 use crate::plan::{Unit, UnitRange};
 use crate::sink::{UnitWriter, schema_for};
