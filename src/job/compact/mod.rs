@@ -2,9 +2,18 @@
 //! exactly-once swap of their files for a few right-sized, sorted ones
 //! (the data side is [`crate::sink`]'s merge; the record [`crate::state`]'s).
 //!
-//! Where each part lives: [`swap`] (recovery of a dead run's swap, and
-//! `verify --repair` of compacted partitions), [`step`] (when a run
-//! compacts, and `chainetl compact`).
+//! Where each part of compaction lives:
+//!
+//! - **decides** (which partitions, which files, when): this module and
+//!   [`step`] (when a run compacts, and `chainetl compact`);
+//! - **swaps** (exactly once, and recovers a dead run's swap; `verify
+//!   --repair` of compacted partitions): this module and [`swap`];
+//! - **records** (`compacted/<partition>.json`, `compactions.json`):
+//!   `crate::state`'s `compactions.rs`;
+//! - **writes** (the data side): `crate::sink`'s `compact.rs` (the merge
+//!   and its outputs), `clusters.rs` (which inputs overlap), `splice.rs`
+//!   (copying column chunks as they are), `merge.rs` (merging rows that
+//!   interleave), `order.rs` (the sort order files declare).
 //!
 //! # Which files
 //!
