@@ -1,4 +1,4 @@
-//! Sorting columns and compaction by copying (issue #28): every file whose
+//! Sorting columns and compaction by copying: every file whose
 //! rows are in key order declares it, no other does; compaction of inputs
 //! that do not overlap copies their column chunks byte for byte.
 
@@ -63,6 +63,16 @@ fn declared_and_actual(f: &Path) -> (Option<Vec<String>>, bool, Vec<String>) {
     (declared.into_iter().next().flatten(), in_order, key)
 }
 
+/// A portfolio export of three wallets (one holding nothing) from `first`
+/// to the simulator's frozen day.
+fn portfolio_export(first: &str) -> String {
+    format!(
+        "[[export]]\ndataset = \"portfolio\"\nchains = [\"ethereum\"]\n\
+         wallets = [\"0x28c6c06298d514db089934071355e5743bf21d60\", \"0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3\", \"0x00000000000000000000000000000000000000aa\"]\n\
+         window = \"{first}T00:00:00Z..2025-06-01T00:00:00Z\"\n"
+    )
+}
+
 fn files_of(out: &Path, table: &str) -> Vec<PathBuf> {
     parquet_files(&out.join(table))
 }
@@ -75,7 +85,7 @@ fn every_unit_file_whose_rows_are_in_order_declares_its_sorting_columns_and_no_o
     let s = write_spec(
         dir.path(),
         "job.toml",
-        &format!(
+        &(format!(
             r#"name = "job"
 [source]
 base_url = "{}"
@@ -92,15 +102,10 @@ chunk_blocks = 100
 dataset = "blocks"
 chains = ["base"]
 window = "2025-05-30T23:00:00Z..2025-05-31T01:00:00Z"
-[[export]]
-dataset = "portfolio"
-chains = ["ethereum"]
-wallets = ["0x28c6c06298d514db089934071355e5743bf21d60", "0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3", "0x00000000000000000000000000000000000000aa"]
-window = "2025-05-20T00:00:00Z..2025-06-01T00:00:00Z"
 "#,
             sim.url(),
             out.display()
-        ),
+        ) + &portfolio_export("2025-05-20")),
     );
     let o = chainetl(&["run", &s]);
     assert!(o.status.success(), "{}", text(&o));
@@ -224,21 +229,16 @@ fn files_of_a_few_rows_each_are_compacted_into_whole_row_groups_not_copied() {
     let s = write_spec(
         dir.path(),
         "job.toml",
-        &format!(
+        &(format!(
             r#"name = "job"
 [source]
 base_url = "{}"
 [output]
 uri = "{}"
-[[export]]
-dataset = "portfolio"
-chains = ["ethereum"]
-wallets = ["0x28c6c06298d514db089934071355e5743bf21d60", "0xd8da6bf26964af9d7eed9e10e9029ca7ad5a3ba3", "0x00000000000000000000000000000000000000aa"]
-window = "2025-05-25T00:00:00Z..2025-06-01T00:00:00Z"
 "#,
             sim.url(),
             out.display()
-        ),
+        ) + &portfolio_export("2025-05-25")),
     );
     let o = chainetl(&["run", &s]);
     assert!(o.status.success(), "{}", text(&o));

@@ -41,6 +41,24 @@ struct Tally {
     throttled: AtomicU64,
 }
 
+/// One request of a unit on `quota`: its turn, 5 ms on the wire, then the
+/// answer told to the limiter (a 429 waits its one-second `Retry-After`).
+/// Whether it was accepted, and when it was answered.
+async fn send(l: &Limiter, q: &Quota) -> (bool, Instant) {
+    let turn = l.acquire().await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let ok = q.take();
+    drop(turn.permit);
+    let at = Instant::now();
+    if ok {
+        l.accepted().await;
+    } else {
+        l.throttled(turn.generation).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    (ok, at)
+}
+
 /// A client of `units` units on `quota`, counting after `from`, until `until`.
 fn client(quota: Arc<Quota>, units: usize, from: Instant, until: Instant) -> (Arc<Limiter>, Arc<Tally>) {
     let l = Arc::new(Limiter::new(16, None));
@@ -49,22 +67,10 @@ fn client(quota: Arc<Quota>, units: usize, from: Instant, until: Instant) -> (Ar
         let (l, q, t) = (l.clone(), quota.clone(), tally.clone());
         tokio::spawn(async move {
             while Instant::now() < until {
-                let turn = l.acquire().await;
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                let ok = q.take();
-                drop(turn.permit);
-                let counted = Instant::now() >= from;
-                if ok {
-                    l.accepted().await;
-                    if counted {
-                        t.accepted.fetch_add(1, Ordering::Relaxed);
-                    }
-                } else {
-                    l.throttled(turn.generation).await;
-                    if counted {
-                        t.throttled.fetch_add(1, Ordering::Relaxed);
-                    }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                let (ok, at) = send(&l, &q).await;
+                if at >= from {
+                    let counter = if ok { &t.accepted } else { &t.throttled };
+                    counter.fetch_add(1, Ordering::Relaxed);
                 }
             }
         });
@@ -204,16 +210,8 @@ async fn job(quota: Arc<Quota>, units: usize, work: u64) -> Instant {
         let (l, q, left) = (l.clone(), quota.clone(), left.clone());
         tasks.push(tokio::spawn(async move {
             while left.load(Ordering::Relaxed) > 0 {
-                let turn = l.acquire().await;
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                let ok = q.take();
-                drop(turn.permit);
-                if ok {
-                    l.accepted().await;
+                if send(&l, &q).await.0 {
                     let _ = left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-                } else {
-                    l.throttled(turn.generation).await;
-                    tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
         }));
