@@ -2,8 +2,8 @@
 //! into partitioned Parquet on local disk or S3.
 //!
 //! Stages, each a module that knows only the ones before it:
-//! `spec` → `plan` → `api` → `fetch` → `decode` → `sink` → `state` →
-//! `job` → `cli`. `job` runs a job and is the only stage that wires the
+//! `spec` → `plan` → `api` → `fetch` → `decode` → `storage` → `sink` →
+//! `state` → `job` → `cli`. `job` runs a job and is the only stage that wires the
 //! others together; `cli` is the command-line face (arguments, rendering,
 //! exit codes). Every stage may use the shared vocabulary (`vocab`: chains,
 //! datasets, windows, EVM values) and support (`util`: redaction, crash
@@ -22,5 +22,6 @@ pub mod sim;
 pub mod sink;
 pub mod spec;
 pub mod state;
+pub mod storage;
 pub mod util;
 pub mod vocab;

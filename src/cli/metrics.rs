@@ -11,7 +11,7 @@
 use super::CliError;
 use crate::job::{ExportKey, Live, RunStatus};
 use prometheus::{Encoder, GaugeVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -102,7 +102,7 @@ impl Metrics {
         let result = self
             .render()
             .map_err(std::io::Error::other)
-            .and_then(|text| write_atomically(path, text.as_bytes()));
+            .and_then(|text| crate::storage::replace_file(path, text.as_bytes()));
         if let Err(e) = result {
             tracing::warn!("could not write the metrics file {}: {e}", path.display());
         }
@@ -264,22 +264,4 @@ fn gauge(r: &Registry, name: &str, help: &str, labels: &[&str]) -> Result<GaugeV
     let g = GaugeVec::new(Opts::new(name, help), labels)?;
     r.register(Box::new(g.clone()))?;
     Ok(g)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, fsyncs it and renames
-/// it over `path`: a collector reading the file sees the old or the new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    // A leading dot and no `.prom` ending: the textfile collector skips it.
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)
 }

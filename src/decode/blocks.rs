@@ -1,16 +1,48 @@
 //! `blocks`: one row per block.
 
-use super::{Ctx, DecodeError, Decoded, HexCol, owns, parse_i64, parse_i128, parse_ts_micros, schema};
+use super::columns::{Declaration, Kind, optional, required};
+use super::{Ctx, DecodeError, Decoded, HexCol, owns, parse_i64, parse_i128, parse_ts_micros};
 use crate::api::types::{Block, Exact};
 use crate::spec::HashEncoding;
 use crate::vocab::Dataset;
 use arrow_array::ArrayRef;
-use arrow_array::RecordBatch;
 use arrow_array::builder::{Decimal128Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use arrow_schema::DataType;
 use std::sync::Arc;
 
-/// The hash and hex columns, in schema order.
+/// The `blocks` dataset.
+pub const DECLARATION: Declaration = Declaration {
+    dataset: Dataset::Blocks,
+    columns: &[
+        required("chain", Kind::Text),
+        optional("base_fee_per_gas", Kind::Int64),
+        optional("difficulty", Kind::Decimal),
+        optional("extra_data", Kind::Hex),
+        optional("gas_limit", Kind::Int64),
+        optional("gas_used", Kind::Int64),
+        required("hash", Kind::Hex),
+        optional("logs_bloom", Kind::Hex),
+        optional("miner", Kind::Hex),
+        optional("nonce", Kind::Hex),
+        required("number", Kind::Int64),
+        optional("parent_hash", Kind::Hex),
+        optional("receipt_root", Kind::Hex),
+        optional("sha3_uncles", Kind::Hex),
+        optional("size", Kind::Int64),
+        optional("state_root", Kind::Hex),
+        required("timestamp", Kind::Timestamp),
+        optional("total_difficulty", Kind::Decimal),
+        optional("transaction_count", Kind::Int64),
+        optional("transactions_root", Kind::Hex),
+        optional("withdrawals_root", Kind::Hex),
+    ],
+    key: &["number"],
+    partition_by: &["chain", "date"],
+    lookups: &[],
+    dictionary: &["chain", "miner"],
+};
+
+/// The hash and hex columns, in the order [`Columns::append`] fills them.
 const HEX_NAMES: [&str; 11] = [
     "extra_data",
     "hash",
@@ -41,7 +73,7 @@ pub fn decode(ctx: Ctx<'_>, blocks: &[Block]) -> Result<Decoded, DecodeError> {
         cols.append(&ctx, row, b, num, ts)?;
         days.push(ts.div_euclid(86_400_000_000) as i32);
     }
-    let batch = RecordBatch::try_new(schema(Dataset::Blocks, ctx.enc), cols.finish()).map_err(|e| ctx.err(0, "number", e.to_string()))?;
+    let batch = DECLARATION.batch(ctx.enc, cols.finish()).map_err(|e| ctx.err(0, "number", e))?;
     Ok(Decoded {
         batch,
         days: Some(days),
@@ -128,31 +160,21 @@ impl Columns {
         Ok(())
     }
 
-    /// The columns in schema order.
-    fn finish(mut self) -> Vec<ArrayRef> {
-        let [extra, hash, bloom, miner, nonce, parent, receipt, uncles, state, txroot, wroot] = self.hexes.each_mut().map(|c| c.finish());
-        vec![
-            Arc::new(self.chain.finish()),
-            Arc::new(self.base_fee.finish()),
-            Arc::new(self.difficulty.finish()),
-            extra,
-            Arc::new(self.gas_limit.finish()),
-            Arc::new(self.gas_used.finish()),
-            hash,
-            bloom,
-            miner,
-            nonce,
-            Arc::new(self.number.finish()),
-            parent,
-            receipt,
-            uncles,
-            Arc::new(self.size.finish()),
-            state,
-            Arc::new(self.timestamp.finish()),
-            Arc::new(self.total_difficulty.finish()),
-            Arc::new(self.tx_count.finish()),
-            txroot,
-            wroot,
-        ]
+    /// The columns, by name.
+    fn finish(mut self) -> Vec<(&'static str, ArrayRef)> {
+        let mut columns: Vec<(&'static str, ArrayRef)> = vec![
+            ("chain", Arc::new(self.chain.finish())),
+            ("base_fee_per_gas", Arc::new(self.base_fee.finish())),
+            ("difficulty", Arc::new(self.difficulty.finish())),
+            ("gas_limit", Arc::new(self.gas_limit.finish())),
+            ("gas_used", Arc::new(self.gas_used.finish())),
+            ("number", Arc::new(self.number.finish())),
+            ("size", Arc::new(self.size.finish())),
+            ("timestamp", Arc::new(self.timestamp.finish())),
+            ("total_difficulty", Arc::new(self.total_difficulty.finish())),
+            ("transaction_count", Arc::new(self.tx_count.finish())),
+        ];
+        columns.extend(HEX_NAMES.into_iter().zip(self.hexes.iter_mut().map(|c| c.finish())));
+        columns
     }
 }

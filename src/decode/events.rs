@@ -1,13 +1,40 @@
 //! `events`: one row per log, with `topics` and flattened `topic0..topic3`.
 
-use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, owns, parse_ts_micros, schema, topic_hex};
+use super::columns::{Declaration, Kind, optional, required};
+use super::{Ctx, DecodeError, Decoded, HexCol, HexListCol, owns, parse_ts_micros, topic_hex};
 use crate::api::types::Event;
 use crate::vocab::Dataset;
 use arrow_array::ArrayRef;
-use arrow_array::RecordBatch;
 use arrow_array::builder::{Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use std::borrow::Cow;
 use std::sync::Arc;
+
+/// The `events` dataset. Decoded event tables share its key and lookups.
+pub const DECLARATION: Declaration = Declaration {
+    dataset: Dataset::Events,
+    columns: &[
+        required("chain", Kind::Text),
+        required("block_number", Kind::Int64),
+        required("block_timestamp", Kind::Timestamp),
+        required("contract_address", Kind::Hex),
+        optional("data", Kind::Hex),
+        required("log_index", Kind::Int64),
+        required("topics", Kind::HexList),
+        optional("topic0", Kind::Hex),
+        optional("topic1", Kind::Hex),
+        optional("topic2", Kind::Hex),
+        optional("topic3", Kind::Hex),
+        required("transaction_hash", Kind::Hex),
+        optional("transaction_index", Kind::Int64),
+    ],
+    key: &["block_number", "log_index"],
+    partition_by: &["chain", "date"],
+    lookups: &["transaction_hash", "contract_address", "topic0"],
+    dictionary: &["chain", "contract_address", "topic0"],
+};
+
+/// The flattened topic columns, in order.
+const TOPIC_NAMES: [&str; 4] = ["topic0", "topic1", "topic2", "topic3"];
 
 /// Decodes a page of events.
 pub fn decode(ctx: Ctx<'_>, events: &[Event<'_>]) -> Result<Decoded, DecodeError> {
@@ -59,19 +86,19 @@ pub fn decode(ctx: Ctx<'_>, events: &[Event<'_>]) -> Result<Decoded, DecodeError
             .map_err(|m| ctx.err(row, "transaction_hash", m))?;
         tx_index.append_option(e.transaction_index.map(|v| v.0));
     }
-    let mut columns: Vec<ArrayRef> = vec![
-        Arc::new(chain.finish()),
-        Arc::new(block_number.finish()),
-        Arc::new(block_ts.finish()),
-        contract.finish(),
-        data.finish(),
-        Arc::new(log_index.finish()),
-        topics.finish(),
+    let mut columns: Vec<(&'static str, ArrayRef)> = vec![
+        ("chain", Arc::new(chain.finish())),
+        ("block_number", Arc::new(block_number.finish())),
+        ("block_timestamp", Arc::new(block_ts.finish())),
+        ("contract_address", contract.finish()),
+        ("data", data.finish()),
+        ("log_index", Arc::new(log_index.finish())),
+        ("topics", topics.finish()),
+        ("transaction_hash", tx_hash.finish()),
+        ("transaction_index", Arc::new(tx_index.finish())),
     ];
-    columns.extend(flat.iter_mut().map(|c| c.finish()));
-    columns.push(tx_hash.finish());
-    columns.push(Arc::new(tx_index.finish()));
-    let batch = RecordBatch::try_new(schema(Dataset::Events, enc), columns).map_err(|e| ctx.err(0, "topics", e.to_string()))?;
+    columns.extend(TOPIC_NAMES.into_iter().zip(flat.iter_mut().map(|c| c.finish())));
+    let batch = DECLARATION.batch(enc, columns).map_err(|e| ctx.err(0, "topics", e))?;
     Ok(Decoded {
         batch,
         days: Some(days),

@@ -7,14 +7,16 @@
 
 pub mod abi;
 pub mod blocks;
-mod columns;
+pub mod columns;
 pub mod events;
 mod hex;
 pub mod portfolio;
 pub mod tokens;
 mod values;
 
-pub use columns::{schema, schema_json, type_name};
+pub use columns::{
+    Column, DECLARATIONS, Declaration, Kind, declaration, is_dictionary_column, natural_key, schema, schema_json, type_name,
+};
 pub use hex::topic_hex;
 pub(crate) use hex::{HexCol, HexListCol, check_hex0x};
 pub(crate) use values::{parse_i64, parse_i128, parse_ts_micros};

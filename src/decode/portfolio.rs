@@ -1,14 +1,41 @@
 //! `portfolio`: one row per wallet × date × token.
 
-use super::{Ctx, DecodeError, Decoded, HexCol, schema};
+use super::columns::{Declaration, Kind, optional, required};
+use super::{Ctx, DecodeError, Decoded, HexCol};
 use crate::api::types::PortfolioDay;
 use crate::plan::UnitRange;
 use crate::vocab::Dataset;
 use crate::vocab::window::parse_date;
-use arrow_array::ArrayRef;
-use arrow_array::RecordBatch;
 use arrow_array::builder::{Date32Builder, Float64Builder, Int64Builder, StringBuilder};
 use std::sync::Arc;
+
+/// The `portfolio` dataset.
+pub const DECLARATION: Declaration = Declaration {
+    dataset: Dataset::Portfolio,
+    columns: &[
+        required("chain", Kind::Text),
+        required("wallet_address", Kind::Hex),
+        required("date", Kind::Date),
+        optional("balance", Kind::Float64),
+        optional("balance_raw", Kind::Text),
+        required("token_address", Kind::Hex),
+        optional("token_decimals", Kind::Int64),
+        optional("token_name", Kind::Text),
+        optional("token_standard", Kind::Text),
+        optional("token_symbol", Kind::Text),
+    ],
+    key: &["wallet_address", "date", "token_address"],
+    partition_by: &["chain", "date"],
+    lookups: &["wallet_address"],
+    dictionary: &[
+        "chain",
+        "wallet_address",
+        "token_address",
+        "token_name",
+        "token_standard",
+        "token_symbol",
+    ],
+};
 
 /// Decodes a page of portfolio days. A day is owned when its midnight lies
 /// in the unit's half-open interval.
@@ -60,19 +87,19 @@ pub fn decode(ctx: Ctx<'_>, days_in: &[PortfolioDay]) -> Result<Decoded, DecodeE
             symbol.append_option(token.symbol.as_deref());
         }
     }
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(chain.finish()),
-        wallet_col.finish(),
-        Arc::new(date.finish()),
-        Arc::new(balance.finish()),
-        Arc::new(balance_raw.finish()),
-        token_address.finish(),
-        Arc::new(decimals.finish()),
-        Arc::new(name.finish()),
-        Arc::new(standard.finish()),
-        Arc::new(symbol.finish()),
+    let columns = vec![
+        ("chain", Arc::new(chain.finish()) as _),
+        ("wallet_address", wallet_col.finish()),
+        ("date", Arc::new(date.finish()) as _),
+        ("balance", Arc::new(balance.finish()) as _),
+        ("balance_raw", Arc::new(balance_raw.finish()) as _),
+        ("token_address", token_address.finish()),
+        ("token_decimals", Arc::new(decimals.finish()) as _),
+        ("token_name", Arc::new(name.finish()) as _),
+        ("token_standard", Arc::new(standard.finish()) as _),
+        ("token_symbol", Arc::new(symbol.finish()) as _),
     ];
-    let batch = RecordBatch::try_new(schema(Dataset::Portfolio, enc), columns).map_err(|e| ctx.err(0, "portfolio", e.to_string()))?;
+    let batch = DECLARATION.batch(enc, columns).map_err(|e| ctx.err(0, "portfolio", e))?;
     Ok(Decoded {
         batch,
         days: Some(days),

@@ -1,12 +1,28 @@
 //! `tokens`: one row per token contract.
 
-use super::{Ctx, DecodeError, Decoded, HexCol, schema};
+use super::columns::{Declaration, Kind, optional, required};
+use super::{Ctx, DecodeError, Decoded, HexCol};
 use crate::api::types::Token;
 use crate::vocab::Dataset;
-use arrow_array::ArrayRef;
-use arrow_array::RecordBatch;
 use arrow_array::builder::{Int64Builder, StringBuilder};
 use std::sync::Arc;
+
+/// The `tokens` dataset.
+pub const DECLARATION: Declaration = Declaration {
+    dataset: Dataset::Tokens,
+    columns: &[
+        required("chain", Kind::Text),
+        required("address", Kind::Hex),
+        optional("decimals", Kind::Int64),
+        optional("name", Kind::Text),
+        optional("standard", Kind::Text),
+        optional("symbol", Kind::Text),
+    ],
+    key: &["address"],
+    partition_by: &["chain"],
+    lookups: &[],
+    dictionary: &["chain", "name", "standard", "symbol"],
+};
 
 /// Decodes looked-up tokens; `requested` is the address each was asked for
 /// (used when the record omits its own address).
@@ -28,15 +44,15 @@ pub fn decode(ctx: Ctx<'_>, tokens: &[(String, Token)]) -> Result<Decoded, Decod
         standard.append_option(t.standard.as_deref());
         symbol.append_option(t.symbol.as_deref());
     }
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(chain.finish()),
-        address.finish(),
-        Arc::new(decimals.finish()),
-        Arc::new(name.finish()),
-        Arc::new(standard.finish()),
-        Arc::new(symbol.finish()),
+    let columns = vec![
+        ("chain", Arc::new(chain.finish()) as _),
+        ("address", address.finish()),
+        ("decimals", Arc::new(decimals.finish()) as _),
+        ("name", Arc::new(name.finish()) as _),
+        ("standard", Arc::new(standard.finish()) as _),
+        ("symbol", Arc::new(symbol.finish()) as _),
     ];
-    let batch = RecordBatch::try_new(schema(Dataset::Tokens, enc), columns).map_err(|e| ctx.err(0, "address", e.to_string()))?;
+    let batch = DECLARATION.batch(enc, columns).map_err(|e| ctx.err(0, "address", e))?;
     Ok(Decoded {
         batch,
         days: None,

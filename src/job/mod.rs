@@ -215,7 +215,7 @@ async fn run_leased(
     // Temporary state files are unique per process, but a shard's lease
     // does not exclude the other shards' writes in progress.
     if opts.fresh || opts.shard.is_none() {
-        state.remove_stale_tmp();
+        state.remove_stale_tmp().await;
     }
     let c = compact::Compactor {
         spec: &spec,

@@ -32,7 +32,7 @@ pub(super) enum Bound {
 /// and Arrow schema `schema`, from its row groups' statistics.
 pub(super) fn first_key_range(meta: &ParquetMetaData, schema: &Schema) -> Option<(Bound, Bound)> {
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let first_key = super::encoding::natural_key(&names).first().copied()?;
+    let first_key = crate::decode::natural_key(&names).first().copied()?;
     let descr = meta.file_metadata().schema_descr();
     let leaf = descr.columns().iter().position(|c| c.path().string() == first_key)?;
     let mut range: Option<(Bound, Bound)> = None;
@@ -158,7 +158,7 @@ async fn first_and_last(
     }
     let meta = ArrowReaderMetadata::try_new(input.meta.clone(), ArrowReaderOptions::new())?;
     let mask = ProjectionMask::columns(input.meta.file_metadata().schema_descr(), key.iter().map(|f| f.name().as_str()));
-    let reader = StoreReader::new(sink.store.clone(), sink.path(&input.rel), input.bytes);
+    let reader = StoreReader::new(sink.storage().store().clone(), sink.storage().path(&input.rel), input.bytes);
     let batches: Vec<RecordBatch> = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, meta)
         .with_projection(mask)
         .with_row_selection(RowSelection::from(selection))

@@ -1,6 +1,6 @@
 //! Compaction's data side: merging one partition's files into files of
 //! about a target size, rows sorted by the table's natural key
-//! ([`super::encoding::natural_key`]). Which files, when, and the record
+//! ([`crate::decode::natural_key`]). Which files, when, and the record
 //! that makes the swap exactly-once are the caller's ([`crate::state`],
 //! [`crate::job`]).
 //!
@@ -31,13 +31,14 @@
 //!   copying would leave readers a footer of thousands of tiny row groups.
 
 use super::clusters::{Bound, clusters, first_key_range, runs};
-use super::encoding::{natural_key, sorted_by};
+use super::encoding::sorted_by;
 use super::merge::Merger;
 use super::open_file::OpenFile;
 use super::reader::StoreReader;
 use super::splice;
 use super::unit_writer::make_durable;
 use super::{Sink, SinkError, WrittenFile};
+use crate::decode::natural_key;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use object_store::ObjectStoreExt;
@@ -149,10 +150,10 @@ impl Out<'_> {
     /// was committed with: a mismatch fails the merge, so its outputs are
     /// never published.
     async fn copy(&mut self, input: &Input) -> Result<(), SinkError> {
-        let path = self.sink.path(&input.rel);
-        let store = self.sink.store.as_ref();
+        let path = self.sink.storage().path(&input.rel);
+        let store = self.sink.storage().store().as_ref();
         let mut filters = splice::read_bloom_filters(store, &path, &input.meta).await?;
-        let mut sum = super::checksum::Checksum::default();
+        let mut sum = crate::storage::checksum::Checksum::default();
         let mut pos = 0;
         for rg in 0..input.meta.num_row_groups() {
             let end = splice::row_group_end(&input.meta, rg);
@@ -341,7 +342,7 @@ impl Sink {
     /// Opens an input's footer: its reader, rows, and first key's range.
     async fn open_input(&self, input: &MergeInput) -> Result<Input, SinkError> {
         let (rel, bytes) = (input.rel.as_str(), input.bytes);
-        let reader = StoreReader::new(self.store.clone(), self.path(rel), bytes);
+        let reader = StoreReader::new(self.storage().store().clone(), self.storage().path(rel), bytes);
         let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
         let builder = ParquetRecordBatchStreamBuilder::new_with_options(reader, options)
             .await
@@ -368,10 +369,10 @@ impl Sink {
     /// Makes a merged file visible under its final name: renames it from
     /// its hidden name. Idempotent: a file already renamed is left as it is.
     pub async fn publish(&self, rel: &str) -> Result<(), SinkError> {
-        let hidden = self.path(&hidden_name(rel));
-        match self.store.rename(&hidden, &self.path(rel)).await {
+        let hidden = self.storage().path(&hidden_name(rel));
+        match self.storage().store().rename(&hidden, &self.storage().path(rel)).await {
             Ok(()) => Ok(()),
-            Err(object_store::Error::NotFound { .. }) => match self.store.head(&self.path(rel)).await {
+            Err(object_store::Error::NotFound { .. }) => match self.storage().store().head(&self.storage().path(rel)).await {
                 Ok(_) => Ok(()),
                 Err(e) => Err(self.failed(rel, Box::new(e))),
             },

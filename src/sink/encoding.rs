@@ -1,29 +1,15 @@
 //! How rows are encoded: the Parquet writer properties every file of an
 //! output shares (codec, dictionaries, statistics and the page index, bloom
-//! filters, page and row group sizes), and the sort order compacted files
-//! declare.
+//! filters, page and row group sizes), and the sort order files declare.
+//! Which columns get dictionaries, and each table's key, come from the
+//! datasets' declarations ([`crate::decode::columns`]).
 
 use super::SinkError;
+use crate::decode::DECLARATIONS;
 use crate::spec::{Compression, Output};
 use parquet::basic::{GzipLevel, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-
-/// Columns whose values repeat a lot, so dictionary encoding pays.
-const DICTIONARY_COLUMNS: &[&str] = &[
-    "chain",
-    "contract_address",
-    "topic0",
-    "miner",
-    "wallet_address",
-    "token_address",
-    "token_name",
-    "token_standard",
-    "token_symbol",
-    "name",
-    "standard",
-    "symbol",
-];
 
 /// Size of a data page before compression.
 const DATA_PAGE_BYTES: usize = 32 * 1024;
@@ -47,8 +33,9 @@ pub(super) fn writer_properties(output: &Output) -> Result<WriterProperties, Sin
     // Dictionaries only where values repeat: on hashes they cost memory
     // (a dictionary per column per open file) and time, and save nothing.
     let mut props = WriterProperties::builder().set_dictionary_enabled(false);
-    for col in DICTIONARY_COLUMNS {
-        props = props.set_column_dictionary_enabled(ColumnPath::from(*col), true);
+    let dictionary: std::collections::BTreeSet<&str> = DECLARATIONS.iter().flat_map(|d| d.dictionary.iter().copied()).collect();
+    for col in dictionary {
+        props = props.set_column_dictionary_enabled(ColumnPath::from(col), true);
     }
     // A row group holds at most `row_group_rows` distinct values; the
     // writer folds each filter down to what its values need when the row
@@ -69,22 +56,6 @@ pub(super) fn writer_properties(output: &Output) -> Result<WriterProperties, Sin
         .set_max_row_group_row_count(Some(output.row_group_rows))
         .set_created_by(concat!("chainetl version ", env!("CARGO_PKG_VERSION")).to_string())
         .build())
-}
-
-/// The natural key of a table's rows, in sort order: what compacted files
-/// are sorted by. Decoded event tables share the raw events' key. Columns
-/// a file does not hold (partition keys) are left out by the caller.
-pub fn natural_key(columns: &[&str]) -> Vec<&'static str> {
-    const KEYS: &[&[&str]] = &[
-        &["block_number", "log_index"],
-        &["number"],
-        &["wallet_address", "date", "token_address"],
-        &["address"],
-    ];
-    KEYS.iter()
-        .find(|key| columns.contains(&key[0]))
-        .map(|key| key.iter().copied().filter(|k| columns.contains(k)).collect())
-        .unwrap_or_default()
 }
 
 /// `props` declaring that rows are sorted ascending by `key` (column names

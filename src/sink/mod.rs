@@ -26,61 +26,38 @@
 //!
 //! # Visibility and durability
 //!
-//! A file appears under its final name whole or not at all: the encoder's
-//! bytes go to an `object_store` `BufWriter`, which keeps them out of
-//! sight until the file is complete:
-//!
-//! - **Local disk:** the bytes go to a staging file beside the target,
-//!   `<final name>#<n>` (`n` a small number unique among concurrent
-//!   writers of that name), renamed to the final name on completion.
-//!   Staging files are not listed by the store and do not match
-//!   `*.parquet` globs; the ones a dead writer leaves are removed by
-//!   `state` (`StateStore::remove_orphans`, `StateStore::clear`).
-//! - **S3:** a small file is one PUT on completion; a larger one is a
-//!   multipart upload of parts of at least 5 MiB, visible only once the
-//!   upload is completed. An upload that is never completed (the writer
-//!   died) leaves no object; its parts stay until a bucket lifecycle rule
-//!   for incomplete multipart uploads reclaims them.
-//!
-//! A file that fails before completion is aborted. A file is *durable*
-//! when [`UnitWriter::finish`] returns it: its upload is complete and,
-//! locally, the file's bytes have been fsynced. Only then may a checkpoint
-//! count it. (Locally the directory is not fsynced after the rename, so a
-//! power loss, unlike a crash of the process, can lose a finished file's
-//! name; `chainetl verify` then reports it missing.)
+//! A file is written through [`crate::storage::Storage::upload`]: it
+//! appears under its final name whole or not at all. A file is *durable*
+//! when [`UnitWriter::finish`] returns it ([`crate::storage::Storage::make_durable`]);
+//! only then may a checkpoint count it. A file that fails before
+//! completion is aborted.
 
-pub mod checksum;
 mod chunks;
 mod clusters;
 mod compact;
 mod encoding;
-pub mod fence;
 mod layout;
 mod merge;
-mod open;
 mod open_file;
 mod order;
 mod reader;
 mod splice;
 mod unit_writer;
-pub mod versions;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub use crate::decode::natural_key;
 pub use compact::{MergeInput, Merged, hidden_name};
-pub use encoding::natural_key;
 pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_name};
 pub use unit_writer::UnitWriter;
 
 use crate::decode::schema;
 use crate::spec::Output;
+use crate::storage::{OpenError, Storage};
 use crate::vocab::Dataset;
 use arrow_schema::SchemaRef;
-use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::file::properties::WriterProperties;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Errors of the write stage.
@@ -127,23 +104,19 @@ pub enum SinkError {
     },
 }
 
-/// An opened output location.
+/// An opened output location: its storage and how Parquet files are
+/// written there.
 #[derive(Debug)]
 pub struct Sink {
-    /// The store behind the lease's fence: every write of the run.
-    store: Arc<dyn ObjectStore>,
-    /// The same store, unfenced: the lease's own documents.
-    unfenced: Arc<dyn ObjectStore>,
-    fence: Arc<fence::Fence>,
-    /// Versions of single-writer documents last seen (object stores).
-    versions: versions::Versions,
-    prefix: String,
-    local_root: Option<PathBuf>,
+    storage: Arc<Storage>,
     props: WriterProperties,
     partition_by: Vec<String>,
-    uri: String,
-    /// Upload part size: S3 needs at least 5 MiB per part.
-    part_bytes: usize,
+}
+
+impl From<OpenError> for SinkError {
+    fn from(OpenError { uri, message, source }: OpenError) -> Self {
+        SinkError::Config { uri, message, source }
+    }
 }
 
 /// A file that is complete and durable.
@@ -160,71 +133,41 @@ pub struct WrittenFile {
 }
 
 impl Sink {
-    /// The object store; on object stores, writes pass only while the
-    /// run's lease is valid by its own clock (see [`fence`]).
-    pub fn store(&self) -> &Arc<dyn ObjectStore> {
-        &self.store
+    /// Opens `output.uri`: a local path, `file:///abs`, or `s3://bucket/prefix`
+    /// (credentials and endpoint from the standard AWS variables).
+    pub fn open(output: &Output) -> Result<Sink, SinkError> {
+        let storage = Storage::open(output)?;
+        Sink::build(output, storage)
     }
 
-    /// The object store without the fence: for the lease's own documents,
-    /// whose renewals are what keep the fence open.
-    pub fn unfenced_store(&self) -> &Arc<dyn ObjectStore> {
-        &self.unfenced
+    /// An output on an object store built by the caller (an S3 client with
+    /// its own credentials, an in-memory store), writing under `prefix`.
+    /// `output.uri` only names it in messages. Its state is written the
+    /// object-store way (single PUTs, conditional PUTs for leases), whatever
+    /// the store keeps its objects in.
+    pub fn with_store(output: &Output, store: Arc<dyn object_store::ObjectStore>, prefix: &str) -> Result<Sink, SinkError> {
+        Sink::build(output, Storage::with_store(output, store, prefix))
     }
 
-    /// The fence the lease keeps open while it is valid.
-    pub fn fence(&self) -> &fence::Fence {
-        &self.fence
+    fn build(output: &Output, storage: Storage) -> Result<Sink, SinkError> {
+        Ok(Sink {
+            storage: Arc::new(storage),
+            props: encoding::writer_properties(output)?,
+            partition_by: output.partition_by.clone(),
+        })
     }
 
-    /// The versions of single-writer documents this process last read or
-    /// wrote, for conditional writes (see [`versions`]).
-    pub fn versions(&self) -> &versions::Versions {
-        &self.versions
+    /// The output's storage: every read and write of files and documents.
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.storage
     }
 
-    /// The output URI as configured.
-    pub fn uri(&self) -> &str {
-        &self.uri
-    }
-
-    /// Local directory of the output, when it is on local disk.
-    pub fn local_root(&self) -> Option<&PathBuf> {
-        self.local_root.as_ref()
-    }
-
-    /// Object path of `rel` (relative to the output root).
-    pub fn path(&self, rel: &str) -> Path {
-        if self.prefix.is_empty() {
-            Path::from(rel)
-        } else {
-            Path::from(format!("{}/{rel}", self.prefix))
-        }
-    }
-
-    /// `rel` of an object path under the root.
-    pub fn rel_of(&self, p: &Path) -> String {
-        let s = p.as_ref();
-        if self.prefix.is_empty() {
-            s.to_string()
-        } else {
-            s.strip_prefix(&format!("{}/", self.prefix)).unwrap_or(s).to_string()
-        }
-    }
-
-    /// Removes an object (missing is fine).
+    /// Removes the file at `rel` (missing is fine).
     pub async fn delete(&self, rel: &str) -> Result<(), SinkError> {
-        let path = self.path(rel);
-        match self.store.delete(&path).await {
-            Ok(()) | Err(object_store::Error::NotFound { .. }) => {
-                self.versions.deleted(&path);
-                Ok(())
-            }
-            Err(e) => Err(SinkError::Delete {
-                path: rel.into(),
-                source: Box::new(e),
-            }),
-        }
+        self.storage.delete(rel).await.map_err(|e| SinkError::Delete {
+            path: rel.into(),
+            source: Box::new(e),
+        })
     }
 }
 

@@ -4,10 +4,10 @@
 //! A file is either encoded from Arrow batches or assembled from row
 //! groups copied whole from other files ([`super::splice`]), never both.
 
-use super::checksum::Checksum;
 use super::chunks::Chunks;
 use super::splice::Span;
 use super::{Sink, SinkError};
+use crate::storage::checksum::Checksum;
 use arrow_schema::SchemaRef;
 use object_store::buffered::BufWriter;
 use parquet::arrow::ArrowWriter;
@@ -64,7 +64,7 @@ impl OpenFile {
     }
 
     fn start(sink: &Sink, rel: String, encoder: Encoder) -> OpenFile {
-        let out = BufWriter::with_capacity(sink.store.clone(), sink.path(&rel), sink.part_bytes).with_max_concurrency(2);
+        let out = sink.storage().upload(&rel);
         OpenFile {
             rel,
             encoder,

@@ -1,7 +1,7 @@
 //! Whether rows arrive in the table's key order: the check behind a data
 //! file's *sorting columns*, which a file declares only when every row it
 //! holds was checked to follow the one before (ascending; equal keys
-//! allowed). The key is [`super::encoding::natural_key`].
+//! allowed). The key is [`crate::decode::natural_key`].
 
 use arrow_array::RecordBatch;
 use arrow_row::{OwnedRow, RowConverter, SortField};

@@ -99,8 +99,8 @@ pub(crate) fn writer(sink: &Arc<Sink>, job: &str) -> UnitWriter {
 
 /// Every object the store lists, relative to the sink's root, sorted.
 pub(crate) async fn listed(sink: &Sink) -> Vec<String> {
-    let metas: Vec<_> = sink.store().list(None).try_collect().await.unwrap();
-    let mut out: Vec<String> = metas.iter().map(|m| sink.rel_of(&m.location)).collect();
+    let metas: Vec<_> = sink.storage().store().list(None).try_collect().await.unwrap();
+    let mut out: Vec<String> = metas.iter().map(|m| sink.storage().rel_of(&m.location)).collect();
     out.sort();
     out
 }
@@ -125,7 +125,7 @@ pub(crate) fn on_disk(dir: &FsPath) -> Vec<String> {
 
 /// Rows of the Parquet file at `rel`, read back through the store: the `n` column.
 pub(crate) async fn read_n(sink: &Sink, rel: &str) -> Vec<i64> {
-    let bytes = sink.store().get(&sink.path(rel)).await.unwrap().bytes().await.unwrap();
+    let bytes = sink.storage().get(rel).await.unwrap().map(|o| o.bytes).unwrap();
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
         .unwrap()
         .build()
@@ -218,7 +218,7 @@ async fn an_object_store_file_is_listed_only_after_finish() {
     let want = format!("blocks/chain=ethereum/date=2024-01-01/job-{UNIT}-000000.parquet");
     assert_eq!(listed(&sink).await, vec![want.clone()]);
     assert_eq!(files[0].rel, want);
-    let key = sink.path(&want);
+    let key = sink.storage().path(&want);
     assert_eq!(key.as_ref(), format!("exports/v1/{want}"), "the store's prefix comes first");
     assert_eq!(read_n(&sink, &want).await, (0..100).collect::<Vec<i64>>());
 }

@@ -11,17 +11,17 @@
 //! completed early is returned by the next [`UnitWriter::finish`] with the
 //! others, so the checkpoint counts it like any other.
 
-use super::encoding::{natural_key, sorted_by};
+use super::encoding::sorted_by;
 use super::layout::file_name;
 use super::open_file::OpenFile;
 use super::order::KeyOrder;
 use super::{Sink, SinkError, WrittenFile};
 use crate::decode::Decoded;
+use crate::decode::natural_key;
 use crate::vocab::chain::Chain;
 use arrow_array::BooleanArray;
 use arrow_schema::SchemaRef;
 use arrow_select::filter::filter_record_batch;
-use object_store::ObjectStoreExt;
 use parquet::file::properties::WriterProperties;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -273,20 +273,10 @@ fn declared_order(sink: &Sink, schema: &arrow_schema::Schema) -> Option<(Vec<usi
     Some((key, props))
 }
 
-/// The size of completed file `rel`, once it is durable: locally its
-/// bytes are fsynced (the upload renamed them into place without).
+/// The size of completed file `rel`, once it is durable.
 pub(super) async fn make_durable(sink: &Sink, rel: &str) -> Result<u64, SinkError> {
-    let error = |e: Box<dyn std::error::Error + Send + Sync>| SinkError::Write {
+    sink.storage().make_durable(rel).await.map_err(|e| SinkError::Write {
         path: rel.into(),
-        source: e,
-    };
-    let bytes = sink.store.head(&sink.path(rel)).await.map_err(|e| error(Box::new(e)))?.size;
-    if let Some(root) = &sink.local_root {
-        let file = root.join(rel);
-        tokio::task::spawn_blocking(move || std::fs::File::open(&file).and_then(|f| f.sync_all()))
-            .await
-            .map_err(|e| error(Box::new(e)))?
-            .map_err(|e| error(Box::new(e)))?;
-    }
-    Ok(bytes)
+        source: Box::new(e),
+    })
 }

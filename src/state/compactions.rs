@@ -199,7 +199,7 @@ impl StateStore {
                 };
                 if let Some(kind) = self.classify(name) {
                     out.push(Listed {
-                        rel: self.sink.rel_of(&m.location),
+                        rel: self.storage().rel_of(&m.location),
                         kind,
                         bytes: m.size,
                     });
@@ -211,7 +211,14 @@ impl StateStore {
 
     /// What file name `name` is to this job, if it is one of its files.
     pub(super) fn classify(&self, name: &str) -> Option<JobFile> {
-        let prefix = format!("{}-", self.job);
+        classify(&self.job, name)
+    }
+}
+
+/// Which of job `job`'s files `name` is, if any (see [`StateStore::classify`]).
+pub(super) fn classify(job: &str, name: &str) -> Option<JobFile> {
+    {
+        let prefix = format!("{job}-");
         if let Some(hidden) = name.strip_prefix('_').and_then(|n| n.strip_suffix(".pending")) {
             let (generation, _) = parse_compacted_name(hidden.strip_prefix(&prefix)?)?;
             return Some(JobFile::Hidden(generation));

@@ -1,5 +1,5 @@
 //! Conditional writes of single-writer documents on object stores: the
-//! fencing token of [`crate::sink::versions`] in use.
+//! fencing token of [`crate::storage::versions`] in use.
 //!
 //! A unit's checkpoint (written by the holder of the unit's shard), a
 //! compaction record and the compaction index (by the holder of the whole
@@ -8,13 +8,13 @@
 //! Refused, the write is checked against what is there: our own bytes
 //! mean our write had landed (a retry whose first answer was lost);
 //! anything else means another run changed the document since, and this
-//! run closes its fence for good ([`crate::sink::fence::Fence::close`]) and
+//! run closes its fence for good ([`crate::storage::fence::Fence::close`]) and
 //! fails: it writes nothing more. A conditional PUT is not retried by the
 //! store client on a timeout, so it is retried here, a few times, each
 //! after reading what is there.
 
 use super::{StateError, StateStore};
-use crate::sink::versions::Seen;
+use crate::storage::versions::Seen;
 use object_store::{PutMode, PutPayload};
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ impl StateStore {
     /// compaction index. Marks, periods and run reports may be written by
     /// any shard, and are left to the fence.
     pub(super) fn single_writer(&self, rel: &str) -> bool {
-        if self.sink.local_root().is_some() {
+        if !self.storage().keeps_versions() {
             return false;
         }
         let Some(sub) = rel.strip_prefix(self.dir.as_str()).and_then(|r| r.strip_prefix('/')) else {
@@ -48,20 +48,20 @@ impl StateStore {
     }
 
     /// `<job>/<sub>/` was just listed, showing `rels`: what it does not show
-    /// is absent (see [`crate::sink::versions::Versions::listed`]).
+    /// is absent (see [`crate::storage::versions::Versions::listed`]).
     pub(super) fn listed(&self, sub: &str, rels: &[String]) {
-        if self.sink.local_root().is_some() {
+        if !self.storage().keeps_versions() {
             return;
         }
-        let dir = self.sink.path(&format!("{}/{sub}", self.dir));
-        let present = rels.iter().map(|r| self.sink.path(r)).collect();
-        self.sink.versions().listed(&dir, &present);
+        let dir = self.storage().path(&format!("{}/{sub}", self.dir));
+        let present = rels.iter().map(|r| self.storage().path(r)).collect();
+        self.storage().versions().listed(&dir, &present);
     }
 
     /// Writes `bytes` at `rel` if it is as this process last wrote it.
     pub(super) async fn write_conditional(&self, rel: &str, bytes: Vec<u8>) -> Result<(), StateError> {
-        let path = self.sink.path(rel);
-        let versions = self.sink.versions();
+        let path = self.storage().path(rel);
+        let versions = self.storage().versions();
         let mut seen = versions.get(&path);
         let mut pause = FIRST_PAUSE;
         for attempt in 1..=ATTEMPTS {
@@ -72,7 +72,7 @@ impl StateStore {
             };
             let conditional = !matches!(mode, PutMode::Overwrite);
             let e = match self
-                .sink
+                .storage()
                 .store()
                 .put_opts(&path, PutPayload::from(bytes.clone()), mode.into())
                 .await
@@ -125,7 +125,7 @@ impl StateStore {
     async fn unless_ours(&self, rel: &str, bytes: &[u8]) -> Result<(), StateError> {
         match self.read_versioned(rel).await? {
             Some((b, e_tag, version)) if b == bytes => {
-                self.sink.versions().wrote(&self.sink.path(rel), e_tag, version);
+                self.storage().versions().wrote(&self.storage().path(rel), e_tag, version);
                 Ok(())
             }
             Some(_) => self.superseded(rel),
@@ -136,7 +136,7 @@ impl StateStore {
     /// Another run wrote the document: the job is no longer this run's to
     /// write, so the fence closes for good.
     fn superseded(&self, rel: &str) -> Result<(), StateError> {
-        self.sink.fence().close();
+        self.storage().fence().close();
         tracing::error!("{}: {Superseded}", self.location(rel));
         Err(StateError::io(rel, "writing", Superseded))
     }
@@ -145,7 +145,7 @@ impl StateStore {
     /// shard's reorg repair dropping the unit, which is no stale holder):
     /// this write fails, and nothing lands, but the run goes on.
     fn removed(&self, rel: &str) -> Result<(), StateError> {
-        self.sink.versions().forget_to_absent(&self.sink.path(rel));
+        self.storage().versions().forget_to_absent(&self.storage().path(rel));
         Err(StateError::io(rel, "writing", Removed))
     }
 

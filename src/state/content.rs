@@ -5,7 +5,7 @@
 //! (`verify --quick`, and files committed before checksums were recorded).
 //!
 //! Files are read [`FILES_IN_FLIGHT`] at a time, each streamed (see
-//! [`crate::sink::checksum`]), so memory stays bounded; [`Progress`] counts
+//! [`crate::storage::checksum`]), so memory stays bounded; [`Progress`] counts
 //! files and bytes for the terminal. A file the store cannot read for a
 //! reason of the store (not of the file) is an error, not a problem of the
 //! file: `verify --repair` must not redo a unit because the store was
@@ -120,10 +120,10 @@ impl StateStore {
             return Ok(Some(format!("changed: {size} bytes, {} when {}", f.bytes, c.by)));
         }
         if let (true, Some(want)) = (whole, &f.checksum) {
-            let got = match crate::sink::checksum::of_file(&self.sink, &f.path, &progress.bytes_read).await {
+            let got = match crate::storage::checksum::of_file(self.storage(), &f.path, &progress.bytes_read).await {
                 Ok(got) => got,
                 // Deleted since it was listed.
-                Err(e) if crate::sink::checksum::is_not_found(e.as_ref()) => return Ok(Some(missing())),
+                Err(e) if e.is_not_found() => return Ok(Some(missing())),
                 Err(e) => return Err(StateError::io(&f.path, "reading", e)),
             };
             return Ok((&got != want).then(|| format!("changed: its content is not what was {} ({got}, {want} when {})", c.by, c.by)));
@@ -142,14 +142,14 @@ impl StateStore {
     /// readable Parquet file.
     async fn parquet_rows(&self, rel: &str, size: u64) -> Result<Result<u64, String>, StateError> {
         use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
-        let path = self.sink.path(rel);
+        let path = self.storage().path(rel);
         if size < 12 {
             return Ok(Err(format!("{size} bytes is too short")));
         }
         let read = |range: std::ops::Range<u64>| {
             let path = path.clone();
             async move {
-                self.sink
+                self.storage()
                     .store()
                     .get_range(&path, range)
                     .await

@@ -154,7 +154,7 @@ pub struct CommittedFile {
     /// Its size in bytes.
     pub bytes: u64,
     /// The checksum of its content as written (`xxh64:<hex>`, see
-    /// [`crate::sink::checksum`]); absent for files committed by builds
+    /// [`crate::storage::checksum`]); absent for files committed by builds
     /// before checksums were recorded, which `verify` checks by size and
     /// row count only.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -27,7 +27,7 @@ impl StateStore {
             .await?;
         let leases = format!("{}/leases/", self.dir);
         for m in self.list(&self.dir).await? {
-            let rel = self.sink.rel_of(&m.location);
+            let rel = self.storage().rel_of(&m.location);
             // The lease is the clearing run's own: it outlives the clearing.
             if rel != marker && !rel.starts_with(&leases) {
                 self.sink.delete(&rel).await?;
@@ -39,7 +39,7 @@ impl StateStore {
             crate::util::failpoint::hit("during-fresh");
             removed += 1;
         }
-        removed += self.remove_local_staging(tables, |_| true);
+        removed += self.remove_staging(tables, |_| true).await;
         self.sink.delete(&marker).await?;
         Ok(removed)
     }

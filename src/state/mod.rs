@@ -60,8 +60,8 @@
 //! | `leases/<scope>.json` (object stores) | [`lease::Lease::acquire`] | taken for the whole run, renewed every [`lease::RENEW`], deleted on release | create-if-absent, then PUTs conditional on the ETag |
 //! | `…/<name>.<pid>.<n>.tmp` (local disk) | the atomic writes below | exists only during a write | removed by the write; leftovers of a dead writer by [`StateStore::remove_stale_tmp`] under the whole job's lease |
 //!
-//! Data files are the sink's (see [`crate::sink`] for partition paths,
-//! staging names and when a file is durable); state names them,
+//! Data files are the sink's (see [`crate::sink`] for partition paths, and
+//! [`crate::storage`] for staging names and when a file is durable); state names them,
 //! `<dataset>/<partition dirs>/<job>-<unit>-<seq:06>.parquet` (e.g.
 //! `events/chain=base/date=2024-01-02/daily-e0-events-base-b100-200-000003.parquet`),
 //! and deletes them: orphans ([`StateStore::remove_orphans`]), files a
@@ -70,22 +70,16 @@
 //!
 //! # Atomicity
 //!
-//! - **Atomic replace**, local disk: the bytes go to a temporary name
-//!   beside the target, unique per process and call, are fsynced, renamed
-//!   over the target, and the directory is fsynced (best effort). A reader sees the old
-//!   document or the new one; a writer that dies leaves only its
-//!   temporary file. Object stores: one PUT, which is atomic.
-//! - **Create-if-absent**, local disk: the fsynced temporary file is
-//!   hard-linked to the target (which fails if it exists), then removed.
-//!   Object stores: `PutMode::Create`. Stores without conditional PUTs fall
-//!   back to an atomic replace (the last creator wins: one run at a time).
+//! - **Atomic replace** and **create-if-absent**: [`crate::storage`]'s
+//!   (a temporary file, fsync, rename or hard link on local disk; one PUT,
+//!   `PutMode::Create`, on object stores).
 //! - **Conditional replace** (object stores; the single-writer documents:
 //!   `units/`, `compacted/`, `compactions.json`): the PUT is conditional
 //!   on the version this process last read or wrote of the document
 //!   (`PutMode::Update` on its ETag; `PutMode::Create` where it last saw
 //!   none; unconditional where it never saw it). If another run changed it
 //!   (a holder paused past its lease), nothing is written and the fence
-//!   closes for good (see [`crate::sink::versions`]); a conditional PUT
+//!   closes for good (see [`crate::storage::versions`]); a conditional PUT
 //!   refused because it had itself landed (a retry) is recognised by its
 //!   bytes.
 //! - **Leases**: see [`lease`].
@@ -252,10 +246,16 @@ pub enum StateError {
 impl StateError {
     /// Storage failed at `path` while doing `action`.
     pub(crate) fn io(path: &str, action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StateError {
+        let source = source.into();
+        // The store's or the file system's own error, not its wrapper.
+        let source = match source.downcast::<crate::storage::StorageError>() {
+            Ok(e) => e.into_cause(),
+            Err(other) => other,
+        };
         StateError::Io {
             path: path.into(),
             action,
-            source: source.into(),
+            source,
         }
     }
 }
@@ -280,7 +280,12 @@ impl StateStore {
 
     /// The output's URI as configured.
     pub fn output_uri(&self) -> &str {
-        self.sink.uri()
+        self.storage().uri()
+    }
+
+    /// The output's storage.
+    fn storage(&self) -> &crate::storage::Storage {
+        self.sink.storage()
     }
 
     /// File stem prefix of this job's data files.
@@ -290,6 +295,6 @@ impl StateStore {
 
     /// Where `rel` is, as a user finds it: the output's URI joined with it.
     fn location(&self, rel: &str) -> String {
-        format!("{}/{rel}", self.sink.uri().trim_end_matches('/'))
+        format!("{}/{rel}", self.storage().uri().trim_end_matches('/'))
     }
 }

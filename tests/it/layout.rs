@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules in stage order: each may import only those before it.
 const ORDER: &[&str] = &[
-    "vocab", "util", "spec", "sim", "plan", "api", "fetch", "decode", "sink", "state", "job", "cli",
+    "vocab", "util", "spec", "sim", "plan", "api", "fetch", "decode", "storage", "sink", "state", "job", "cli",
 ];
 
 const MAX_FILE_LINES: usize = 800;

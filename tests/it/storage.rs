@@ -7,7 +7,11 @@
 //! - put-if-absent: the first creator of a job, segment or lease wins and
 //!   every other one gets its document, or Busy;
 //! - listing shows exactly what was committed, across many objects (more
-//!   than one S3 listing page) and nested prefixes.
+//!   than one S3 listing page) and nested prefixes;
+//! - the storage interface itself (`chainetl::storage::Storage`) behaves
+//!   the same on both: get of nothing is `None`, atomic put replaces,
+//!   create-if-absent has one winner among concurrent creators, delete of
+//!   nothing succeeds, a chunked read returns every byte.
 //!
 //! Crashes are real: the writer is this test binary started again as a
 //! child process (`child_process`, an ignored test that does nothing
@@ -216,10 +220,10 @@ fn files_on_disk(dir: &Path) -> Vec<String> {
 
 /// Every object the store lists under the output, relative, sorted.
 async fn listed(sink: &Sink) -> Vec<String> {
-    let root = sink.path("");
+    let root = sink.storage().path("");
     let prefix = (!root.as_ref().is_empty()).then_some(&root);
-    let metas: Vec<_> = sink.store().list(prefix).try_collect().await.unwrap();
-    let mut out: Vec<String> = metas.iter().map(|m| sink.rel_of(&m.location)).collect();
+    let metas: Vec<_> = sink.storage().store().list(prefix).try_collect().await.unwrap();
+    let mut out: Vec<String> = metas.iter().map(|m| sink.storage().rel_of(&m.location)).collect();
     out.sort();
     out
 }
@@ -275,7 +279,15 @@ fn writer(sink: &Arc<Sink>, job: &str, unit: &str) -> UnitWriter {
 /// Rows of the Parquet object at `rel`: the `n` column.
 async fn read_n(sink: &Sink, rel: &str) -> Vec<i64> {
     use arrow_array::Int64Array;
-    let bytes = sink.store().get(&sink.path(rel)).await.unwrap().bytes().await.unwrap();
+    let bytes = sink
+        .storage()
+        .store()
+        .get(&sink.storage().path(rel))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
         .unwrap()
         .build()
@@ -609,7 +621,74 @@ fn s3_put_if_absent() {
     run(put_if_absent(&b));
 }
 
-// (d) Listing.
+// (d) The storage interface's primitives, on both backends alike.
+
+/// Every operation of `Storage` that `sink` and `state` build on.
+async fn storage_primitives(b: &impl Backend) {
+    let place = b.place("primitives");
+    let storage = place.sink().storage().clone();
+    let rel = "_chainetl/p/docs/a.json";
+    assert!(storage.get(rel).await.unwrap().is_none(), "nothing there yet");
+    storage.delete(rel).await.expect("deleting nothing succeeds");
+
+    storage.put_atomic(rel, b"one".to_vec()).await.unwrap();
+    storage.put_atomic(rel, b"two".to_vec()).await.unwrap();
+    assert_eq!(storage.get(rel).await.unwrap().unwrap().bytes.as_ref(), b"two");
+
+    // Eight creators, each with its own client: one wins, the others find it.
+    let creators: Vec<_> = (0..8).map(|_| place.sink().storage().clone()).collect();
+    let won = futures::future::join_all(creators.iter().enumerate().map(|(i, s)| async move {
+        s.create_if_absent("_chainetl/p/docs/b.json", format!("creator-{i}").into_bytes())
+            .await
+            .unwrap()
+    }))
+    .await;
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+    let winner = won.iter().position(|w| *w).unwrap();
+    let there = storage.get("_chainetl/p/docs/b.json").await.unwrap().unwrap();
+    assert_eq!(there.bytes.as_ref(), format!("creator-{winner}").as_bytes());
+
+    // A chunked read sees every byte of an object larger than one chunk.
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    storage.put_atomic("_chainetl/p/big.bin", big.clone()).await.unwrap();
+    let mut read = Vec::new();
+    let n = storage
+        .read_chunks("_chainetl/p/big.bin", |c| read.extend_from_slice(c))
+        .await
+        .unwrap();
+    assert_eq!((n as usize, read == big), (big.len(), true));
+    let e = storage.read_chunks("_chainetl/p/none.bin", |_| {}).await.unwrap_err();
+    assert!(e.is_not_found(), "{e:?}");
+
+    let listed: BTreeSet<String> = storage
+        .list("_chainetl/p")
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| storage.rel_of(&m.location))
+        .collect();
+    let want: BTreeSet<String> = ["_chainetl/p/docs/a.json", "_chainetl/p/docs/b.json", "_chainetl/p/big.bin"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(listed, want, "no temporary or staging name is listed");
+    storage.delete(rel).await.unwrap();
+    assert!(storage.get(rel).await.unwrap().is_none());
+}
+
+#[test]
+fn local_disk_storage_primitives() {
+    let b = LocalDisk::new();
+    run(storage_primitives(&b));
+}
+
+#[test]
+fn s3_storage_primitives() {
+    let b = S3::start("conf-primitives");
+    run(storage_primitives(&b));
+}
+
+// (e) Listing.
 
 /// More unit checkpoints than one S3 listing page holds.
 const MANY: usize = 1100;
@@ -770,7 +849,11 @@ fn s3_a_corrupt_checkpoint_is_an_error_naming_it() {
         let sink = place.sink();
         let state = StateStore::new(sink.clone(), JOB);
         let rel = format!("_chainetl/{JOB}/units/{UNIT}.json");
-        sink.store().put(&sink.path(&rel), b"{\"version\"".to_vec().into()).await.unwrap();
+        sink.storage()
+            .store()
+            .put(&sink.storage().path(&rel), b"{\"version\"".to_vec().into())
+            .await
+            .unwrap();
         match state.load_units().await {
             Err(e @ StateError::Corrupt { .. }) => {
                 assert!(e.to_string().contains(&format!("s3://conf-corrupt/t/corrupt/{rel}")), "{e}")

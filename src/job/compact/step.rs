@@ -71,7 +71,7 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<Compa
         }
         let now = as_of.unwrap_or_else(|| chrono::Utc::now().timestamp());
         let (state, _job) = crate::job::prepare(spec, sink.clone(), false, now).await?;
-        state.remove_stale_tmp();
+        state.remove_stale_tmp().await;
         let c = Compactor {
             spec,
             state: &state,

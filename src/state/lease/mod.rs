@@ -285,8 +285,8 @@ impl Lease {
             me: Holder::me(),
             started_at: chrono::Utc::now().to_rfc3339(),
         };
-        match sink.local_root().cloned() {
-            Some(root) => local::acquire(sink, &root, &claim).await,
+        match sink.storage().os_locks() {
+            Some(locks) => local::acquire(sink, locks, &claim).await,
             None => object::acquire(sink, claim).await,
         }
     }
@@ -300,8 +300,8 @@ impl Lease {
         if let Some(t) = self.renew.take() {
             t.abort();
             let ours = self.etag.lock().ok().and_then(|e| e.clone());
-            let path = self.sink.path(&self.rel);
-            let current = match self.sink.unfenced_store().get(&path).await {
+            let path = self.sink.storage().path(&self.rel);
+            let current = match self.sink.storage().unfenced_store().get(&path).await {
                 Ok(r) => r,
                 Err(object_store::Error::NotFound { .. }) => return,
                 Err(e) => {
@@ -311,7 +311,7 @@ impl Lease {
             };
             if current.meta.e_tag.is_some()
                 && current.meta.e_tag == ours
-                && let Err(e) = self.sink.unfenced_store().delete(&path).await
+                && let Err(e) = self.sink.storage().unfenced_store().delete(&path).await
             {
                 tracing::warn!("releasing the job's lease {}: {e}", self.rel);
             }

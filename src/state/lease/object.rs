@@ -15,10 +15,11 @@ use std::sync::Arc;
 /// that no live run holds an overlapping scope.
 pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, LeaseError> {
     let rel = claim.rel.clone();
-    let path = sink.path(&rel);
+    let path = sink.storage().path(&rel);
     let body = serde_json::to_vec_pretty(&claim.doc()).map_err(|e| StateError::io(&rel, "encoding", e))?;
     let sent_at = std::time::Instant::now();
     let created = sink
+        .storage()
         .unfenced_store()
         .put_opts(&path, PutPayload::from(body.clone()), PutOptions::from(PutMode::Create))
         .await;
@@ -43,14 +44,14 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
         if m.scope != claim.scope && overlaps(&claim.scope, &m.scope) && live(&m, &claim.me) {
             // Ours is given back; if that fails it is left to expire, or to
             // be taken over at once by the next run on this host.
-            if let Err(e) = sink.unfenced_store().delete(&path).await {
+            if let Err(e) = sink.storage().unfenced_store().delete(&path).await {
                 tracing::warn!("giving back the job's lease {rel}: {e}");
             }
             return Err(busy(&m, false));
         }
     }
     // Writes may go out until the lease could have run out by our clock.
-    sink.fence().renewed(sent_at, super::ttl());
+    sink.storage().fence().renewed(sent_at, super::ttl());
     let etag = Arc::new(std::sync::Mutex::new(etag));
     let renew = tokio::spawn(renew_loop(sink.clone(), claim, etag.clone()));
     Ok(Lease {
@@ -65,7 +66,7 @@ pub(super) async fn acquire(sink: Arc<Sink>, claim: Claim) -> Result<Lease, Leas
 /// The error naming whoever holds the claimed lease (or a generic one if
 /// its document cannot be read: it is only for the message).
 async fn holder_of(sink: &Sink, claim: &Claim) -> LeaseError {
-    let doc = match sink.unfenced_store().get(&sink.path(&claim.rel)).await {
+    let doc = match sink.storage().unfenced_store().get(&sink.storage().path(&claim.rel)).await {
         Ok(r) => r.bytes().await.ok().and_then(|b| serde_json::from_slice::<LeaseDoc>(&b).ok()),
         Err(_) => None,
     };
@@ -91,15 +92,16 @@ fn live(doc: &LeaseDoc, me: &Holder) -> bool {
 async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError> {
     use futures::TryStreamExt;
     let metas: Vec<_> = sink
+        .storage()
         .unfenced_store()
-        .list(Some(&sink.path(dir)))
+        .list(Some(&sink.storage().path(dir)))
         .try_collect()
         .await
         .map_err(|e| StateError::io(dir, "listing", e))?;
     let mut out = Vec::new();
     for m in metas {
-        let rel = sink.rel_of(&m.location);
-        let bytes = match sink.unfenced_store().get(&m.location).await {
+        let rel = sink.storage().rel_of(&m.location);
+        let bytes = match sink.storage().unfenced_store().get(&m.location).await {
             Ok(r) => r.bytes().await.map_err(|e| StateError::io(&rel, "reading", e))?,
             Err(object_store::Error::NotFound { .. }) => continue,
             Err(e) => return Err(StateError::io(&rel, "reading", e)),
@@ -115,18 +117,19 @@ async fn list_leases(sink: &Sink, dir: &str) -> Result<Vec<LeaseDoc>, StateError
 /// by ours with a PUT conditional on the ETag we read.
 async fn take_over(sink: &Sink, claim: &Claim, body: &[u8]) -> Result<Option<String>, LeaseError> {
     let rel = claim.rel.as_str();
-    let path = sink.path(rel);
+    let path = sink.storage().path(rel);
     let lost = |e: &object_store::Error| {
         matches!(
             e,
             object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. }
         )
     };
-    let r = match sink.unfenced_store().get(&path).await {
+    let r = match sink.storage().unfenced_store().get(&path).await {
         Ok(r) => r,
         // Released between our create and this read: try once more.
         Err(object_store::Error::NotFound { .. }) => {
             return match sink
+                .storage()
                 .unfenced_store()
                 .put_opts(&path, PutPayload::from(body.to_vec()), PutOptions::from(PutMode::Create))
                 .await
@@ -151,6 +154,7 @@ async fn take_over(sink: &Sink, claim: &Claim, body: &[u8]) -> Result<Option<Str
     let (job, scope) = (&claim.job, &claim.scope);
     tracing::warn!("job `{job}` ({scope}): taking over a lease whose holder died or expired");
     match sink
+        .storage()
         .unfenced_store()
         .put_opts(&path, PutPayload::from(body.to_vec()), PutOptions::from(PutMode::Update(version)))
         .await
@@ -165,7 +169,7 @@ async fn take_over(sink: &Sink, claim: &Claim, body: &[u8]) -> Result<Option<Str
 /// it over because we looked dead) ends the process: two writers must never
 /// run on; whatever this run had not committed is redone by the new holder.
 async fn renew_loop(sink: Arc<Sink>, claim: Claim, etag: Arc<std::sync::Mutex<Option<String>>>) {
-    let path = sink.path(&claim.rel);
+    let path = sink.storage().path(&claim.rel);
     let (job, scope) = (&claim.job, &claim.scope);
     let mut failing_since: Option<std::time::Instant> = None;
     loop {
@@ -183,13 +187,14 @@ async fn renew_loop(sink: Arc<Sink>, claim: Claim, etag: Arc<std::sync::Mutex<Op
         };
         let sent_at = std::time::Instant::now();
         match sink
+            .storage()
             .unfenced_store()
             .put_opts(&path, PutPayload::from(body), PutOptions::from(mode))
             .await
         {
             Ok(r) => {
                 failing_since = None;
-                sink.fence().renewed(sent_at, super::ttl());
+                sink.storage().fence().renewed(sent_at, super::ttl());
                 if let Ok(mut e) = etag.lock() {
                     *e = r.e_tag;
                 }

@@ -34,9 +34,9 @@ async fn plant(sink: &Sink, scope: &str, holder: Holder, expires_unix: i64) {
         expires_unix,
         ..now_doc("j", scope, &holder, "2024-01-01T00:00:00Z")
     };
-    let path = sink.path(&format!("_chainetl/j/leases/{scope}.json"));
+    let path = sink.storage().path(&format!("_chainetl/j/leases/{scope}.json"));
     let body = serde_json::to_vec(&doc).unwrap();
-    sink.store().put(&path, body.into()).await.unwrap();
+    sink.storage().store().put(&path, body.into()).await.unwrap();
 }
 
 fn elsewhere() -> Holder {
@@ -104,8 +104,8 @@ async fn an_object_store_lease_of_a_live_holder_is_busy_and_names_it() {
 async fn an_object_store_lease_is_put_if_absent_and_released_if_still_ours() {
     let sink = memory_sink("out");
     let lease = Lease::acquire(sink.clone(), "j", "all").await.unwrap();
-    let path = sink.path("_chainetl/j/leases/all.json");
-    let bytes = sink.store().get(&path).await.unwrap().bytes().await.unwrap();
+    let path = sink.storage().path("_chainetl/j/leases/all.json");
+    let bytes = sink.storage().store().get(&path).await.unwrap().bytes().await.unwrap();
     let doc: LeaseDoc = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(doc.holder.pid, std::process::id());
     lease.release().await;
@@ -128,8 +128,9 @@ async fn an_expired_or_dead_holders_object_store_lease_is_taken_over() {
     plant(&sink, "shard-1-of-2", dead, chrono::Utc::now().timestamp() + 60).await;
     let _shard = Lease::acquire(sink.clone(), "j", "shard-1-of-2").await;
     let bytes = sink
+        .storage()
         .store()
-        .get(&sink.path("_chainetl/j/leases/shard-1-of-2.json"))
+        .get(&sink.storage().path("_chainetl/j/leases/shard-1-of-2.json"))
         .await
         .unwrap()
         .bytes()

@@ -77,7 +77,7 @@ async fn stale_temporary_files_are_removed_only_under_the_job() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, b"half a doc").unwrap();
     }
-    assert_eq!(st.remove_stale_tmp(), 1);
+    assert_eq!(st.remove_stale_tmp().await, 1);
     assert!(!ours.exists() && theirs.exists() && data.exists());
     assert_eq!(st.load_units().await.unwrap().len(), 1, "the checkpoint itself stays");
 }

@@ -45,8 +45,9 @@ async fn a_checkpoint_the_new_holder_rewrote_is_not_overwritten_by_the_old_one()
     assert!(old.save_unit(&other).await.is_err());
     assert!(
         old.sink
+            .storage()
             .store()
-            .put(&old.sink.path("x.parquet"), PutPayload::from_static(b"x"))
+            .put(&old.sink.storage().path("x.parquet"), PutPayload::from_static(b"x"))
             .await
             .is_err()
     );

@@ -7,7 +7,6 @@ mod fencing;
 mod manifests;
 mod verify;
 
-use super::persist::unique_tmp;
 use super::*;
 use crate::plan::{Segment, Unit, UnitRange};
 use crate::sink::tests::{local_sink, memory_sink};
@@ -61,8 +60,9 @@ pub(super) fn unit(id: &str) -> Unit {
 pub(super) async fn put(store: &StateStore, rel: &str, bytes: &[u8]) {
     store
         .sink
+        .storage()
         .store()
-        .put(&store.sink.path(rel), PutPayload::from(bytes.to_vec()))
+        .put(&store.sink.storage().path(rel), PutPayload::from(bytes.to_vec()))
         .await
         .unwrap();
 }
@@ -149,7 +149,7 @@ async fn marks_segments_and_periods_round_trip() {
 async fn the_first_creator_of_a_document_wins_and_every_creator_gets_its_doc() {
     for (dir, st) in stores() {
         // A second process: its own sink on the same output.
-        let other = match st.sink.local_root() {
+        let other = match st.sink.storage().os_locks() {
             Some(_) => StateStore::new(local_sink(dir.path()), "j"),
             None => StateStore::new(st.sink.clone(), "j"),
         };
@@ -236,21 +236,6 @@ async fn a_storage_failure_keeps_its_cause_and_names_the_path() {
         "{shown}"
     );
     assert!(std::error::Error::source(&e).is_some());
-}
-
-#[test]
-fn temporary_names_are_beside_the_target_and_unique_per_call() {
-    let p = std::path::Path::new("/out/_chainetl/j/units/u.json");
-    let (a, b) = (unique_tmp(p), unique_tmp(p));
-    assert_ne!(a, b);
-    for t in [a, b] {
-        assert_eq!(t.parent(), p.parent());
-        let name = t.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(
-            name.starts_with(&format!("u.json.{}.", std::process::id())) && name.ends_with(".tmp"),
-            "{name}"
-        );
-    }
 }
 
 #[tokio::test]

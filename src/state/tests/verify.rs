@@ -77,11 +77,11 @@ async fn verify_reads_content_against_the_checksum_written_with_it() {
         assert_eq!(progress.files_done.load(Ordering::Relaxed), 3);
         // One bit flipped in the middle of each file: same size.
         for f in &unit.committed {
-            let path = st.sink.path(&f.path);
-            let mut b = st.sink.store().get(&path).await.unwrap().bytes().await.unwrap().to_vec();
+            let path = st.sink.storage().path(&f.path);
+            let mut b = st.sink.storage().store().get(&path).await.unwrap().bytes().await.unwrap().to_vec();
             let mid = b.len() / 2;
             b[mid] ^= 0x01;
-            st.sink.store().put(&path, b.into()).await.unwrap();
+            st.sink.storage().store().put(&path, b.into()).await.unwrap();
         }
         let problems = st.verify(&datasets, &states, Depth::Content, &Progress::default()).await.unwrap();
         let changed: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();

@@ -13,7 +13,7 @@
 //! it, the write fails with [`FenceError`] and nothing lands.
 //!
 //! Reads and lists pass. The lease's own renewals go to the store
-//! unfenced ([`super::Sink::unfenced_store`]): they are what extend it.
+//! unfenced ([`super::Storage::unfenced_store`]): they are what extend it.
 //! Local outputs hold an OS lock instead, which no other process can take
 //! while this one lives (frozen or not): their fence never closes.
 //!

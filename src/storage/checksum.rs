@@ -4,23 +4,18 @@
 //! A file's checksum is computed as its bytes are handed to the store
 //! ([`Checksum::update`] in the writer), so committing it costs no second
 //! read; `chainetl verify` reads the file back ([`of_file`]) and compares.
-//! Reading streams the object in chunks (S3) or reads it through a fixed
-//! buffer (local disk): memory stays bounded whatever the file's size.
+//! Reading streams the object in chunks ([`Storage::read_chunks`]): memory
+//! stays bounded whatever the file's size.
 //! The same value serves any table format that records files (Delta's
 //! `add` actions carry it in their tags).
 
-use super::Sink;
-use futures::StreamExt;
-use object_store::ObjectStoreExt;
+use super::{Storage, StorageError};
 use std::hash::Hasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use twox_hash::XxHash64;
 
 /// The prefix naming the algorithm.
 pub const ALGORITHM: &str = "xxh64";
-
-/// Local reads go through a buffer of this size.
-const LOCAL_BUFFER: usize = 1 << 20;
 
 /// A checksum being computed.
 pub struct Checksum(XxHash64);
@@ -50,50 +45,16 @@ impl Checksum {
 }
 
 /// The checksum of the object at `rel`, read whole; `read` counts the
-/// bytes as they arrive (for progress). The error is the store's.
-pub async fn of_file(sink: &Sink, rel: &str, read: &AtomicU64) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
-    if let Some(root) = sink.local_root() {
-        // Local: a plain read through one buffer, on a blocking thread (the
-        // store's own stream reads in small chunks, a task each).
-        let path = root.join(rel);
-        let (sum, n) = tokio::task::spawn_blocking(move || local(&path)).await??;
-        read.fetch_add(n, Ordering::Relaxed);
-        return Ok(sum);
-    }
+/// bytes as they arrive (for progress).
+pub async fn of_file(storage: &Storage, rel: &str, read: &AtomicU64) -> Result<String, StorageError> {
     let mut sum = Checksum::default();
-    let mut stream = sink.store().get(&sink.path(rel)).await?.into_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk?;
-        sum.update(&chunk);
-        read.fetch_add(chunk.len() as u64, Ordering::Relaxed);
-    }
+    storage
+        .read_chunks(rel, |chunk| {
+            sum.update(chunk);
+            read.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        })
+        .await?;
     Ok(sum.value())
-}
-
-/// Whether an error of [`of_file`] says the file is not there.
-pub fn is_not_found(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
-    matches!(e.downcast_ref::<object_store::Error>(), Some(object_store::Error::NotFound { .. }))
-        || e.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-}
-
-/// The checksum of a local file, and its length.
-fn local(path: &std::path::Path) -> std::io::Result<(String, u64)> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; LOCAL_BUFFER];
-    let mut sum = Checksum::default();
-    let mut total = 0u64;
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(0) => return Ok((sum.value(), total)),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        sum.update(&buf[..n]);
-        total += n as u64;
-    }
 }
 
 #[cfg(test)]

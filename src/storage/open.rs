@@ -2,8 +2,7 @@
 //! `s3://bucket/prefix`) becomes an object store, a key prefix and, on
 //! local disk, the directory itself.
 
-use super::encoding::writer_properties;
-use super::{Sink, SinkError};
+use super::{OpenError, Storage};
 use crate::spec::Output;
 use object_store::ObjectStore;
 use object_store::local::LocalFileSystem;
@@ -16,10 +15,10 @@ const LOCAL_PART_BYTES: usize = 1024 * 1024;
 /// Upload part size on object stores: S3 needs at least 5 MiB per part.
 const STORE_PART_BYTES: usize = 5 * 1024 * 1024;
 
-impl Sink {
+impl Storage {
     /// Opens `output.uri`: a local path, `file:///abs`, or `s3://bucket/prefix`
     /// (credentials and endpoint from the standard AWS variables).
-    pub fn open(output: &Output) -> Result<Sink, SinkError> {
+    pub fn open(output: &Output) -> Result<Storage, OpenError> {
         let uri = output.uri.as_str();
         let (store, prefix, local_root) = match uri.strip_prefix("s3://") {
             Some(rest) => {
@@ -31,7 +30,7 @@ impl Sink {
                 (store, String::new(), Some(dir))
             }
         };
-        Sink::build(output, store, prefix, local_root)
+        Ok(Storage::build(output, store, prefix, local_root))
     }
 
     /// An output on an object store built by the caller (an S3 client with
@@ -39,11 +38,11 @@ impl Sink {
     /// `output.uri` only names it in messages. Its state is written the
     /// object-store way (single PUTs, conditional PUTs for leases), whatever
     /// the store keeps its objects in.
-    pub fn with_store(output: &Output, store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Sink, SinkError> {
-        Sink::build(output, store, prefix.trim_matches('/').to_string(), None)
+    pub fn with_store(output: &Output, store: Arc<dyn ObjectStore>, prefix: &str) -> Storage {
+        Storage::build(output, store, prefix.trim_matches('/').to_string(), None)
     }
 
-    fn build(output: &Output, store: Arc<dyn ObjectStore>, prefix: String, local_root: Option<PathBuf>) -> Result<Sink, SinkError> {
+    fn build(output: &Output, store: Arc<dyn ObjectStore>, prefix: String, local_root: Option<PathBuf>) -> Storage {
         let part_bytes = if local_root.is_some() { LOCAL_PART_BYTES } else { STORE_PART_BYTES };
         let fence = Arc::new(super::fence::Fence::default());
         // Local outputs are locked by the OS, which no other process takes
@@ -56,24 +55,22 @@ impl Sink {
                 fence: fence.clone(),
             })
         };
-        Ok(Sink {
+        Storage {
             store: fenced,
             unfenced: store,
             fence,
             versions: Default::default(),
             prefix,
             local_root,
-            props: writer_properties(output)?,
-            partition_by: output.partition_by.clone(),
             uri: output.uri.clone(),
             part_bytes,
-        })
+        }
     }
 }
 
 /// A configuration error of the output `uri`.
-fn config(uri: &str, message: &str, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> SinkError {
-    SinkError::Config {
+fn config(uri: &str, message: &str, source: Option<Box<dyn std::error::Error + Send + Sync>>) -> OpenError {
+    OpenError {
         uri: uri.into(),
         message: message.into(),
         source,
@@ -81,7 +78,7 @@ fn config(uri: &str, message: &str, source: Option<Box<dyn std::error::Error + S
 }
 
 /// `s3://<rest>`: the bucket's store and the key prefix.
-fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String), SinkError> {
+fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String), OpenError> {
     let uri = output.uri.as_str();
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
@@ -120,7 +117,7 @@ fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String)
 
 /// A local path or `file://` URI: its store and its canonical directory
 /// (created if missing).
-fn open_local(uri: &str) -> Result<(Arc<dyn ObjectStore>, PathBuf), SinkError> {
+fn open_local(uri: &str) -> Result<(Arc<dyn ObjectStore>, PathBuf), OpenError> {
     let dir = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
     std::fs::create_dir_all(&dir).map_err(|e| config(uri, "cannot create the directory", Some(Box::new(e))))?;
     let dir = dir
