@@ -10,10 +10,8 @@
 //! as it is now ([`super::reorg`]) and the mark moves past the segment.
 //! Follow mode repeats passes every `poll_interval` until a signal.
 
-use super::Passes;
 use super::error::UnitError;
 use super::reorg::{Reorg, TAIL, block_hashes, first_changed, repair};
-use super::report::{ExportKey, FailedUnit};
 use crate::api::Client;
 use crate::plan::{Segment, Unit, UnitRange};
 use crate::spec::Export;
@@ -22,10 +20,6 @@ use crate::vocab::Chain;
 use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
-
-/// How often follow mode polls when no export says.
-const DEFAULT_POLL: Duration = Duration::from_secs(15);
 
 /// A mark at an export's start, before anything is exported.
 pub fn initial_mark(e: &Export, chain: Chain) -> Mark {
@@ -180,114 +174,4 @@ fn advance_tail(mark: &mut Mark, now: &HashMap<u64, String>, first: u64, last: u
         .map(|(number, hash)| TailBlock { number, hash })
         .collect();
     mark.next = last + 1;
-}
-
-impl Passes<'_> {
-    /// Steps every incremental export on every chain (see
-    /// [`Passes::step_incremental`]); a failure is that export's on that
-    /// chain and ends the run after this pass.
-    pub(super) async fn step_incremental_exports(&mut self) {
-        let clock = self.opts.as_of.unwrap_or_else(|| crate::plan::job_now(&self.shared.spec));
-        let spec = self.shared.spec.clone();
-        for e in spec.exports.iter().filter(|e| e.incremental.is_some()) {
-            for &chain in &e.chains {
-                let cut = self.last_cut.get(&(e.index, chain)).is_none_or(|t| t.elapsed() >= e.roll_interval);
-                let before = self.pending.len();
-                match self.step_incremental(e, chain, clock, cut).await {
-                    Ok(()) => {}
-                    Err(err) if err.said_once() => {}
-                    Err(err) => {
-                        tracing::error!(export = e.index, %chain, "incremental export failed: {err}");
-                        self.out.failed.push(FailedUnit {
-                            unit: format!("e{}-{}-{} (mark)", e.index, e.dataset, chain),
-                            chain,
-                            dataset: e.dataset,
-                            range: "high-water mark".into(),
-                            error: err.to_string(),
-                        });
-                    }
-                }
-                if self.pending.len() > before {
-                    self.last_cut.insert((e.index, chain), Instant::now());
-                }
-            }
-        }
-    }
-
-    /// One pass of an incremental export on one chain: finish a repair left
-    /// by a crash, check the exported tail for reorgs, and (when `cut`)
-    /// record a segment up to the confirmed head unless one is still pending.
-    async fn step_incremental(&mut self, e: &Export, chain: Chain, now: i64, cut: bool) -> Result<(), UnitError> {
-        let state = self.shared.state.clone();
-        let key = ExportKey {
-            export: e.index,
-            dataset: e.dataset,
-            chain,
-        };
-        let client = self.client_for(key);
-        let mut mark = state.load_mark(e.index, chain).await?.unwrap_or_else(|| initial_mark(e, chain));
-        if let Some(from) = mark.repair_from {
-            let r = repair(&state, e, &mut mark, from, &mut self.pending).await?;
-            self.out.reorgs.push(r);
-        }
-        if e.dataset != Dataset::Portfolio
-            && let Some(r) = super::reorg::check_tail(&client, &state, e, &mut mark, &mut self.pending).await?
-        {
-            self.out.reorgs.push(r);
-        }
-        self.shared.note_mark(key, mark.next);
-        if !cut || self.pending.iter().any(|s| s.export == e.index && s.chain == Some(chain)) {
-            self.measure_lag(&client, e, chain, mark.next, None, now).await;
-            return Ok(());
-        }
-        let head = match e.dataset {
-            Dataset::Portfolio => None,
-            _ => Some(head(&client, chain).await?),
-        };
-        self.measure_lag(&client, e, chain, mark.next, head, now).await;
-        if let Some(window) = next_window(e, &mark, now, head) {
-            let seg = state
-                .create_segment(&Segment {
-                    export: e.index,
-                    chain: Some(chain),
-                    window,
-                })
-                .await?;
-            if !self.pending.contains(&seg) {
-                self.pending.push(seg);
-            }
-        }
-        Ok(())
-    }
-
-    /// Measures lag when it is watched; a failure is only logged (the
-    /// next pass measures again).
-    async fn measure_lag(&self, client: &Client, e: &Export, chain: Chain, next: u64, head: Option<u64>, now: i64) {
-        if !self.shared.watching_lag() {
-            return;
-        }
-        match self.shared.measure_lag(client, e, chain, next, head, now).await {
-            Ok(()) => {}
-            Err(err) if err.said_once() => {}
-            Err(err) => tracing::warn!(export = e.index, %chain, "could not measure the lag behind the head: {err}"),
-        }
-    }
-
-    /// Follow mode: waits for the next poll. False when a signal came.
-    pub(super) async fn wait_for_poll(&self) -> bool {
-        let spec = &self.shared.spec;
-        let poll = spec
-            .exports
-            .iter()
-            .filter(|e| e.incremental.is_some())
-            .map(|e| e.poll_interval)
-            .min()
-            .unwrap_or(DEFAULT_POLL);
-        let mut cancel = self.shared.cancel.clone();
-        tokio::select! {
-            _ = tokio::time::sleep(poll) => {}
-            _ = cancel.changed() => {}
-        }
-        !*self.shared.cancel.borrow()
-    }
 }

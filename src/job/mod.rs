@@ -13,9 +13,11 @@
 //! - [`prepare`]: the job's identity check, windows frozen or reloaded;
 //! - [`setup`]: client settings, the service (or the built-in simulator),
 //!   what unit tasks share;
-//! - [`schedule`]: which units run in a pass, in what order, how many at once;
-//! - [`unit`]: one unit's page → decode → write → commit;
-//! - [`periods`]: aligned periods and the closing of finished segments;
+//! - [`pass`]: a pass, top to bottom — periods opened, incremental exports
+//!   stepped, units planned and run, segments closed, compaction and the
+//!   next poll;
+//! - [`schedule`]: running a pass's units, how many at once;
+//! - [`run_unit`]: one unit's page → decode → write → commit;
 //! - [`incremental`] and [`reorg`]: high-water marks, follow mode, reorg repair;
 //! - [`report`]: tallies, the run summary and the run report;
 //! - [`inspect`]: `status` and `verify`, which read a job without running it.
@@ -34,7 +36,7 @@ pub mod guard;
 pub mod incremental;
 pub mod inspect;
 pub mod live;
-mod periods;
+mod pass;
 pub mod prepare;
 pub mod reorg;
 pub mod report;
@@ -54,16 +56,14 @@ pub use report_format::{REPORT_VERSION, RunStatus};
 pub use schedule::parse_shard;
 pub use setup::client_config;
 
-use crate::api::Client;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::Spec;
-use crate::state::{JobState, UnitState};
-use crate::vocab::Chain;
+use crate::state::UnitState;
 use crate::vocab::window::Resolved;
-use report::Outcome;
+use pass::Passes;
 use setup::Shared;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
@@ -254,107 +254,4 @@ async fn run_leased(
     }
     result?;
     Ok(report::summarize(&shared, &job, &opts, passes.out, started_at).await?)
-}
-
-/// The pass loop's state: what each pass plans from and adds to.
-struct Passes<'a> {
-    shared: Arc<Shared>,
-    job: &'a JobState,
-    opts: &'a RunOptions,
-    /// The instant relative and aligned windows resolve against.
-    now: i64,
-    /// Aligned periods and incremental segments recorded and not yet closed.
-    pending: Vec<Segment>,
-    /// Units already counted in the tallies (a unit is planned again each pass).
-    seen: HashSet<String>,
-    /// When each incremental export last cut a segment on a chain.
-    last_cut: HashMap<(usize, Chain), Instant>,
-    /// When follow mode last looked for partitions to compact.
-    last_compact: Option<Instant>,
-    /// Whether this run paged any unit (else it has nothing to fold).
-    ran_units: bool,
-    out: Outcome,
-}
-
-impl<'a> Passes<'a> {
-    async fn new(shared: Arc<Shared>, job: &'a JobState, opts: &'a RunOptions, now: i64) -> Result<Passes<'a>, RunError> {
-        let pending = shared.state.load_segments().await?;
-        Ok(Passes {
-            shared,
-            job,
-            opts,
-            now,
-            pending,
-            seen: HashSet::new(),
-            last_cut: HashMap::new(),
-            last_compact: None,
-            ran_units: false,
-            out: Outcome::default(),
-        })
-    }
-
-    /// Passes until the job is done, stopped, failed, or (following) cancelled.
-    async fn run(&mut self) -> Result<(), RunError> {
-        self.opts.tell(JobEvent::Started {
-            live: &Live::new(self.shared.clone()),
-        });
-        self.open_periods().await?;
-        loop {
-            self.out.passes += 1;
-            let reorgs_before = self.out.reorgs.len();
-            self.step_incremental_exports().await;
-            let todo = self.plan_pass().await?;
-            self.ran_units |= !todo.is_empty();
-            self.opts.tell(JobEvent::Fetching {
-                progress: &self.shared.progress,
-            });
-            let failed = schedule::execute(&self.shared, todo).await;
-            self.out.failed.extend(failed);
-            self.close_segments().await?;
-            if self.shared.stopping() || !self.out.failed.is_empty() {
-                break;
-            }
-            if self.opts.follow {
-                self.compact_finished(false).await?;
-            }
-            if self.out.reorgs.len() > reorgs_before && self.out.passes < MAX_REPAIR_PASSES {
-                continue;
-            }
-            if !self.opts.follow || !self.wait_for_poll().await {
-                break;
-            }
-        }
-        self.out.periods = self.pending.iter().filter(|s| s.chain.is_none()).map(|s| s.window).collect();
-        self.fold_state().await;
-        if !self.shared.stopping() && self.out.failed.is_empty() {
-            self.compact_finished(true).await?;
-        }
-        Ok(())
-    }
-
-    /// Folds the checkpoints of the units this run finished into a
-    /// manifest, and (holding the whole job) merges the manifests once
-    /// there are many, so the next run, `status` and `plan` read the state
-    /// in a few requests. The state is correct unfolded, so a failure here
-    /// is logged, not the run's.
-    async fn fold_state(&self) {
-        let state = &self.shared.state;
-        if self.ran_units {
-            match state.fold_units(|id| self.seen.contains(id)).await {
-                Ok(n) if n > 0 => tracing::debug!(units = n, "folded finished units' checkpoints into a manifest"),
-                Ok(_) => {}
-                Err(e) => tracing::warn!("could not fold finished units' checkpoints (the next run does): {e}"),
-            }
-        }
-        if self.opts.shard.is_none()
-            && let Err(e) = state.merge_manifests(crate::state::MERGE_AT).await
-        {
-            tracing::warn!("could not merge the job's manifests (the next run does): {e}");
-        }
-    }
-
-    /// The client counting into the tallies of `export` on `chain`.
-    fn client_for(&self, key: ExportKey) -> Client {
-        self.shared.client_for(key)
-    }
 }

@@ -5,7 +5,7 @@
 //! Where each part of compaction lives:
 //!
 //! - **decides** (which partitions, which files, when): this module and
-//!   [`step`] (when a run compacts, and `chainetl compact`);
+//!   `crate::job::pass` (when a run compacts) and [`step`] (`chainetl compact`);
 //! - **swaps** (exactly once, and recovers a dead run's swap; `verify
 //!   --repair` of compacted partitions): this module and [`swap`];
 //! - **records** (`compacted/<partition>.json`, `compactions.json`):

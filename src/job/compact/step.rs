@@ -1,62 +1,11 @@
-//! When compaction runs: at the end of a run and while following
-//! ([`crate::job::Passes`]), and `chainetl compact`.
+//! `chainetl compact`. (A run compacts at its end and while following:
+//! `compact_finished` in `crate::job::pass`.)
 
 use super::{CompactSummary, Compactor};
 use crate::job::error::RunError;
 use crate::sink::Sink;
 use crate::spec::Spec;
 use crate::state::StateStore;
-use std::time::Instant;
-
-/// How often follow mode looks for finished partitions.
-const FOLLOW_COMPACT_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
-
-impl crate::job::Passes<'_> {
-    /// Compacts finished partitions when `output.compact` is on and this run
-    /// holds the whole job (a shard leaves it to an unsharded run or
-    /// `chainetl compact`): at the end of a run, and every
-    /// [`FOLLOW_COMPACT_EVERY`] while following.
-    pub(crate) async fn compact_finished(&mut self, end: bool) -> Result<(), RunError> {
-        let shared = self.shared.clone();
-        if !shared.spec.output.compact || self.opts.shard.is_some() {
-            return Ok(());
-        }
-        if !end && self.last_compact.is_some_and(|t| t.elapsed() < FOLLOW_COMPACT_EVERY) {
-            return Ok(());
-        }
-        self.last_compact = Some(Instant::now());
-        let c = Compactor {
-            spec: &shared.spec,
-            state: &shared.state,
-            sink: &shared.sink,
-            now: self.opts.as_of.unwrap_or_else(|| chrono::Utc::now().timestamp()),
-        };
-        let done = c.run(&|| shared.stopping()).await?;
-        if done.partitions > 0 {
-            tracing::info!(
-                partitions = done.partitions,
-                files_in = done.files_in,
-                files_out = done.files_out,
-                rows = done.rows,
-                "compacted {} partition{}: {} files into {}",
-                done.partitions,
-                if done.partitions == 1 { "" } else { "s" },
-                done.files_in,
-                done.files_out
-            );
-        }
-        let total = self.out.compaction.get_or_insert_with(CompactSummary::default);
-        total.partitions += done.partitions;
-        total.files_in += done.files_in;
-        total.files_out += done.files_out;
-        total.rows += done.rows;
-        total.bytes_in += done.bytes_in;
-        total.bytes_out += done.bytes_out;
-        total.secs += done.secs;
-        total.skipped.extend(done.skipped);
-        Ok(())
-    }
-}
 
 /// `chainetl compact`: finishes interrupted swaps and compacts every
 /// finished partition of the job, whatever `output.compact` says. Holds the
