@@ -171,19 +171,12 @@
 //!   file. A partition waiting for its day to end, or with a replaced file
 //!   back in it, leaves the digest unset, so the next pass looks again.
 
-mod cleanup;
 mod compactions;
-mod conditional;
-mod content;
 mod docs;
 mod files;
-mod fresh;
 mod job;
 pub mod lease;
-mod manifests;
-mod marks;
 mod persist;
-mod segments;
 mod units;
 mod verify;
 
@@ -191,12 +184,12 @@ mod verify;
 mod tests;
 
 pub use compactions::{Compactions, JobFile, Listed, repair_closure};
-pub use conditional::{Removed, Superseded};
-pub use content::{Depth, Progress};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
-pub use manifests::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
+pub use persist::{Removed, Superseded};
+pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
+pub use verify::{Depth, Progress};
 pub use verify::{FileProblem, Interrupted};
 
 use crate::sink::{Sink, SinkError};

@@ -1,11 +1,18 @@
 //! Unit checkpoints: `units/<unit>.json` while a unit is in progress,
 //! replaced after each commit (the unit's files are durable first:
 //! invariant 1 of [`super`]); once done, folded into a manifest
-//! (`manifests/…json`, see [`super::manifests`]), so that reading a job's
-//! state costs a few requests however many units it finished.
+//! (`manifests/…json`).
+//!
+//! # Manifests
+//!
+//! The checkpoints of finished units, many to a document
+//! (`manifests/<seq>-<tag>.json`), so that reading a job's state costs a
+//! few requests however many units it finished. See *Manifests* in
+//! [`super`] for why no crash, shard or lease holder loses an entry.
 
-use super::manifests::{Manifest, next_seq};
-use super::{StateError, StateStore, UnitState};
+use super::docs::Versioned;
+use super::{STATE_VERSION, StateError, StateStore, UnitState};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// A job's unit checkpoints as stored: its manifests, in the order they
@@ -87,5 +94,189 @@ impl StateStore {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// A run holding the whole job merges the manifests into one at its end
+/// once there are this many (each fold adds one: a run's passes, each
+/// shard's), so a job whose last run held it is one manifest. A merge
+/// rewrites every entry, once a run, which is small beside the run.
+pub const MERGE_AT: usize = 2;
+/// A run that does not end (`--follow`: a fold a pass) merges at the start
+/// of a pass once there are this many, so its state stays a few objects
+/// while a merge rewrites the entries only every so many passes.
+pub const MERGE_IN_RUN_AT: usize = 16;
+
+/// Finished units' checkpoints folded together, and units dropped
+/// (`manifests/<seq>-<tag>.json`). Manifests apply in `seq` order (then
+/// name): a later entry of a unit replaces an earlier one, and `dropped`
+/// removes the unit's earlier entries.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    /// Format version.
+    pub version: u32,
+    /// Order of application: one more than the highest when it was written.
+    pub seq: u64,
+    /// Units whose checkpoints were deleted ([`StateStore::delete_units`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+    /// Checkpoints of finished units, by unit id.
+    #[serde(default)]
+    pub units: Vec<UnitState>,
+    /// When it was written (RFC 3339).
+    pub created_at: String,
+}
+
+impl Versioned for Manifest {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    const FIX: &'static str = "restore it from a backup, or re-run with --fresh to start the job over \
+         (this deletes its output); do not delete it alone: the units it drops would come back as done";
+}
+
+impl Manifest {
+    /// A manifest applying after those of `seq - 1` and below.
+    pub(super) fn new(seq: u64, mut units: Vec<UnitState>, mut dropped: Vec<String>) -> Manifest {
+        units.sort_by(|a, b| a.unit.cmp(&b.unit));
+        dropped.sort();
+        Manifest {
+            version: STATE_VERSION,
+            seq,
+            dropped,
+            units,
+            created_at: chrono::Utc::now().to_rfc3339(),
+        }
+    }
+
+    /// Applies this manifest over the entries of the ones before it.
+    pub(super) fn apply(&self, out: &mut HashMap<String, UnitState>) {
+        for id in &self.dropped {
+            out.remove(id);
+        }
+        for u in &self.units {
+            out.insert(u.unit.clone(), u.clone());
+        }
+    }
+}
+
+/// The `seq` of a manifest that applies after all of `manifests`.
+pub(super) fn next_seq(manifests: &[(String, Manifest)]) -> u64 {
+    manifests.iter().map(|(_, m)| m.seq).max().map_or(0, |s| s + 1)
+}
+
+/// A name part no other writer uses: time, process, call.
+fn unique_tag() -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{}-{n}", chrono::Utc::now().format("%Y%m%dT%H%M%S%3fZ"), std::process::id())
+}
+
+impl StateStore {
+    /// The job's manifests, in the order they apply.
+    pub(super) async fn load_manifests(&self) -> Result<Vec<(String, Manifest)>, StateError> {
+        let rels = self.json_paths("manifests").await?;
+        self.read_manifests(rels).await
+    }
+
+    /// The manifests at `rels`, read concurrently, in the order they apply.
+    async fn read_manifests(&self, rels: Vec<String>) -> Result<Vec<(String, Manifest)>, StateError> {
+        let mut out: Vec<(String, Manifest)> = self.read_docs(rels).await?;
+        out.sort_by(|(ra, a), (rb, b)| a.seq.cmp(&b.seq).then_with(|| ra.cmp(rb)));
+        Ok(out)
+    }
+
+    /// Writes a new manifest under a name no other writer uses
+    /// (create-if-absent: a clash, however unlikely, takes another name).
+    pub(super) async fn create_manifest(&self, m: &Manifest) -> Result<String, StateError> {
+        let json = serde_json::to_vec(m).map_err(|e| StateError::io("manifest", "encoding", e))?;
+        let bytes = crate::util::redact::redact_bytes(json);
+        loop {
+            let rel = format!("{}/manifests/{:010}-{}.json", self.dir, m.seq, unique_tag());
+            if self.create_bytes(&rel, bytes.clone()).await? {
+                return Ok(rel);
+            }
+        }
+    }
+
+    /// Every unit checkpoint, after folding the finished units that `own`
+    /// selects (see [`StateStore::fold_units`]); one read of the state.
+    pub async fn load_units_folding(&self, own: impl Fn(&str) -> bool) -> Result<HashMap<String, UnitState>, StateError> {
+        let stored = self.load_stored().await?;
+        self.fold_stored(&stored, own).await?;
+        Ok(stored.units())
+    }
+
+    /// Folds the per-unit checkpoints of finished units that `own` selects
+    /// into a new manifest, then deletes those per-unit files. Only by a run
+    /// holding a lease that covers those units. Returns how many it folded.
+    pub async fn fold_units(&self, own: impl Fn(&str) -> bool) -> Result<usize, StateError> {
+        let stored = self.load_stored().await?;
+        self.fold_stored(&stored, own).await
+    }
+
+    pub(super) async fn fold_stored(&self, stored: &Stored, own: impl Fn(&str) -> bool) -> Result<usize, StateError> {
+        let mut done: Vec<&UnitState> = stored.files.values().filter(|s| s.done && own(&s.unit)).collect();
+        if done.is_empty() {
+            return Ok(0);
+        }
+        done.sort_by(|a, b| a.unit.cmp(&b.unit));
+        // An entry already folded as it is (a fold that died before its
+        // deletes) is not written again.
+        let folded = stored.folded();
+        let new: Vec<UnitState> = done
+            .iter()
+            .filter(|s| folded.get(&s.unit) != Some(**s))
+            .map(|s| (*s).clone())
+            .collect();
+        if !new.is_empty() {
+            self.create_manifest(&Manifest::new(next_seq(&stored.manifests), new, Vec::new()))
+                .await?;
+        }
+        crate::util::failpoint::hit("during-fold");
+        // A per-unit file gone before this fold deletes it was dropped
+        // meanwhile (another shard closing the unit's segment, see
+        // *Manifests* in [`super`]): the entry just written must not bring
+        // the unit back, so it is dropped again, after it.
+        let mut gone = Vec::new();
+        for s in &done {
+            let rel = self.unit_path(&s.unit);
+            if self.read(&rel).await?.is_none() {
+                gone.push(s.unit.clone());
+            } else {
+                self.sink.delete(&rel).await?;
+            }
+        }
+        if !gone.is_empty() {
+            let manifests = self.load_manifests().await?;
+            self.create_manifest(&Manifest::new(next_seq(&manifests), Vec::new(), gone)).await?;
+        }
+        Ok(done.len())
+    }
+
+    /// Merges the manifests into one once there are `at` or more
+    /// ([`MERGE_AT`] at the end of a run, [`MERGE_IN_RUN_AT`] between passes).
+    /// Only with the whole job's lease: no other run writes a manifest
+    /// meanwhile. The merged manifest applies last; the merged ones are
+    /// deleted oldest first, so what is left at any moment (a suffix of
+    /// them, then the merged one) reads as the merged one alone. Whether
+    /// it merged.
+    pub async fn merge_manifests(&self, at: usize) -> Result<bool, StateError> {
+        let rels = self.json_paths("manifests").await?;
+        if rels.len() < at.max(2) {
+            return Ok(false);
+        }
+        let manifests = self.read_manifests(rels).await?;
+        let mut all = HashMap::new();
+        for (_, m) in &manifests {
+            m.apply(&mut all);
+        }
+        let merged = Manifest::new(next_seq(&manifests), all.into_values().collect(), Vec::new());
+        self.create_manifest(&merged).await?;
+        crate::util::failpoint::hit("during-merge");
+        for (rel, _) in &manifests {
+            self.sink.delete(rel).await?;
+        }
+        Ok(true)
     }
 }

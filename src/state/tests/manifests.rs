@@ -2,7 +2,7 @@
 //! read back as they were whatever step a crash stopped.
 
 use super::*;
-use crate::state::manifests::{Manifest, next_seq};
+use crate::state::units::{Manifest, next_seq};
 
 fn done(id: &str, next_seq: u64) -> UnitState {
     UnitState {
