@@ -303,7 +303,7 @@ mod tests {
 
     #[test]
     fn block_numbers_indexes_and_counts_below_zero_are_refused() {
-        // Issue #35: `-7` was taken, then dropped as outside the unit.
+        // `-7` used to be taken, then dropped as outside the unit.
         for body in [r#"-7"#, r#""-7""#, r#"-1.0"#] {
             let e = serde_json::from_str::<Int>(body).unwrap_err().to_string();
             assert!(e.contains("negative"), "{body}: {e}");

@@ -109,7 +109,7 @@ mod tests {
 
     #[test]
     fn values_outside_their_domain_are_errors() {
-        // Issue #35: a negative or impossible value is malformed, not a row to drop.
+        // A negative or impossible value is malformed, not a row to drop.
         assert!(parse_ts_micros("1969-12-31T23:59:59Z").is_err());
         assert!(parse_ts_micros("1969-12-31T23:59:59+00:00").is_err());
         assert!(parse_ts_micros("2023-02-30T00:00:00Z").is_err());

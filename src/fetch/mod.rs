@@ -23,9 +23,6 @@ use crate::vocab::window::Resolved;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 
-/// Token lookups per page of a tokens unit.
-pub const TOKENS_PER_PAGE: usize = 10;
-
 /// One page of records as the service sent them.
 #[derive(Debug, Clone, Copy)]
 pub enum Records<'a> {
@@ -218,7 +215,7 @@ async fn fetch_page<D: PageDecoder>(
     cursor: Option<String>,
 ) -> Result<(Result<D::Output, D::Error>, Option<String>), ApiError> {
     let unit = &req.unit;
-    let limit = Some(req.page_size.min(crate::spec::MAX_PAGE_ITEMS));
+    let limit = Some(req.page_size.min(crate::vocab::cuts::MAX_PAGE_ITEMS));
     match &unit.range {
         UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } if unit.dataset == Dataset::Blocks => {
             let numbers = match &unit.range {
@@ -254,7 +251,7 @@ async fn fetch_page<D: PageDecoder>(
             let q = PortfolioQuery {
                 token_address: req.token_address.clone(),
                 window: req.window.clone(),
-                limit: Some(req.page_size.min(crate::spec::PORTFOLIO_DAYS_PER_PAGE as u32)),
+                limit: Some(req.page_size.min(crate::vocab::cuts::PORTFOLIO_DAYS_PER_PAGE as u32)),
                 cursor,
             };
             let p = client.portfolio(unit.chain, wallet, &q).await?;
@@ -263,7 +260,7 @@ async fn fetch_page<D: PageDecoder>(
         UnitRange::Tokens { addresses } => {
             // The cursor of a tokens unit is the index of the next address.
             let start: usize = cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0).min(addresses.len());
-            let end = (start + TOKENS_PER_PAGE).min(addresses.len());
+            let end = (start + crate::vocab::cuts::TOKENS_PER_PAGE).min(addresses.len());
             let lookups = addresses[start..end]
                 .iter()
                 .map(|a| async move { client.token(unit.chain, a).await.map(|t| t.map(|t| (a.clone(), t))) });

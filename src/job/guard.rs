@@ -261,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_row_repeated_or_out_of_order_within_one_page_ends_the_unit() {
-        // Issue #35: the same log twice in one page was written twice.
+        // The same log twice in one page was written twice.
         let e = guard().check(1, &events(&[(5, 0), (5, 1), (5, 1)]), Some("a")).unwrap_err();
         assert!(e.to_string().contains("block_number 5, log_index 1"), "{e}");
         assert!(guard().check(1, &events(&[(5, 1), (5, 0)]), Some("a")).is_err());

@@ -54,13 +54,13 @@ pub async fn block_hashes(client: &Client, chain: Chain, numbers: &[u64]) -> Res
     let mut sorted: Vec<u64> = numbers.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    for batch in sorted.chunks(crate::plan::NUMBERS_PER_REQUEST) {
+    for batch in sorted.chunks(crate::vocab::cuts::NUMBERS_PER_REQUEST) {
         let mut cursor = None;
         loop {
             let q = BlocksQuery {
                 numbers: Some(batch.to_vec()),
                 sort: Some(Sort::Earliest),
-                limit: Some(crate::spec::MAX_PAGE_ITEMS),
+                limit: Some(crate::vocab::cuts::MAX_PAGE_ITEMS),
                 cursor,
                 ..Default::default()
             };

@@ -4,9 +4,9 @@
 
 use super::Cutting;
 use super::unit::{Unit, UnitRange};
-use crate::spec::{Export, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, Selection, TOKENS_PER_UNIT, rows_per_block};
+use crate::spec::{Export, Selection};
 use crate::vocab::chain::Chain;
-use crate::vocab::cuts::Cuts;
+use crate::vocab::cuts::{Cuts, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, TOKENS_PER_UNIT};
 use crate::vocab::window::{Resolved, day_of};
 
 /// Adds the units of `e` on `chain` to `out`: over `frozen` when given (a
@@ -22,7 +22,7 @@ pub(super) fn plan_export(e: &Export, chain: Chain, frozen: Option<Resolved>, cu
     };
     if let Some((window, chunk_blocks, chunk_secs)) = e.selection.chunked_window() {
         let resolved = frozen.unwrap_or_else(|| window.resolve(0));
-        let per_block = rows_per_block(&e.selection);
+        let per_block = e.selection.rows_per_block();
         let cuts = Cuts::of_window(resolved, chunk_blocks, chunk_secs, per_block, chain, page, cut.rule);
         match resolved {
             Resolved::Blocks { .. } => units.blocks(&cuts, per_block, page),

@@ -10,7 +10,7 @@
 //!   window is widened ([`crate::vocab::cuts`]).
 //! - Bounds: cuts are computed in `i128` and estimates saturate, so no
 //!   window can make a number wrap; the units of one export and chain are
-//!   at most [`MAX_UNITS`], which `validate` checks with [`unit_count`]
+//!   at most [`crate::vocab::cuts::MAX_UNITS`], which `validate` checks with [`Selection::unit_count`](crate::spec::Selection::unit_count)
 //!   before anything is planned (counting is arithmetic: it allocates
 //!   nothing however large the window), so planning memory is bounded.
 //! - Units are sized for the job, not only for the request slots. Without
@@ -37,7 +37,6 @@ mod segment;
 mod shard;
 mod unit;
 
-pub use crate::spec::{MAX_UNITS, NUMBERS_PER_REQUEST, TOKENS_PER_UNIT, unit_count};
 pub use segment::Segment;
 pub use shard::shard;
 pub use unit::{Unit, UnitRange, block_range_of, is_unit_id};

@@ -1,6 +1,7 @@
 use super::*;
 use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
+use crate::vocab::cuts::MAX_UNITS;
 use crate::vocab::window::MAX_BLOCK;
 use proptest::prelude::*;
 
@@ -119,7 +120,7 @@ proptest! {
         for rule in [CutRule::Hourly, CutRule::Daily] {
             let units = plan(&spec, &windows, Cutting { page_size: page, rule }, &[]);
             prop_assert!(units.len() as u64 <= MAX_UNITS);
-            prop_assert_eq!(units.len() as u64, unit_count(&spec.exports[0].selection, Chain::Base, windows[0].unwrap(), u64::from(page), rule));
+            prop_assert_eq!(units.len() as u64, spec.exports[0].selection.unit_count(Chain::Base, windows[0].unwrap(), u64::from(page), rule));
         }
         let units = plan(&spec, &windows, Cutting::latest(page), &[]);
         let mut next = first;

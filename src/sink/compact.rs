@@ -60,7 +60,7 @@ pub struct MergeInput {
     pub rel: String,
     /// Its size in bytes.
     pub bytes: u64,
-    /// The checksum it was committed with ([`super::checksum`]): an input
+    /// The checksum it was committed with ([`crate::storage::checksum`]): an input
     /// is copied without decoding only when its bytes are checked against
     /// one, so compaction never carries damaged bytes into a new file.
     pub checksum: Option<String>,

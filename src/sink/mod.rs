@@ -22,7 +22,7 @@
 //!
 //! For example `events/chain=base/date=2024-01-02/daily-e0-events-base-b100-200-000003.parquet`.
 //! The store's own key prefix (`s3://bucket/<prefix>/`) comes before all of
-//! it ([`Sink::path`]).
+//! it ([`crate::storage::Storage::path`]).
 //!
 //! # Visibility and durability
 //!
@@ -128,7 +128,7 @@ pub struct WrittenFile {
     pub rows: u64,
     /// Bytes in it.
     pub bytes: u64,
-    /// The checksum of its bytes ([`checksum`]), computed as they were written.
+    /// The checksum of its bytes ([`crate::storage::checksum`]), computed as they were written.
     pub checksum: String,
 }
 

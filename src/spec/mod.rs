@@ -13,7 +13,7 @@
 //!
 //! Invariants of a [`Spec`]: every block number is at most
 //! [`crate::vocab::window::MAX_BLOCK`], every export and chain plans at most
-//! [`MAX_UNITS`] units, the job name fits in file names, and no two
+//! [`crate::vocab::cuts::MAX_UNITS`] units, the job name fits in file names, and no two
 //! exports overlap. Every setting left out takes its value from
 //! [`defaults`].
 //!
@@ -29,7 +29,6 @@ mod raw;
 mod shape;
 mod sim_options;
 mod text;
-mod units;
 mod validate;
 
 use crate::vocab::Dataset;
@@ -38,8 +37,6 @@ pub use error::{SpecError, SpecErrors};
 pub use identity::{ExportIdentity, JobIdentity};
 pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, Selection, Source, Spec};
 pub use sim_options::SimOptions;
-pub(crate) use units::rows_per_block;
-pub use units::{MAX_PAGE_ITEMS, MAX_UNITS, NUMBERS_PER_REQUEST, PORTFOLIO_DAYS_PER_PAGE, TOKENS_PER_UNIT, unit_count};
 
 use raw::RawSpec;
 use validate::Validator;

@@ -5,8 +5,9 @@
 use super::Dataset;
 use super::sim_options::SimOptions;
 use crate::vocab::chain::Chain;
+use crate::vocab::cuts::{CutRule, Cuts, NUMBERS_PER_REQUEST, TOKENS_PER_UNIT};
 use crate::vocab::evm::EventSignature;
-use crate::vocab::window::{Align, Window};
+use crate::vocab::window::{Align, Resolved, Window};
 use serde::Serialize;
 use std::time::Duration;
 /// Where the data comes from.
@@ -164,6 +165,36 @@ pub enum Selection {
 }
 
 impl Selection {
+    /// How many units an export selecting this makes on `chain` for
+    /// the window `w` at page size `page` under `rule`, counted without making
+    /// them; page size 1 and [`CutRule::Hourly`] give the most units any page
+    /// size and rule can (automatic units only grow with the page and the cap).
+    pub fn unit_count(&self, chain: Chain, w: Resolved, page: u64, rule: CutRule) -> u64 {
+        let page = page.max(1);
+        match self {
+            Selection::BlockWindow {
+                chunk_blocks, chunk_secs, ..
+            }
+            | Selection::Events {
+                chunk_blocks, chunk_secs, ..
+            } => Cuts::of_window(w, *chunk_blocks, *chunk_secs, self.rows_per_block(), chain, page, rule).count(),
+            Selection::BlockNumbers(n) => n.len().div_ceil(NUMBERS_PER_REQUEST) as u64,
+            Selection::Portfolio { wallets, .. } => wallets.len() as u64,
+            Selection::Tokens { addresses } => addresses.len().div_ceil(TOKENS_PER_UNIT) as u64,
+        }
+    }
+
+    /// Estimated rows a block: a filter keeps a fraction of the events.
+    pub(crate) fn rows_per_block(&self) -> u64 {
+        match self {
+            Selection::Events {
+                contract_address, topics, ..
+            } if contract_address.is_some() || !topics.is_empty() => 4,
+            Selection::Events { .. } => 40,
+            _ => 1,
+        }
+    }
+
     /// A windowed selection cut into units by blocks or time (blocks by
     /// window, events): its window and unit sizes (blocks, seconds).
     pub fn chunked_window(&self) -> Option<(&crate::vocab::window::Window, Option<u64>, Option<i64>)> {

@@ -42,7 +42,7 @@ pub(crate) struct RawSource {
     /// Request-rate bound (default: none).
     pub(crate) requests_per_second: Option<Spanned<f64>>,
     /// `limit` per request, capped per endpoint (default [`super::defaults::PAGE_SIZE`]; portfolio
-    /// [`super::PORTFOLIO_DAYS_PER_PAGE`]).
+    /// [`crate::vocab::cuts::PORTFOLIO_DAYS_PER_PAGE`]).
     pub(crate) page_size: Option<Spanned<i64>>,
     /// Per-request timeout in seconds (default [`super::defaults::TIMEOUT_SECS`]).
     pub(crate) timeout_secs: Option<Spanned<i64>>,

@@ -1,7 +1,10 @@
-//! How a block range or a time window is cut into the ranges of work
-//! units: the arithmetic `spec` counts units with (to bound them before
-//! anything is planned) and `plan` makes them with, so the two can never
-//! disagree.
+//! How work is cut into units: the service's batch bounds (block numbers,
+//! token lookups and portfolio days per request), the bound on units per
+//! export and chain, and the arithmetic that cuts a block range or a time
+//! window into unit ranges. `spec` counts units with it
+//! ([`crate::spec::Selection::unit_count`], to bound them before anything
+//! is planned) and `plan` makes them with it (`plan/cut.rs`: ids and
+//! estimates), so the two can never disagree.
 //!
 //! Invariants:
 //! - Cuts fall at multiples of the chunk size counted from zero (block 0,
@@ -14,6 +17,27 @@
 
 use super::chain::Chain;
 use super::window::Resolved;
+
+// The service's bounds, and the batch sizes they set: how work is cut
+// into units and units into pages.
+
+/// Blocks per `numbers` request, the service's bound.
+pub const NUMBERS_PER_REQUEST: usize = 1000;
+/// Token lookups per unit.
+pub const TOKENS_PER_UNIT: usize = 50;
+/// Token lookups per page of a tokens unit.
+pub const TOKENS_PER_PAGE: usize = 10;
+/// Items per page of a list endpoint (blocks, events), the service's bound.
+pub const MAX_PAGE_ITEMS: u32 = 1000;
+/// Days per portfolio page, the service's bound.
+pub const PORTFOLIO_DAYS_PER_PAGE: u64 = 31;
+
+/// The units of one export and chain are at most this many: each costs
+/// memory while the job runs (its id, range and state, ~0.2 KiB) and a
+/// checkpoint file, so a window cut finer than this is refused by
+/// `validate` (a year of Arbitrum, the fastest chain, cut automatically is
+/// ~20,000 units).
+pub const MAX_UNITS: u64 = 200_000;
 
 /// A window without `chunk_blocks`/`chunk_duration` is cut into at least
 /// this many units where it is big enough: pages of one unit are fetched one

@@ -1,4 +1,4 @@
-//! The usual CLI comforts (issues #20, #31): shell completions and man
+//! The usual CLI comforts: shell completions and man
 //! pages generated from the clap definitions, `--version` naming the
 //! commit, and crash hooks that only the tests' own tool honours.
 

@@ -260,7 +260,7 @@ fn verify_repair_of_a_lost_compacted_file_exports_its_rows_again() {
     let v = chainetl(&["verify", &s]);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
     assert!(text(&v).contains("compacted"), "{}", text(&v));
-    // Issue #32: every unit whose rows the file held is named (the list
+    // Every unit whose rows the file held is named (the list
     // `--repair` acts on), not just one of them.
     let t = text(&v);
     let named = t
@@ -445,7 +445,7 @@ pub(crate) fn flip_a_byte(file: &Path) {
     std::fs::write(file, b).unwrap();
 }
 
-/// Issue #35: `verify` reads content. A byte flipped in a compacted file
+/// `verify` reads content. A byte flipped in a compacted file
 /// (same size) is named with every unit it holds, `--quick` (sizes and row
 /// counts) does not see it, and `--repair` restores exact rows.
 #[test]

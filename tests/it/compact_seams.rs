@@ -1,5 +1,5 @@
 //! Compaction where it meets other things: shards, hand-edited state, a
-//! damaged input (found by an adversarial review; each failed before).
+//! damaged input (each failed on an earlier build).
 
 use crate::common::*;
 use crate::compact::{EVENT_KEY, assert_compacted_exact, files_by_partition, reference, spec};

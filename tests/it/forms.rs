@@ -1,4 +1,4 @@
-//! Windows and durations in the forms users know (issue #20): `30m`, `2w`,
+//! Windows and durations in the forms users know: `30m`, `2w`,
 //! `P7D`, `7d` and `24h` alike wherever a duration is accepted, block
 //! numbers with `k`/`M` suffixes, and each form named in `validate`'s
 //! errors.

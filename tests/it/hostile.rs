@@ -456,7 +456,7 @@ fn wrong_shape_json_fails_at_once_naming_where_and_truncated_bodies_are_retried(
             &["field `events`", "missing"],
         ),
         ("invalid UTF-8", bad_utf8, &["not valid JSON", "UTF-8"]),
-        // Issue #35: values outside their domain are malformed rows, not
+        // Values outside their domain are malformed rows, not
         // rows outside the unit to drop (the real row went missing).
         (
             "negative block_number",
@@ -491,7 +491,7 @@ fn wrong_shape_json_fails_at_once_naming_where_and_truncated_bodies_are_retried(
             .into_bytes(),
             &["row 0", "field `block_timestamp`"],
         ),
-        // Issue #35: the same log twice in one page was written twice.
+        // The same log twice in one page was written twice.
         (
             "a row repeated within the page",
             format!(
@@ -603,7 +603,7 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Issue #15 item 5: a wrong `base_url` path answers 404 to every lookup;
+/// A wrong `base_url` path answers 404 to every lookup;
 /// that is an error naming the URL, not "no such token".
 #[test]
 fn a_wrong_base_url_path_is_an_error_not_a_missing_token() {

@@ -1,4 +1,4 @@
-//! Hostile and careless input (issue #16, spec side; issue #15 item 6):
+//! Hostile and careless input:
 //! `validate` reports every error at once with `file:line:col: key:`,
 //! everything a spec can get wrong exits 2 (never 1, never a panic or an
 //! abort), pasted event signatures select their canonical event's rows,
@@ -288,7 +288,7 @@ fn a_window_cut_into_too_many_units_is_refused_and_a_big_one_plans_quickly() {
 
 #[test]
 fn chunk_keys_that_do_not_apply_to_the_window_are_errors_with_their_line() {
-    // Issue #35: both were accepted and silently ignored (the plan showed
+    // Both were accepted and silently ignored (the plan showed
     // the automatic units).
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -316,7 +316,7 @@ fn chunk_keys_that_do_not_apply_to_the_window_are_errors_with_their_line() {
 
 #[test]
 fn a_decoded_table_named_like_another_dataset_is_reserved_not_an_overlap() {
-    // Issue #32: besides "reserved", validate said the events export
+    // Besides "reserved", validate said the events export
     // overlapped a blocks export ("both select events rows").
     let dir = tempfile::tempdir().unwrap();
     let exports = "[[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"\n\
@@ -334,7 +334,7 @@ fn a_decoded_table_named_like_another_dataset_is_reserved_not_an_overlap() {
 fn overlapping_exports_are_refused_naming_both_and_the_chain() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, &str, bool); 9] = [
-        // Two identical blocks exports: every row twice (issue #15 item 6).
+        // Two identical blocks exports: every row twice.
         (
             "dataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"",
             "dataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"",

@@ -1,4 +1,4 @@
-//! Operations begun and not finished (issue #32): `verify` and `status`
+//! Operations begun and not finished: `verify` and `status`
 //! name an interrupted compaction swap as what it is (not as damaged
 //! files), and `verify --repair` finishes it first, with no request to the
 //! service, then repairs only what is really missing.
@@ -58,7 +58,7 @@ fn an_interrupted_swap_is_named_by_verify_and_status_and_repair_finishes_it_with
 
 #[test]
 fn a_compaction_killed_before_its_swap_hides_no_missing_file() {
-    // Review of #32: the inputs of a compaction not yet swapped are still
+    // The inputs of a compaction not yet swapped are still
     // the table; one deleted by hand must be reported.
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();

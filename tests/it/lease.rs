@@ -1,4 +1,4 @@
-//! A holder paused past its lease writes nothing (issue #32): frozen with
+//! A holder paused past its lease writes nothing: frozen with
 //! SIGSTOP after a file is durable and before its checkpoint, its
 //! object-store lease runs out, another run takes the job over and finishes
 //! it (compacting its partitions), and the first, thawed, finds its lease

@@ -1,4 +1,4 @@
-//! The open-file limit (issue #35): a job at the documented maximum
+//! The open-file limit: a job at the documented maximum
 //! concurrency finishes exactly under Linux's default soft limit of 1,024
 //! (it raises its soft limit to the hard one), and where the hard limit is
 //! too low it runs at the concurrency that fits and says so, instead of

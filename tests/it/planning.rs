@@ -1,4 +1,4 @@
-//! `chainetl plan` knows the job (issue #20): with state it shows the
+//! `chainetl plan` knows the job: with state it shows the
 //! frozen windows (not resolved again against now), units done and left
 //! and the requests left; `--as-of` as `run` has it; `--summary` prints one
 //! line per export and chain.

@@ -390,7 +390,7 @@ fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
         let o = s3.cmd_on(crash_bin(point), &["run", &spec, "--fresh", "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the failpoint must crash the run");
         assert!(String::from_utf8_lossy(&o.stderr).contains("failpoint"), "{point}: {}", text(&o));
-        // Issue #32: verify and status name the interrupted compaction
+        // Verify and status name the interrupted compaction
         // (not damaged files), and verify exits 1 while it stands.
         let v = s3.cmd(&["verify", &spec]).output().unwrap();
         let t = text(&v);
@@ -420,7 +420,7 @@ fn kill_9_during_compaction_on_s3_then_rerun_is_exact() {
     }
 }
 
-/// Issue #32: behind the fence, a unit's checkpoint is written on S3 only
+/// Behind the fence, a unit's checkpoint is written on S3 only
 /// if it is still the version its writer last saw. Two holders of one job
 /// (two sinks, as two processes) on moto: the old one, whose lease passed
 /// to the new one, cannot overwrite the new one's checkpoint, nor bring
@@ -472,7 +472,7 @@ fn a_stale_holders_checkpoint_write_is_refused_by_s3_itself() {
     });
 }
 
-/// Issue #35: `verify` reads every object on S3 (streamed): a byte flipped
+/// `verify` reads every object on S3 (streamed): a byte flipped
 /// in a compacted object is named, and `--repair` restores exact rows.
 #[test]
 fn a_flipped_byte_on_s3_is_found_by_verify_and_repaired() {

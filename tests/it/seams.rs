@@ -428,7 +428,7 @@ fn verify_finds_missing_files_and_repair_re_exports_exactly_those_units() {
         "{}",
         text(&o)
     );
-    // Issue #35: a byte flipped inside a unit's file (same size) is found.
+    // A byte flipped inside a unit's file (same size) is found.
     let rotten = &files[files.len() - 1];
     crate::compact::flip_a_byte(rotten);
     let o = chainetl(&["verify", &spec]);

@@ -3,9 +3,9 @@
 
 use super::Validator;
 use super::export::At;
-use crate::spec::{MAX_UNITS, Selection, unit_count};
+use crate::spec::Selection;
 use crate::vocab::chain::Chain;
-use crate::vocab::cuts::{ALIGNMENT_SLACK, CutRule};
+use crate::vocab::cuts::{ALIGNMENT_SLACK, CutRule, MAX_UNITS};
 use crate::vocab::window::Resolved;
 
 impl Validator<'_> {
@@ -22,7 +22,7 @@ impl Validator<'_> {
         // A relative window's length is what decides its units.
         let resolved = window.resolve(0);
         for &chain in chains {
-            let n = unit_count(selection, chain, resolved, 1, CutRule::Hourly) + ALIGNMENT_SLACK;
+            let n = selection.unit_count(chain, resolved, 1, CutRule::Hourly) + ALIGNMENT_SLACK;
             if n <= MAX_UNITS {
                 continue;
             }

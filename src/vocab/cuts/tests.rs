@@ -62,7 +62,7 @@ proptest! {
 
 #[test]
 fn a_short_window_at_a_large_page_may_cut_one_more_unit_than_at_page_1_within_the_slack() {
-    // The case the property found in CI (issue #35): 25-block units aligned
+    // The case the property found in CI: 25-block units aligned
     // to multiples of 25 cut [270, 276) at 275, 10-block units do not.
     let (lo, hi, rows) = (270, 276, 187.6);
     let at_page_1 = Cuts::auto(lo, hi, rows, 1.0, MAX_AUTO_BLOCKS, &NICE_BLOCKS).count();
