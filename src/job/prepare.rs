@@ -36,7 +36,7 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
                 spec_hash: identity.hash(),
                 windows: plan::freeze_windows(spec, now),
                 page_size: Some(spec.source.page_size),
-                cut_rule: Some(plan::CutRule::LATEST.version()),
+                cut_rule: Some(crate::vocab::cuts::CutRule::LATEST.version()),
                 created_at: chrono::Utc::now().to_rfc3339(),
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
                 identity: Some(identity.clone()),

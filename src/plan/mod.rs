@@ -31,18 +31,17 @@
 //!   state when it starts; a job started under the hourly rule keeps it.
 //!
 //! `plan` knows only `spec` and the shared vocabulary.
+//! Sharding: which units one of `n` cooperating processes runs.
 
 mod cut;
 mod segment;
-mod shard;
 mod unit;
 
 pub use segment::Segment;
-pub use shard::shard;
 pub use unit::{Unit, UnitRange, block_range_of, is_unit_id};
 
 use crate::spec::{BaseUrl, Export, Selection, Spec};
-pub use crate::vocab::cuts::CutRule;
+use crate::vocab::cuts::CutRule;
 use crate::vocab::window::{Resolved, Window, parse_instant};
 
 /// The instant relative windows resolve against: now, or the frozen clock
@@ -148,3 +147,32 @@ pub fn describe_window(w: &Option<Resolved>, written: &Option<String>) -> String
 
 #[cfg(test)]
 mod tests;
+
+/// Units of shard `k` of `n` (1-based `k`), balanced by estimated requests:
+/// units are dealt largest first to the least-loaded shard, ties broken by
+/// id, so every shard computes the same assignment with no coordination.
+pub fn shard(units: Vec<Unit>, k: usize, n: usize) -> Vec<Unit> {
+    if n <= 1 {
+        return units;
+    }
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by(|a, b| {
+        units[*b]
+            .estimated_requests
+            .cmp(&units[*a].estimated_requests)
+            .then_with(|| units[*a].id.cmp(&units[*b].id))
+    });
+    let mut load = vec![0u64; n];
+    let mut owner = vec![0usize; units.len()];
+    for i in order {
+        let (best, _) = load.iter().enumerate().min_by_key(|(j, l)| (**l, *j)).unwrap_or((0, &0));
+        load[best] += units[i].estimated_requests;
+        owner[i] = best;
+    }
+    units
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| owner[*i] == k - 1)
+        .map(|(_, u)| u)
+        .collect()
+}

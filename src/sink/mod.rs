@@ -32,7 +32,6 @@
 //! only then may a checkpoint count it. A file that fails before
 //! completion is aborted.
 
-mod chunks;
 mod clusters;
 mod compact;
 mod encoding;

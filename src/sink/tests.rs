@@ -2,7 +2,7 @@
 //! whole, on local disk and on an in-memory object store. The fixtures are
 //! shared with `state`'s tests.
 
-use super::chunks::Chunks;
+use super::open_file::Chunks;
 use super::*;
 use crate::decode::Decoded;
 use crate::spec::{Compression, HashEncoding};

@@ -72,7 +72,7 @@ pub struct JobState {
     /// absent in jobs started before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<u32>,
-    /// The rule its windows were cut into units by ([`crate::plan::CutRule`],
+    /// The rule its windows were cut into units by ([`crate::vocab::cuts::CutRule`],
     /// frozen with them; absent in jobs started before it was recorded,
     /// which keep the hourly rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -282,7 +282,7 @@ impl JobState {
     pub fn cutting(&self, spec: &crate::spec::Spec) -> crate::plan::Cutting {
         crate::plan::Cutting {
             page_size: self.cut_page_size(spec),
-            rule: crate::plan::CutRule::of_version(self.cut_rule).unwrap_or(crate::plan::CutRule::LATEST),
+            rule: crate::vocab::cuts::CutRule::of_version(self.cut_rule).unwrap_or(crate::vocab::cuts::CutRule::LATEST),
         }
     }
 }

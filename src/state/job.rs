@@ -29,7 +29,7 @@ impl StateStore {
     /// build started it): planning it by another rule would name other units.
     fn known_cut_rule(&self, rel: &str, job: Option<JobState>) -> Result<Option<JobState>, StateError> {
         match &job {
-            Some(j) if crate::plan::CutRule::of_version(j.cut_rule).is_none() => Err(StateError::Corrupt {
+            Some(j) if crate::vocab::cuts::CutRule::of_version(j.cut_rule).is_none() => Err(StateError::Corrupt {
                 path: self.location(rel),
                 message: format!(
                     "cut rule {} is not known to this build: run the chainetl version that started the job ({})",

@@ -7,14 +7,13 @@
 //! pass reports every problem; [`Validator::spec`] yields the typed
 //! [`Spec`], which is only handed out when nothing was reported.
 
-mod chunks;
 mod decoding;
 mod export;
 mod output;
 mod overlap;
 mod selection;
 mod source;
-mod unit_bound;
+mod units;
 
 use super::error::line_col;
 use super::raw::RawSpec;

@@ -240,7 +240,7 @@ async fn a_storage_failure_keeps_its_cause_and_names_the_path() {
 
 #[tokio::test]
 async fn a_job_keeps_the_cut_rule_it_started_with() {
-    use crate::plan::CutRule;
+    use crate::vocab::cuts::CutRule;
     let spec = crate::spec::Spec::parse(
         "j.toml",
         "name = \"j\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"100..199\"\n",
