@@ -128,16 +128,28 @@ impl Fence {
 /// Runs the write `fut` if the fence is open, and cancels it if the fence
 /// closes before it ends (the store client's own retries could otherwise
 /// deliver it long after): renewals meanwhile move the deadline on.
+///
+/// The fence is checked by the clock before *every* step of the write, not
+/// only when its timer fires: a process paused past the deadline wakes with
+/// the write and the timer ready at once, and one more step of the write
+/// would hand its request to the connection, which sends it whatever
+/// becomes of this future.
 async fn within<T>(fence: &Fence, fut: impl Future<Output = object_store::Result<T>>) -> object_store::Result<T> {
     fence.guard()?;
     tokio::pin!(fut);
+    let checked = std::future::poll_fn(|cx| {
+        fence.guard()?;
+        fut.as_mut().poll(cx)
+    });
+    let mut checked = std::pin::pin!(checked);
     loop {
         let Some(deadline) = fence.deadline() else {
-            return fut.await;
+            return checked.await;
         };
         tokio::select! {
-            r = &mut fut => return r,
+            biased;
             _ = tokio::time::sleep_until(deadline.into()) => fence.guard()?,
+            r = &mut checked => return r,
         }
     }
 }
@@ -267,5 +279,44 @@ mod tests {
         let never = std::future::pending::<object_store::Result<()>>();
         let e = within(&fence, never).await.unwrap_err();
         assert!(e.to_string().contains("lease on the job expired"), "{e}");
+    }
+
+    /// A process paused (SIGSTOP) while a write waits to go out wakes with
+    /// two things ready at once: the write, and the fence's deadline long
+    /// past. The write must not take one more step: a step is what hands
+    /// its request to the connection, which sends it whatever happens to
+    /// the future after. Here the write's step is the only thing that sets
+    /// `sent`; the pause is the runtime's one thread blocked past the
+    /// deadline, so on waking the timer has not yet been seen to fire.
+    #[test]
+    fn a_write_ready_after_a_pause_past_the_deadline_takes_no_step() {
+        for _ in 0..8 {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let sent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let r = rt.block_on(async {
+                let fence = Arc::new(Fence::default());
+                fence.renewed(Instant::now(), Duration::from_millis(200));
+                let (go, ready) = tokio::sync::oneshot::channel::<()>();
+                let flag = sent.clone();
+                let write = async move {
+                    let _ = ready.await;
+                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    Ok::<(), object_store::Error>(())
+                };
+                let f = fence.clone();
+                let task = tokio::spawn(async move { within(&f, write).await });
+                tokio::task::yield_now().await;
+                // The write becomes ready, then the whole process stops
+                // past the deadline before anything runs again.
+                let _ = go.send(());
+                std::thread::sleep(Duration::from_millis(220));
+                task.await.unwrap()
+            });
+            assert!(r.is_err(), "the write went out after the lease ran out");
+            assert!(
+                !sent.load(std::sync::atomic::Ordering::SeqCst),
+                "the write took a step past the deadline"
+            );
+        }
     }
 }
