@@ -5,7 +5,7 @@
 //! blocking thread.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Local reads go through a buffer of this size.
@@ -81,22 +81,34 @@ pub(super) fn create(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
 
 /// Reads `path` through one buffer, handing each chunk to `each`; the
 /// bytes read. (The one async function here: each read runs on a
-/// blocking thread.)
+/// blocking thread, straight into the buffer `each` is handed.)
 pub(super) async fn read_chunks(path: &Path, each: &mut impl FnMut(&[u8])) -> std::io::Result<u64> {
-    use tokio::io::AsyncReadExt;
-    let mut f = tokio::fs::File::open(path).await?;
-    f.set_max_buf_size(READ_BUFFER);
+    let path = path.to_path_buf();
+    let mut file = tokio::task::spawn_blocking(move || File::open(path))
+        .await
+        .map_err(std::io::Error::other)??;
     let mut buf = vec![0u8; READ_BUFFER];
     let mut total = 0u64;
     loop {
-        let n = match f.read(&mut buf).await {
-            Ok(0) => return Ok(total),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        each(&buf[..n]);
-        total += n as u64;
+        let (f, b, n) = tokio::task::spawn_blocking(move || {
+            let n = loop {
+                match file.read(&mut buf) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    r => break r,
+                }
+            };
+            (file, buf, n)
+        })
+        .await
+        .map_err(std::io::Error::other)?;
+        (file, buf) = (f, b);
+        match n? {
+            0 => return Ok(total),
+            n => {
+                each(&buf[..n]);
+                total += n as u64;
+            }
+        }
     }
 }
 
