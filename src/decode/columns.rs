@@ -178,12 +178,6 @@ pub fn natural_key(columns: &[&str]) -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
-/// Whether values of a column named `name` repeat enough for a
-/// dictionary, in any table.
-pub fn is_dictionary_column(name: &str) -> bool {
-    DECLARATIONS.iter().any(|d| d.dictionary.contains(&name))
-}
-
 /// The schema as the JSON document kept in `schemas/<dataset>.json`.
 pub fn schema_json(dataset: Dataset) -> String {
     let s = schema(dataset, HashEncoding::Hex);

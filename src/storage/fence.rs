@@ -135,7 +135,6 @@ impl Fence {
 /// would hand its request to the connection, which sends it whatever
 /// becomes of this future.
 async fn within<T>(fence: &Fence, fut: impl Future<Output = object_store::Result<T>>) -> object_store::Result<T> {
-    fence.guard()?;
     tokio::pin!(fut);
     let checked = std::future::poll_fn(|cx| {
         fence.guard()?;

@@ -1,15 +1,14 @@
 //! Local disk's side of [`super::Storage`]: atomic replace and
 //! create-if-absent through fsynced temporary files, chunked reads,
 //! sweeping a dead writer's leftovers, and OS locks. Every function here
-//! but [`read_chunks`] blocks: callers in async code run them on a
-//! blocking thread.
+//! blocks: callers in async code run them on a blocking thread.
 
 use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Local reads go through a buffer of this size.
-const READ_BUFFER: usize = 1 << 20;
+pub(super) const READ_BUFFER: usize = 1 << 20;
 
 /// A temporary name beside `path`, unique to this process and call, so two
 /// writers of one document (two runs of a job, however they came to run at
@@ -79,35 +78,12 @@ pub(super) fn create(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
     Ok(won)
 }
 
-/// Reads `path` through one buffer, handing each chunk to `each`; the
-/// bytes read. (The one async function here: each read runs on a
-/// blocking thread, straight into the buffer `each` is handed.)
-pub(super) async fn read_chunks(path: &Path, each: &mut impl FnMut(&[u8])) -> std::io::Result<u64> {
-    let path = path.to_path_buf();
-    let mut file = tokio::task::spawn_blocking(move || File::open(path))
-        .await
-        .map_err(std::io::Error::other)??;
-    let mut buf = vec![0u8; READ_BUFFER];
-    let mut total = 0u64;
+/// The next bytes of `file` into `buf`: how many (0 at its end).
+pub(super) fn read_chunk(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     loop {
-        let (f, b, n) = tokio::task::spawn_blocking(move || {
-            let n = loop {
-                match file.read(&mut buf) {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    r => break r,
-                }
-            };
-            (file, buf, n)
-        })
-        .await
-        .map_err(std::io::Error::other)?;
-        (file, buf) = (f, b);
-        match n? {
-            0 => return Ok(total),
-            n => {
-                each(&buf[..n]);
-                total += n as u64;
-            }
+        match file.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
         }
     }
 }

@@ -222,9 +222,25 @@ impl Storage {
     /// bytes read.
     pub async fn read_chunks(&self, rel: &str, mut each: impl FnMut(&[u8])) -> Result<u64, StorageError> {
         if let Some(root) = &self.local_root {
-            // Large reads: the store's own stream reads local files in
-            // small chunks, a blocking task each.
-            return Ok(local::read_chunks(&root.join(rel), &mut each).await?);
+            // Large reads straight into one buffer, a blocking task each:
+            // the store's own stream reads local files in small chunks.
+            let path = root.join(rel);
+            let mut open = blocking(move || Ok((std::fs::File::open(path)?, vec![0u8; local::READ_BUFFER]))).await?;
+            let mut total = 0u64;
+            loop {
+                let (mut file, mut buf) = open;
+                let (file, buf, n) = blocking(move || {
+                    let n = local::read_chunk(&mut file, &mut buf)?;
+                    Ok((file, buf, n))
+                })
+                .await?;
+                if n == 0 {
+                    return Ok(total);
+                }
+                each(&buf[..n]);
+                total += n as u64;
+                open = (file, buf);
+            }
         }
         use futures::StreamExt;
         let mut stream = self.store.get(&self.path(rel)).await?.into_stream();
@@ -316,9 +332,7 @@ impl Storage {
             return 0;
         };
         let roots = dirs.iter().map(|d| root.join(d)).collect();
-        tokio::task::spawn_blocking(move || local::remove_files(roots, which))
-            .await
-            .unwrap_or(0)
+        blocking(move || Ok(local::remove_files(roots, which))).await.unwrap_or(0)
     }
 }
 
