@@ -38,6 +38,7 @@ pub mod inspect;
 pub mod live;
 mod pass;
 pub mod prepare;
+mod publish;
 pub mod reorg;
 pub mod report;
 pub mod report_format;

@@ -250,7 +250,14 @@ impl<'a> Passes<'a> {
         // This run's finished units are folded into a manifest as it
         // reads them: a run holds the lease of exactly these units.
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
-        let states = state.load_units_folding(|id| ours.contains(id)).await?;
+        let mut states = state.load_units_folding(|id| ours.contains(id)).await?;
+        if self.shared.sink.delta().is_some() {
+            for u in &units {
+                if let Some(st) = states.get_mut(&u.id) {
+                    super::publish::reconcile(&self.shared, u, st).await?;
+                }
+            }
+        }
         if self.opts.shard.is_none() {
             state.merge_manifests(crate::state::MERGE_IN_RUN_AT).await?;
         }
@@ -397,6 +404,14 @@ impl<'a> Passes<'a> {
     pub(crate) async fn compact_finished(&mut self, end: bool) -> Result<(), RunError> {
         let shared = self.shared.clone();
         if !shared.spec.output.compact || self.opts.shard.is_some() {
+            return Ok(());
+        }
+        if shared.sink.delta().is_some() {
+            // Compaction of a Delta table must be one commit (remove the
+            // inputs, add the outputs); until it is, files stay as written.
+            if end {
+                tracing::info!("delta output: files are left as written (compaction of delta tables is not available yet)");
+            }
             return Ok(());
         }
         if !end && self.last_compact.is_some_and(|t| t.elapsed() < FOLLOW_COMPACT_EVERY) {

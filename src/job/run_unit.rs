@@ -25,7 +25,7 @@ use crate::decode::abi::{DecodeCounts, LogDecoder};
 use crate::decode::{self, Ctx, DecodeError, Decoded};
 use crate::fetch::{FetchError, PageDecoder, Pager, Records};
 use crate::plan::{Unit, UnitRange};
-use crate::sink::{UnitWriter, schema_for};
+use crate::sink::UnitWriter;
 use crate::spec::HashEncoding;
 use crate::state::{CommittedFile, STATE_VERSION, TailBlock, UnitState};
 use std::sync::Arc;
@@ -158,6 +158,8 @@ struct UnitRun<'a> {
     st: UnitState,
     /// One per table the export writes.
     writers: Vec<UnitWriter>,
+    /// The schema of each writer's table.
+    tables: Vec<arrow_schema::SchemaRef>,
     pending: Pending,
     pages: u64,
     /// What the unit counts for in its export's progress while in flight.
@@ -192,19 +194,14 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         st.cursor.clone(),
         decoder,
     );
-    let tables = export.tables();
-    let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
-    let schemas: Vec<_> = schemas
-        .chain(std::iter::repeat_with(|| schema_for(unit.dataset, &spec.output)))
-        .take(tables.len())
-        .collect();
+    let tables = super::publish::unit_tables(shared, unit);
     let share = spec.output.memory_budget / units_in_flight(spec) / tables.len().max(1);
     let prefix = shared.state.file_prefix(&unit.id);
     let writers = tables
         .iter()
-        .zip(schemas)
-        .map(|(table, schema)| UnitWriter::new(shared.sink.clone(), table, unit.chain, &prefix, schema, st.next_seq, share))
+        .map(|(table, schema)| UnitWriter::new(shared.sink.clone(), table, unit.chain, &prefix, schema.clone(), st.next_seq, share))
         .collect();
+    let tables = tables.into_iter().map(|(_, schema)| schema).collect();
     let mut run = UnitRun {
         shared,
         unit,
@@ -215,6 +212,7 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         },
         st,
         writers,
+        tables,
         pages: 0,
         credit: 0,
     };
@@ -301,8 +299,11 @@ impl UnitRun<'_> {
             return Ok(());
         }
         let mut files = Vec::new();
-        for w in &mut self.writers {
-            files.extend(w.finish().await?);
+        let mut by_table = Vec::new();
+        for (w, schema) in self.writers.iter_mut().zip(&self.tables) {
+            let written = w.finish().await?;
+            files.extend(written.iter().cloned());
+            by_table.push((w.table().to_string(), schema.clone(), written));
         }
         if !files.is_empty() {
             crate::util::failpoint::hit("after-file-write");
@@ -326,6 +327,13 @@ impl UnitRun<'_> {
         st.done = done;
         st.updated_at = chrono::Utc::now().to_rfc3339();
         self.shared.state.save_unit(st).await?;
+        if self.shared.sink.delta().is_some() {
+            super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
+            if done {
+                st.published = true;
+                self.shared.state.save_unit(st).await?;
+            }
+        }
         let rows = self.pending.rows;
         let counts = self.pending.counts;
         let elapsed = self.shared.started.elapsed().as_secs_f64();

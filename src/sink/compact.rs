@@ -183,7 +183,11 @@ impl Out<'_> {
     async fn roll(&mut self) -> Result<(), SinkError> {
         if let Some(f) = self.open.take() {
             let rows = f.rows;
-            let (hidden, checksum) = f.close().await?;
+            let super::open_file::Closed {
+                rel: hidden,
+                checksum,
+                footer,
+            } = f.close().await?;
             let bytes = make_durable(self.sink, &hidden).await?;
             let rel = (self.name_of)(self.done.len() as u64);
             self.done.push(WrittenFile {
@@ -191,6 +195,7 @@ impl Out<'_> {
                 rows,
                 bytes,
                 checksum,
+                footer: Some(footer),
             });
         }
         Ok(())

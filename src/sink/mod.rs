@@ -34,6 +34,7 @@
 
 mod clusters;
 mod compact;
+pub mod delta;
 mod encoding;
 mod layout;
 mod merge;
@@ -110,6 +111,8 @@ pub struct Sink {
     storage: Arc<Storage>,
     props: WriterProperties,
     partition_by: Vec<String>,
+    /// The `delta` format's tables; `None` in the `parquet` format.
+    delta: Option<delta::DeltaTables>,
 }
 
 impl From<OpenError> for SinkError {
@@ -129,6 +132,9 @@ pub struct WrittenFile {
     pub bytes: u64,
     /// The checksum of its bytes ([`crate::storage::checksum`]), computed as they were written.
     pub checksum: String,
+    /// Its footer, when this process wrote it (the `delta` format takes
+    /// the file's statistics from it).
+    pub footer: Option<Arc<parquet::file::metadata::ParquetMetaData>>,
 }
 
 impl Sink {
@@ -153,7 +159,14 @@ impl Sink {
             storage: Arc::new(storage),
             props: encoding::writer_properties(output)?,
             partition_by: output.partition_by.clone(),
+            delta: (output.format == crate::spec::OutputFormat::Delta)
+                .then(|| delta::DeltaTables::new(crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL, output.bloom_filters.clone())),
         })
+    }
+
+    /// The output's Delta tables, in the `delta` format.
+    pub fn delta(&self) -> Option<&delta::DeltaTables> {
+        self.delta.as_ref()
     }
 
     /// The output's storage: every read and write of files and documents.

@@ -14,6 +14,7 @@ use object_store::buffered::BufWriter;
 use parquet::arrow::ArrowWriter;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::writer::SerializedFileWriter;
+use std::sync::Arc;
 
 /// How a file's row groups are made.
 enum Encoder {
@@ -160,24 +161,32 @@ impl OpenFile {
     /// leaves nothing visible (the single PUT, or the multipart
     /// completion, did not happen); before it, a failure aborts the upload.
     /// Returns the file's name and the checksum of its bytes.
-    pub(super) async fn close(mut self) -> Result<(String, String), SinkError> {
+    pub(super) async fn close(mut self) -> Result<Closed, SinkError> {
         let encoded = async {
             let finished = match &mut self.encoder {
-                Encoder::Arrow(w) => w.finish().map(|_| ()),
-                Encoder::Copied(w) => w.finish().map(|_| ()),
+                Encoder::Arrow(w) => w.finish(),
+                Encoder::Copied(w) => w.finish(),
             };
-            finished.map_err(|e| self.error(e))?;
-            self.drain().await
+            let footer = finished.map_err(|e| self.error(e))?;
+            self.drain().await?;
+            Ok(footer)
         }
         .await;
-        if let Err(e) = encoded {
-            self.abort().await;
-            return Err(e);
-        }
+        let footer = match encoded {
+            Ok(f) => f,
+            Err(e) => {
+                self.abort().await;
+                return Err(e);
+            }
+        };
         use tokio::io::AsyncWriteExt;
         // Not aborted on failure: a `BufWriter` cannot be aborted once shut down.
         self.out.shutdown().await.map_err(|e| self.error(e))?;
-        Ok((self.rel, self.sum.value()))
+        Ok(Closed {
+            rel: self.rel,
+            checksum: self.sum.value(),
+            footer: Arc::new(footer),
+        })
     }
 
     /// Drops the upload: nothing appears under the file's name. Failing to
@@ -188,6 +197,16 @@ impl OpenFile {
             tracing::warn!("abandoning the upload of {}: {e}", self.rel);
         }
     }
+}
+
+/// A completed file.
+pub(super) struct Closed {
+    /// Its name, relative to the output root.
+    pub(super) rel: String,
+    /// The checksum of its bytes.
+    pub(super) checksum: String,
+    /// Its footer: row groups and their statistics.
+    pub(super) footer: Arc<parquet::file::metadata::ParquetMetaData>,
 }
 
 /// A file's row groups are either encoded or copied, never both.

@@ -35,6 +35,8 @@ pub(crate) fn output(uri: &str) -> Output {
         endpoint: None,
         region: None,
         allow_http: None,
+        format: crate::spec::OutputFormat::Parquet,
+        delta_retention: std::time::Duration::from_secs(7 * 24 * 3600),
     }
 }
 

@@ -86,6 +86,11 @@ impl UnitWriter {
         }
     }
 
+    /// The table's directory under the output.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
     /// Rows in the largest open file (to roll files by size).
     pub fn max_open_rows(&self) -> u64 {
         self.open.values().map(|f| f.rows).max().unwrap_or(0)
@@ -250,13 +255,14 @@ impl UnitWriter {
 /// Completes open file `f` and makes it durable.
 async fn complete(sink: &Sink, f: OpenFile) -> Result<WrittenFile, SinkError> {
     let rows = f.rows;
-    let (rel, checksum) = f.close().await?;
+    let super::open_file::Closed { rel, checksum, footer } = f.close().await?;
     let bytes = make_durable(sink, &rel).await?;
     Ok(WrittenFile {
         rel,
         rows,
         bytes,
         checksum,
+        footer: Some(footer),
     })
 }
 

@@ -37,6 +37,13 @@ pub const COMMIT_PAGES: usize = 25;
 /// MiB of encoded-but-unflushed row groups the whole job may hold
 /// (`output.memory_budget_mb`).
 pub const MEMORY_BUDGET_MB: usize = 64;
+/// Seconds a file removed from a Delta table stays on storage before
+/// `vacuum` deletes it (`output.delta_retention`): 7 days, Delta's own
+/// default, so readers and time travel within a week keep working.
+pub const DELTA_RETENTION_SECS: i64 = 7 * 24 * 3600;
+/// Commits between Delta log checkpoints (`delta.checkpointInterval`):
+/// the protocol's default.
+pub const DELTA_CHECKPOINT_INTERVAL: u64 = 100;
 /// MiB of a compacted file (`output.target_file_mb`): large enough that
 /// engines pay little per file, small enough that a scan splits across
 /// cores and a failed upload costs little to redo.

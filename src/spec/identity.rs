@@ -163,7 +163,21 @@ fn output_identity(o: &Output) -> BTreeMap<String, Value> {
     let mut k = BTreeMap::new();
     k.insert("partition_by".into(), json!(o.partition_by));
     k.insert("hash_encoding".into(), json!(o.hash_encoding));
+    // Only when not the default, so parquet jobs started before the key
+    // existed keep their identity (an absent `format` reads as parquet).
+    if o.format != super::OutputFormat::Parquet {
+        k.insert("format".into(), json!(o.format.name()));
+    }
     k
+}
+
+/// `key` of an output identity; an absent `format` is parquet.
+fn output_key<'a>(output: &'a BTreeMap<String, Value>, key: &str) -> std::borrow::Cow<'a, Value> {
+    match output.get(key) {
+        Some(v) => std::borrow::Cow::Borrowed(v),
+        None if key == "format" => std::borrow::Cow::Owned(json!("parquet")),
+        None => std::borrow::Cow::Owned(Value::Null),
+    }
 }
 
 impl JobIdentity {
@@ -187,10 +201,11 @@ impl JobIdentity {
     /// chains added).
     pub fn changes(&self, now: &JobIdentity) -> Vec<String> {
         let mut out = Vec::new();
-        for (key, was) in &self.output {
-            let is = now.output.get(key).unwrap_or(&Value::Null);
+        let keys: std::collections::BTreeSet<&String> = self.output.keys().chain(now.output.keys()).collect();
+        for key in keys {
+            let (was, is) = (output_key(&self.output, key), output_key(&now.output, key));
             if was != is {
-                out.push(format!("output.{key}: was {}, now {}", show(was), show(is)));
+                out.push(format!("output.{key}: was {}, now {}", show(&was), show(&is)));
             }
         }
         for (i, was) in self.exports.iter().enumerate() {

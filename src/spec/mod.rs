@@ -35,7 +35,7 @@ use crate::vocab::Dataset;
 pub use decoding::{DecodedTable, Decoding, U256Columns};
 pub use error::{SpecError, SpecErrors};
 pub use identity::{ExportIdentity, JobIdentity};
-pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, Selection, Source, Spec};
+pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, OutputFormat, Selection, Source, Spec};
 pub use sim_options::SimOptions;
 
 use raw::RawSpec;

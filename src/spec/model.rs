@@ -67,6 +67,27 @@ pub enum HashEncoding {
     Binary,
 }
 
+/// How the output's files become visible to readers (`output.format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    /// A hive-partitioned folder of Parquet files.
+    #[default]
+    Parquet,
+    /// A Delta Lake table per dataset and decoded table (`storage::delta`).
+    Delta,
+}
+
+impl OutputFormat {
+    /// The name a spec uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Parquet => "parquet",
+            OutputFormat::Delta => "delta",
+        }
+    }
+}
+
 /// `[output]`, validated.
 #[derive(Debug, Clone, Serialize)]
 pub struct Output {
@@ -111,6 +132,12 @@ pub struct Output {
     /// Allow http S3 endpoints.
     #[serde(skip)]
     pub allow_http: Option<bool>,
+    /// `parquet` (default) or `delta` (`output.format`).
+    pub format: OutputFormat,
+    /// How long files removed from a Delta table stay on storage, so that
+    /// versions within it stay readable (`output.delta_retention`).
+    #[serde(skip)]
+    pub delta_retention: Duration,
 }
 
 /// What one export selects.

@@ -132,6 +132,10 @@ pub(crate) struct RawOutput {
     pub(crate) region: Option<Spanned<String>>,
     /// S3: allow plain-http endpoints (default: `AWS_ALLOW_HTTP`).
     pub(crate) allow_http: Option<Spanned<bool>>,
+    /// `parquet` (default) or `delta`.
+    pub(crate) format: Option<Spanned<String>>,
+    /// Delta: how long removed files stay (default [`super::defaults::DELTA_RETENTION_SECS`]).
+    pub(crate) delta_retention: Option<Spanned<toml::Value>>,
 }
 
 /// One `[[export]]`.

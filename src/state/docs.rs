@@ -142,6 +142,10 @@ pub struct UnitState {
     /// before it was recorded: those are checked by sequence number only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub committed: Vec<CommittedFile>,
+    /// `delta` format: every file of the (done) unit is in its tables'
+    /// logs, so no later run need ask them (`job::publish`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub published: bool,
 }
 
 /// A committed data file, as its checkpoint records it.

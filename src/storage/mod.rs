@@ -51,6 +51,7 @@
 //!   locked by the OS ([`Storage::os_locks`]) and needs no fence.
 
 pub mod checksum;
+pub mod delta;
 pub mod fence;
 mod local;
 mod open;
@@ -182,6 +183,28 @@ impl Storage {
     /// The output URI as configured.
     pub fn uri(&self) -> &str {
         &self.uri
+    }
+
+    /// Where the Delta kernel finds the table at `rel`: its URL, and the
+    /// store whose object paths are that URL's paths. On local disk the
+    /// kernel checks `file://` paths on the file system itself, so the URL
+    /// is the table's absolute directory and the store is rooted at `/`;
+    /// on object stores it is the (fenced) bucket store.
+    pub fn table_location(&self, rel: &str) -> (url::Url, Arc<dyn ObjectStore>) {
+        let rel = rel.trim_matches('/');
+        match &self.local_root {
+            Some(root) => {
+                let dir = root.join(rel);
+                let url = url::Url::from_directory_path(&dir).unwrap_or_else(|()| url::Url::parse("file:///").expect("a valid URL"));
+                (url, Arc::new(object_store::local::LocalFileSystem::new()))
+            }
+            None => {
+                let bucket = self.uri.strip_prefix("s3://").and_then(|r| r.split('/').next()).unwrap_or_default();
+                let url = url::Url::parse(&format!("s3://{bucket}/{}/", self.path(rel)))
+                    .unwrap_or_else(|_| url::Url::parse("s3://invalid/").expect("a valid URL"));
+                (url, self.store.clone())
+            }
+        }
     }
 
     /// Object path of `rel` (relative to the output root).

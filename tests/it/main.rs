@@ -12,6 +12,8 @@ mod compact;
 mod compact_seams;
 /// Decoded events: typed tables from signatures, ABIs and presets, values exact.
 mod decoded;
+/// Delta Lake output: every reader reads the parquet export's rows, every version exact.
+mod delta;
 /// The docs: spec examples validate, relative links resolve.
 mod docs;
 /// `chainetl run` end to end: every dataset's rows equal the simulator's, row by row.

@@ -64,6 +64,8 @@ fn output(uri: &str) -> Output {
         endpoint: None,
         region: None,
         allow_http: None,
+        format: chainetl::spec::OutputFormat::Parquet,
+        delta_retention: std::time::Duration::from_secs(7 * 24 * 3600),
     }
 }
 

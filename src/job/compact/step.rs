@@ -11,6 +11,9 @@ use crate::state::StateStore;
 /// finished partition of the job, whatever `output.compact` says. Holds the
 /// whole job's lease. None when the job has not run yet.
 pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<CompactSummary>, RunError> {
+    if spec.output.format == crate::spec::OutputFormat::Delta {
+        return Err(RunError::NotForDelta("chainetl compact"));
+    }
     let sink = std::sync::Arc::new(Sink::open(&spec.output)?);
     let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &crate::state::lease::scope(None)).await?;
     let result = async {

@@ -119,6 +119,8 @@ const OUTPUT: &[Key] = &[
     opt("endpoint", Kind::Str),
     opt("region", Kind::Str),
     opt("allow_http", Kind::Bool),
+    opt("format", Kind::Str),
+    opt("delta_retention", Kind::Duration),
 ];
 
 const EXPORT: &[Key] = &[

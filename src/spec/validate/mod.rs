@@ -69,7 +69,8 @@ impl<'a> Validator<'a> {
             self.name(n.span(), &name);
         }
         let source = self.source(&raw.source.map(Spanned::into_inner).unwrap_or_default());
-        let output = self.output(&raw.output.map(Spanned::into_inner).unwrap_or_default());
+        let raw_output = raw.output.map(Spanned::into_inner).unwrap_or_default();
+        let output = self.output(&raw_output);
         if raw.export.is_empty() {
             self.err(0..0, "export", "the spec has no [[export]] table: add at least one");
         }
@@ -83,6 +84,19 @@ impl<'a> Validator<'a> {
         }
         self.overlaps(&raw.export, &exports);
         self.shared_tables(&raw.export, &exports);
+        if output.format == crate::spec::OutputFormat::Delta
+            && let Some((i, _)) = exports.iter().enumerate().find(|(_, e)| e.incremental.is_some())
+            && let Some(f) = raw_output.format.as_ref()
+        {
+            // A reorg repair of a Delta table must swap the old branch's
+            // files for the new one's in one commit; until it does,
+            // incremental exports write parquet.
+            self.err(
+                f.span(),
+                "output.format",
+                format!("export[{i}] is incremental: incremental exports (and --follow) are not available for delta outputs yet; use format = \"parquet\" for this job"),
+            );
+        }
         Spec {
             file: self.file.into(),
             name,

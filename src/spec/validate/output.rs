@@ -3,7 +3,7 @@
 
 use super::Validator;
 use crate::spec::raw::RawOutput;
-use crate::spec::{Compression, HashEncoding, Output, defaults};
+use crate::spec::{Compression, HashEncoding, Output, OutputFormat, defaults};
 use std::time::Duration;
 
 impl Validator<'_> {
@@ -44,6 +44,8 @@ impl Validator<'_> {
             defaults::TARGET_FILE_MB as i64,
         );
         let bloom_filters = self.bloom_filters(o);
+        let format = self.format(o);
+        let delta_retention = self.duration(&o.delta_retention, "output.delta_retention", defaults::DELTA_RETENTION_SECS);
         Output {
             uri,
             partition_by,
@@ -61,6 +63,8 @@ impl Validator<'_> {
             endpoint: o.endpoint.as_ref().map(|e| e.get_ref().clone()),
             region: o.region.as_ref().map(|e| e.get_ref().clone()),
             allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),
+            format,
+            delta_retention: Duration::from_secs(delta_retention as u64),
         }
     }
 
@@ -165,6 +169,24 @@ impl Validator<'_> {
                     );
                 }
                 Compression::Zstd(level)
+            }
+        }
+    }
+
+    /// `output.format`.
+    fn format(&mut self, o: &RawOutput) -> OutputFormat {
+        match o.format.as_ref().map(|c| c.get_ref().as_str()) {
+            None | Some("parquet") => OutputFormat::Parquet,
+            Some("delta") => OutputFormat::Delta,
+            Some(other) => {
+                if let Some(c) = &o.format {
+                    self.err(
+                        c.span(),
+                        "output.format",
+                        format!("`{}`: expected parquet or delta", super::short(other)),
+                    );
+                }
+                OutputFormat::Parquet
             }
         }
     }

@@ -1,0 +1,187 @@
+//! The `delta` format's step after a unit's checkpoint: publishing the
+//! files the checkpoint counts to the tables' logs.
+//!
+//! # Order, and why nothing is added twice
+//!
+//! A unit's commit makes its files durable, then writes its checkpoint
+//! (the cursor after them, the files, `next_seq`), then publishes: one
+//! Delta commit per table, adding the files with the transaction
+//! identifier `(chainetl-<job>-<unit>, next_seq)`. So:
+//!
+//! - a crash before the checkpoint leaves files no checkpoint counts:
+//!   orphans, never in a log (removed by the next run like in `parquet`);
+//! - a crash between the checkpoint and the Delta commit leaves files the
+//!   checkpoint counts that the log lacks: the next run publishes them
+//!   ([`reconcile`]) — the files of the unit's checkpoint with a sequence
+//!   at or above the version the log has for the unit, in a commit that
+//!   records `next_seq`;
+//! - a crash after the Delta commit: the log's version for the unit is
+//!   `next_seq`, so nothing is left to publish.
+//!
+//! Whatever the checkpoint says, the log decides: every publication is a
+//! commit conditional on the unit's version in the log (checked again on
+//! every retry after a conflict), so two processes publishing the same
+//! files add them once.
+//!
+//! A unit's last publication (it is done) is followed by a checkpoint
+//! marked `published`, so later runs look only at units not so marked —
+//! at most the units in flight when a run died.
+
+use super::error::{RunError, UnitError};
+use super::setup::Shared;
+use crate::plan::Unit;
+use crate::sink::delta::Publication;
+use crate::sink::{SinkError, WrittenFile, schema_for};
+use crate::state::UnitState;
+use arrow_schema::SchemaRef;
+
+/// Each table a unit writes, and its schema (the table's, partition
+/// columns included), in the order of its writers.
+pub(crate) fn unit_tables(shared: &Shared, unit: &Unit) -> Vec<(String, SchemaRef)> {
+    let spec = &shared.spec;
+    let Some(export) = spec.exports.get(unit.export) else {
+        return Vec::new();
+    };
+    let tables = export.tables();
+    let logs = shared.decoders.get(unit.export).cloned().flatten();
+    let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
+    let schemas = schemas.chain(std::iter::repeat_with(|| schema_for(unit.dataset, &spec.output)));
+    tables.into_iter().zip(schemas).collect()
+}
+
+/// The application id of `unit`'s transactions.
+fn app_id(shared: &Shared, unit: &str) -> String {
+    format!("chainetl-{}", shared.state.file_prefix(unit))
+}
+
+/// Publishes the files of one commit of `unit` (grouped by table: the
+/// writers' tables, schemas and files) with version `next_seq`.
+pub(crate) async fn publish(
+    shared: &Shared,
+    unit: &str,
+    next_seq: u64,
+    written: Vec<(String, SchemaRef, Vec<WrittenFile>)>,
+) -> Result<(), UnitError> {
+    let Some(delta) = shared.sink.delta() else {
+        return Ok(());
+    };
+    let mut publications = Vec::new();
+    for (table, schema, files) in written {
+        if files.is_empty() {
+            continue;
+        }
+        let (file_schema, _) = shared.sink.file_columns(&schema);
+        let adds = files
+            .iter()
+            .map(|f| delta.add_of(&table, &file_schema, f))
+            .collect::<Result<Vec<_>, SinkError>>()?;
+        publications.push(Publication {
+            table,
+            schema,
+            files: adds,
+            txn: (app_id(shared, unit), next_seq as i64),
+            may_be_in: false,
+        });
+    }
+    crate::util::failpoint::hit("before-delta-commit");
+    let results = futures::future::join_all(publications.into_iter().map(|p| delta.publish(&shared.sink, p))).await;
+    for r in results {
+        r?;
+    }
+    crate::util::failpoint::hit("after-delta-commit");
+    Ok(())
+}
+
+/// Publishes what `st`'s checkpoint counts that `unit`'s tables' logs
+/// lack (a run died between the two); marks a done unit published.
+pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) -> Result<(), RunError> {
+    let Some(delta) = shared.sink.delta() else {
+        return Ok(());
+    };
+    if st.published || st.committed.is_empty() {
+        return Ok(());
+    }
+    let app = app_id(shared, &unit.id);
+    let prefix = shared.state.file_prefix(&unit.id);
+    let mut added = 0;
+    for (table, schema) in unit_tables(shared, unit) {
+        let dir = format!("{table}/");
+        let files: Vec<_> = st.committed.iter().filter(|f| f.path.starts_with(&dir)).collect();
+        if files.is_empty() {
+            continue;
+        }
+        let t = delta.table(&shared.sink, &table);
+        let in_log = if t.exists(shared.sink.storage()).await.map_err(|e| log_error(&table, e))? {
+            let (t, a) = (t.clone(), app.clone());
+            tokio::task::spawn_blocking(move || t.app_version(&a))
+                .await
+                .map_err(|e| SinkError::Write {
+                    path: table.clone(),
+                    source: format!("reading the log: {e}").into(),
+                })?
+                .map_err(|e| log_error(&table, e))?
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let (file_schema, _) = shared.sink.file_columns(&schema);
+        let mut adds = Vec::new();
+        for f in files {
+            if seq_of(&f.path, &prefix).is_some_and(|s| (s as i64) < in_log) {
+                continue;
+            }
+            adds.push(
+                delta
+                    .add_from_storage(&shared.sink, &table, &file_schema, &f.path, f.bytes, f.rows)
+                    .await?,
+            );
+        }
+        if adds.is_empty() {
+            continue;
+        }
+        added += adds.len();
+        delta
+            .publish(
+                &shared.sink,
+                Publication {
+                    table,
+                    schema,
+                    files: adds,
+                    txn: (app.clone(), st.next_seq as i64),
+                    may_be_in: true,
+                },
+            )
+            .await?;
+    }
+    if added > 0 {
+        tracing::info!(unit = %unit.id, files = added, "published files an interrupted run had checkpointed but not yet added to the Delta log");
+    }
+    if st.done {
+        st.published = true;
+        shared.state.save_unit(st).await?;
+    }
+    Ok(())
+}
+
+fn log_error(table: &str, e: crate::storage::delta::DeltaError) -> SinkError {
+    SinkError::Write {
+        path: table.into(),
+        source: Box::new(e),
+    }
+}
+
+/// The sequence of file `path` of the unit whose files are named
+/// `<prefix>-<seq>.parquet`.
+fn seq_of(path: &str, prefix: &str) -> Option<u64> {
+    let name = path.rsplit('/').next()?;
+    name.strip_prefix(prefix)?.strip_prefix('-')?.strip_suffix(".parquet")?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_files_sequence_is_read_from_its_name() {
+        assert_eq!(super::seq_of("events/chain=base/j-e0-u1-000012.parquet", "j-e0-u1"), Some(12));
+        assert_eq!(super::seq_of("events/chain=base/other-000012.parquet", "j-e0-u1"), None);
+    }
+}

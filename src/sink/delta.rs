@@ -1,0 +1,416 @@
+//! The `delta` output format: how the files a job writes join the output's
+//! Delta tables ([`crate::storage::delta`]).
+//!
+//! # Tables
+//!
+//! Each dataset and decoded table is a table in the folder it has in the
+//! `parquet` format (`<uri>/<table>/`). A table is created by the first
+//! file published to it: its schema is the writer's Arrow schema plus the
+//! partition columns the file's path names that the schema lacks (`date`,
+//! typed `date`); its partition columns are the path's hive keys in order
+//! (`chain`, then `date` where the dataset has one). A table that exists
+//! must agree (same partition columns, same columns and types): another
+//! job sharing the output with another `partition_by` or `hash_encoding`
+//! is refused, with both layouts in the message.
+//!
+//! # Grouped commits
+//!
+//! One [`Committer`] per table in a process: units hand it their files
+//! ([`DeltaTables::publish`]) and wait; whoever takes the table's turn
+//! commits everything queued by then in one Delta commit, with one `txn`
+//! per unit. So many units finishing together make one commit, not a race
+//! on `_delta_log/<version>.json`; other processes on the same table
+//! (shards, jobs sharing the output) are met by the kernel's conflict
+//! check, and the commit is retried on the newer version.
+//!
+//! # Statistics
+//!
+//! Each `add` carries `numRecords` and, for the table's key and lookup
+//! (bloom filter) columns and `block_timestamp`, min, max and null count —
+//! taken from the file's Parquet footer (row group statistics), so a file
+//! published again after a crash gets the same statistics as the first
+//! time without being read whole.
+
+use super::reader::StoreReader;
+use super::{Sink, SinkError, WrittenFile};
+use crate::storage::delta::{AddFile, Change, ColumnStats, DeltaError, Part, Table};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use parquet::arrow::async_reader::AsyncFileReader;
+use parquet::file::metadata::ParquetMetaData;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Attempts at one commit while other writers keep landing theirs first.
+const COMMIT_ATTEMPTS: u32 = 100;
+
+/// The output's Delta tables, one committer each.
+#[derive(Debug)]
+pub struct DeltaTables {
+    checkpoint_interval: u64,
+    /// Columns with statistics where a table has them, besides its key.
+    stats_columns: Vec<String>,
+    tables: Mutex<HashMap<String, Arc<Committer>>>,
+}
+
+/// One table's committer: what units queued, and whose turn it is.
+#[derive(Debug)]
+struct Committer {
+    table: Arc<Table>,
+    queue: Mutex<Vec<Queued>>,
+    /// Held while a commit is in flight; `true` once the table is known
+    /// to exist with this writer's layout.
+    turn: tokio::sync::Mutex<bool>,
+}
+
+#[derive(Debug)]
+struct Queued {
+    adds: Vec<AddFile>,
+    txn: (String, i64),
+    may_be_in: bool,
+    done: tokio::sync::oneshot::Sender<Result<u64, Arc<DeltaError>>>,
+}
+
+/// A unit's files for one table, ready to publish.
+#[derive(Debug)]
+pub struct Publication {
+    /// The table's folder under the output (`events`, a decoded table).
+    pub table: String,
+    /// The writer's schema (the table's, but partition columns it lacks).
+    pub schema: SchemaRef,
+    /// The files, their paths relative to the output root.
+    pub files: Vec<AddFile>,
+    /// Transaction identifier: application id and version.
+    pub txn: (String, i64),
+    /// Published again after a crash: the log may hold it already.
+    pub may_be_in: bool,
+}
+
+impl DeltaTables {
+    pub(super) fn new(checkpoint_interval: u64, stats_columns: Vec<String>) -> DeltaTables {
+        DeltaTables {
+            checkpoint_interval,
+            stats_columns,
+            tables: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn committer(&self, sink: &Sink, table: &str) -> Arc<Committer> {
+        let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
+        tables
+            .entry(table.to_string())
+            .or_insert_with(|| {
+                Arc::new(Committer {
+                    table: Arc::new(Table::new(sink.storage(), table, self.checkpoint_interval)),
+                    queue: Mutex::new(Vec::new()),
+                    turn: tokio::sync::Mutex::new(false),
+                })
+            })
+            .clone()
+    }
+
+    /// The table at `table`, for reading its log.
+    pub fn table(&self, sink: &Sink, table: &str) -> Arc<Table> {
+        self.committer(sink, table).table.clone()
+    }
+
+    /// The `add` of written file `f` of `table` with `schema`.
+    pub fn add_of(&self, table: &str, schema: &Schema, f: &WrittenFile) -> Result<AddFile, SinkError> {
+        let footer = f.footer.as_deref().ok_or_else(|| SinkError::Write {
+            path: f.rel.clone(),
+            source: "no footer to take statistics from".into(),
+        })?;
+        self.add(table, schema, &f.rel, f.bytes, f.rows, footer)
+    }
+
+    /// The `add` of committed file `rel` (`bytes` long, `rows` rows) of
+    /// `table`, its statistics read from its footer in storage.
+    pub async fn add_from_storage(
+        &self,
+        sink: &Sink,
+        table: &str,
+        schema: &Schema,
+        rel: &str,
+        bytes: u64,
+        rows: u64,
+    ) -> Result<AddFile, SinkError> {
+        let storage = sink.storage();
+        let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
+        let footer = reader.get_metadata(None).await.map_err(|e| SinkError::Read {
+            path: rel.into(),
+            source: Box::new(e),
+        })?;
+        self.add(table, schema, rel, bytes, rows, &footer)
+    }
+
+    fn add(&self, table: &str, schema: &Schema, rel: &str, bytes: u64, rows: u64, footer: &ParquetMetaData) -> Result<AddFile, SinkError> {
+        let path = rel
+            .strip_prefix(table)
+            .and_then(|p| p.strip_prefix('/'))
+            .ok_or_else(|| SinkError::Write {
+                path: rel.into(),
+                source: format!("not a file of table {table}").into(),
+            })?;
+        Ok(AddFile {
+            path: path.to_string(),
+            partition_values: partition_values(path),
+            size: bytes,
+            rows,
+            modification_time: chrono::Utc::now().timestamp_millis(),
+            stats: self.stats(schema, footer).map_err(|e| SinkError::Read {
+                path: rel.into(),
+                source: e.into(),
+            })?,
+        })
+    }
+
+    /// Min, max and null count of the statistics columns `schema` has,
+    /// over every row group of `footer`.
+    fn stats(&self, schema: &Schema, footer: &ParquetMetaData) -> Result<Vec<ColumnStats>, String> {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let mut wanted: Vec<&str> = crate::decode::natural_key(&names);
+        for c in self.stats_columns.iter().map(String::as_str).chain(["block_timestamp"]) {
+            if names.contains(&c) && !wanted.contains(&c) {
+                wanted.push(c);
+            }
+        }
+        let groups = footer.row_groups();
+        let mut out = Vec::new();
+        for name in wanted {
+            let Ok(field) = schema.field_with_name(name) else { continue };
+            if !has_bounds(field.data_type()) {
+                continue;
+            }
+            let conv =
+                StatisticsConverter::try_new(name, schema, footer.file_metadata().schema_descr()).map_err(|e| format!("{name}: {e}"))?;
+            let mins = conv.row_group_mins(groups).map_err(|e| format!("{name}: {e}"))?;
+            let maxes = conv.row_group_maxes(groups).map_err(|e| format!("{name}: {e}"))?;
+            let nulls = conv.row_group_null_counts(groups).map_err(|e| format!("{name}: {e}"))?;
+            let Some(nulls) = (0..nulls.len())
+                .map(|i| nulls.is_valid(i).then(|| nulls.value(i)))
+                .sum::<Option<u64>>()
+            else {
+                continue;
+            };
+            let (Some(min), Some(max)) = (extreme(&mins, true)?, extreme(&maxes, false)?) else {
+                // A row group without a bound: no bound for the file.
+                continue;
+            };
+            out.push(ColumnStats {
+                name: name.to_string(),
+                min,
+                max,
+                nulls,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Makes `p`'s files part of its table in a commit that records
+    /// `p.txn`; waits for that commit (queued with other units' files of
+    /// the same table). Creates the table on first use. Returns the
+    /// version committed.
+    pub async fn publish(&self, sink: &Sink, p: Publication) -> Result<u64, SinkError> {
+        let committer = self.committer(sink, &p.table);
+        let (done, result) = tokio::sync::oneshot::channel();
+        let layout = p
+            .files
+            .first()
+            .map(|f| f.partition_values.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
+        committer.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Queued {
+            adds: p.files,
+            txn: p.txn,
+            may_be_in: p.may_be_in,
+            done,
+        });
+        let mut ready = committer.turn.lock().await;
+        let queued = std::mem::take(&mut *committer.queue.lock().unwrap_or_else(|e| e.into_inner()));
+        if !queued.is_empty() {
+            let outcome = match (*ready, layout) {
+                (false, Some(partitions)) => prepare(sink, &committer.table, &p.schema, &partitions).await,
+                _ => Ok(()),
+            };
+            match outcome {
+                Ok(()) => {
+                    *ready = true;
+                    let change = Change {
+                        parts: queued
+                            .iter()
+                            .map(|q| Part {
+                                adds: q.adds.clone(),
+                                txn: Some(q.txn.clone()),
+                            })
+                            .collect(),
+                        may_be_in: queued.iter().any(|q| q.may_be_in),
+                        ..Change::default()
+                    };
+                    let table = committer.table.clone();
+                    let r = tokio::task::spawn_blocking(move || table.commit(&change, COMMIT_ATTEMPTS))
+                        .await
+                        .unwrap_or_else(|e| {
+                            Err(DeltaError::Refused {
+                                table: String::new(),
+                                message: format!("the commit's thread failed: {e}"),
+                            })
+                        })
+                        .map_err(Arc::new);
+                    for q in queued {
+                        let _ = q.done.send(r.clone());
+                    }
+                }
+                Err(e) => {
+                    let e = Arc::new(e);
+                    for q in queued {
+                        let _ = q.done.send(Err(e.clone()));
+                    }
+                }
+            }
+        }
+        drop(ready);
+        match result.await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(delta_error(e)),
+            Err(_) => Err(SinkError::Write {
+                path: p.table,
+                source: "the commit was dropped".into(),
+            }),
+        }
+    }
+}
+
+/// A committed-or-not error of the log as the write stage's.
+fn delta_error(e: Arc<DeltaError>) -> SinkError {
+    match e.as_ref() {
+        DeltaError::Refused { table, message } if message.starts_with("layout:") => SinkError::Config {
+            uri: table.clone(),
+            message: message.trim_start_matches("layout:").trim().to_string(),
+            source: None,
+        },
+        _ => SinkError::Write {
+            path: String::new(),
+            source: Box::new(ArcError(e)),
+        },
+    }
+}
+
+#[derive(Debug)]
+struct ArcError(Arc<DeltaError>);
+
+impl std::fmt::Display for ArcError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ArcError {}
+
+/// Creates `table` with `schema` and `partitions` unless it exists, and
+/// checks that one that exists has this layout.
+async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &[String]) -> Result<(), DeltaError> {
+    let full = table_schema(schema, partitions);
+    if table.create_if_absent(sink.storage(), &full, partitions).await? {
+        return Ok(());
+    }
+    let t = table.clone();
+    let have = tokio::task::spawn_blocking(move || t.layout())
+        .await
+        .map_err(|e| DeltaError::Refused {
+            table: table.rel().to_string(),
+            message: format!("reading the table's layout: {e}"),
+        })??;
+    let want: Vec<String> = full.fields().iter().map(|f| f.name().clone()).collect();
+    if have.partitions != partitions || have.columns != want {
+        return Err(DeltaError::Refused {
+            table: table.rel().to_string(),
+            message: format!(
+                "layout: the Delta table at {} is partitioned by [{}] with columns [{}]; this job writes [{}] with [{}] (another job sharing the output with another output.partition_by or dataset?)",
+                table.rel(),
+                have.partitions.join(", "),
+                have.columns.join(", "),
+                partitions.join(", "),
+                want.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The table's schema: the writer's, plus partition columns it lacks
+/// (`date`, typed date; any other as a string).
+pub fn table_schema(schema: &Schema, partitions: &[String]) -> Schema {
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for p in partitions {
+        if schema.field_with_name(p).is_err() {
+            let t = if p == "date" { DataType::Date32 } else { DataType::Utf8 };
+            fields.push(Field::new(p, t, false));
+        }
+    }
+    Schema::new(fields)
+}
+
+/// The hive keys of `path` (relative to its table), in order.
+fn partition_values(path: &str) -> Vec<(String, String)> {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    parts
+        .into_iter()
+        .filter_map(|d| d.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Whether Delta keeps min/max for values of type `t`.
+fn has_bounds(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Utf8 | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Timestamp(_, _) | DataType::Decimal128(_, _)
+    )
+}
+
+/// The smallest (`min`) or largest value of `a` as a one-row array;
+/// `None` when a value is missing (a row group without statistics).
+fn extreme(a: &ArrayRef, min: bool) -> Result<Option<ArrayRef>, String> {
+    if a.is_empty() || a.null_count() > 0 {
+        return Ok(None);
+    }
+    let conv = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(a.data_type().clone())]).map_err(|e| e.to_string())?;
+    let rows = conv.convert_columns(std::slice::from_ref(a)).map_err(|e| e.to_string())?;
+    let mut best = 0;
+    for i in 1..rows.num_rows() {
+        let better = if min {
+            rows.row(i) < rows.row(best)
+        } else {
+            rows.row(i) > rows.row(best)
+        };
+        if better {
+            best = i;
+        }
+    }
+    Ok(Some(a.slice(best, 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_values_are_the_paths_hive_keys_in_order() {
+        assert_eq!(
+            partition_values("chain=base/date=2024-01-02/j-u-000001.parquet"),
+            [
+                ("chain".to_string(), "base".to_string()),
+                ("date".to_string(), "2024-01-02".to_string())
+            ]
+        );
+        assert!(partition_values("x.parquet").is_empty());
+    }
+
+    #[test]
+    fn the_table_schema_adds_a_date_partition_typed_date() {
+        let s = Schema::new(vec![Field::new("chain", DataType::Utf8, false)]);
+        let t = table_schema(&s, &["chain".into(), "date".into()]);
+        assert_eq!(t.field_with_name("date").unwrap().data_type(), &DataType::Date32);
+        assert_eq!(t.fields().len(), 2);
+    }
+}

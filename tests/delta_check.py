@@ -1,0 +1,76 @@
+"""Reads chainetl's Delta tables the way users do, for tests/it/delta.rs.
+
+usage: delta_check.py TABLE_DIR KEY[,KEY…] [PARQUET_DIR]
+
+Prints one JSON document:
+- versions: for every version of the table, its rows and distinct keys
+  (deltalake, time travel);
+- rows: the latest version's rows (deltalake), each a sorted-key JSON
+  string, sorted; with PARQUET_DIR, parquet_rows: the same of the
+  hive-partitioned Parquet folder (pyarrow), over the same columns;
+- polars_rows / duckdb_rows: the latest version's row count as Polars'
+  read_delta and DuckDB (over deltalake's Arrow dataset) see it;
+- types: the Arrow type of every column, as deltalake reads it.
+
+deltalake can abort the interpreter at exit (a thread left running), so
+the script ends with os._exit once its output is flushed.
+"""
+
+import json
+import os
+import sys
+
+
+def rows_of(table, columns):
+    out = []
+    for r in table.select(columns).to_pylist():
+        out.append(json.dumps({k: str(v) for k, v in r.items()}, sort_keys=True))
+    out.sort()
+    return out
+
+
+def main():
+    import deltalake
+    import duckdb
+    import polars as pl
+    import pyarrow.dataset as ds
+
+    path, keys = sys.argv[1], sys.argv[2].split(",")
+    latest = deltalake.DeltaTable(path)
+    versions = []
+    for v in range(latest.version() + 1):
+        t = deltalake.DeltaTable(path, version=v).to_pyarrow_table()
+        n = t.num_rows
+        distinct = len(set(zip(*[t.column(k).to_pylist() for k in keys]))) if n else 0
+        versions.append({"version": v, "rows": n, "distinct": distinct})
+    table = latest.to_pyarrow_table()
+    columns = [f.name for f in table.schema]
+    out = {
+        "versions": versions,
+        "types": {f.name: str(f.type) for f in table.schema},
+        "partitions": latest.metadata().partition_columns,
+        "rows": rows_of(table, columns),
+        "polars_rows": pl.read_delta(path).height,
+    }
+    dataset = latest.to_pyarrow_dataset()
+    out["duckdb_rows"] = duckdb.sql("select count(*) from dataset").fetchall()[0][0]
+    if len(sys.argv) > 3:
+        parquet = ds.dataset(sys.argv[3], format="parquet", partitioning="hive").to_table()
+        for name in columns:
+            if name in parquet.column_names and parquet.schema.field(name).type != table.schema.field(name).type:
+                parquet = parquet.set_column(
+                    parquet.column_names.index(name), name, parquet.column(name).cast(table.schema.field(name).type)
+                )
+        out["parquet_rows"] = rows_of(parquet, [c for c in columns if c in parquet.column_names])
+    print(json.dumps(out))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # noqa: BLE001 - reported to the test as text
+        print(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+        sys.stdout.flush()
+        os._exit(1)
+    os._exit(0)

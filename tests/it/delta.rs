@@ -1,0 +1,255 @@
+//! `output.format = "delta"`: tables every Delta reader reads, with the
+//! rows of the parquet export; every version exactly once through kill -9
+//! and shards.
+
+use crate::common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// What `tests/delta_check.py` says of the table at `table` (natural key
+/// `keys`), compared with the Parquet folder `parquet` if given.
+fn check(table: &Path, keys: &[&str], parquet: Option<&Path>) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/delta_check.py");
+    let mut c = Command::new(python());
+    c.arg(script).arg(table).arg(keys.join(","));
+    if let Some(p) = parquet {
+        c.arg(p);
+    }
+    let out = c.output().expect("python with deltalake (run `make test`, which installs it)");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "delta_check.py on {}: {e}\n{}{}",
+            table.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(doc.get("error").is_none(), "reading {}: {doc}", table.display());
+    doc
+}
+
+/// Every version of a table: no key twice, and (a batch job) no version
+/// with fewer rows than the one before. Returns the last version's rows.
+fn every_version_exact(doc: &serde_json::Value, what: &str) -> u64 {
+    let versions = doc["versions"].as_array().unwrap();
+    let mut before = 0;
+    for v in versions {
+        let (rows, distinct) = (v["rows"].as_u64().unwrap(), v["distinct"].as_u64().unwrap());
+        assert_eq!(rows, distinct, "{what}: version {} holds a key twice: {v}", v["version"]);
+        assert!(
+            rows >= before,
+            "{what}: version {} has fewer rows than the one before: {doc}",
+            v["version"]
+        );
+        before = rows;
+    }
+    before
+}
+
+fn spec(sim: &Sim, out: &Path, format: &str, extra_output: &str) -> String {
+    format!(
+        r#"name = "dj"
+[source]
+base_url = "{url}"
+max_concurrency = 4
+[output]
+uri = "{out}"
+format = "{format}"
+commit_pages = 1
+{extra_output}
+[[export]]
+dataset = "events"
+chains = ["ethereum", "base"]
+window = "20000000..20000299"
+chunk_blocks = 50
+[[export]]
+dataset = "events"
+chains = ["polygon"]
+window = "20000000..20000099"
+decode = true
+signatures = ["event Transfer(address indexed from, address indexed to, uint256 value)", "event Approval(address indexed owner, address indexed spender, uint256 value)"]
+[[export]]
+dataset = "blocks"
+chains = ["ethereum"]
+window = "20000000..20000199"
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["0x28c6c06298d514db089934071355e5743bf21d60"]
+window = "2025-05-20T00:00:00Z..2025-06-01T00:00:00Z"
+[[export]]
+dataset = "tokens"
+chains = ["ethereum"]
+addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48", "0xdac17f958d2ee523a2206206994597c13d831ec7"]
+"#,
+        url = sim.url(),
+        out = out.display(),
+    )
+}
+
+/// The tables under `out` (folders with a Delta log), sorted.
+fn tables(out: &Path) -> Vec<String> {
+    let mut t: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("_delta_log").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    t.sort();
+    t
+}
+
+fn keys_of(table: &str) -> &'static [&'static str] {
+    match table {
+        "blocks" => &["chain", "number"],
+        "portfolio" => &["chain", "wallet_address", "date", "token_address"],
+        "tokens" => &["chain", "address"],
+        _ => &["chain", "block_number", "log_index"],
+    }
+}
+
+#[test]
+fn a_delta_export_reads_back_the_rows_of_the_parquet_export_in_every_reader() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, dl) = (dir.path().join("pq"), dir.path().join("dl"));
+    let o = chainetl(&[
+        "run",
+        &write_spec(dir.path(), "pq.toml", &spec(&sim, &pq, "parquet", "compact = false")),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &write_spec(dir.path(), "dl.toml", &spec(&sim, &dl, "delta", ""))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let names = tables(&dl);
+    assert!(names.len() >= 5, "a table per dataset and decoded table: {names:?}");
+    for want in ["blocks", "events", "portfolio", "tokens"] {
+        assert!(names.iter().any(|n| n == want), "{want} missing: {names:?}");
+    }
+    for t in &names {
+        let doc = check(&dl.join(t), keys_of(t), Some(&pq.join(t)));
+        let rows = every_version_exact(&doc, t);
+        assert!(rows > 0, "{t}: no rows");
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: delta rows differ from the parquet export's");
+        assert_eq!(doc["polars_rows"].as_u64(), Some(rows), "{t}: Polars read_delta");
+        assert_eq!(doc["duckdb_rows"].as_u64(), Some(rows), "{t}: DuckDB over deltalake's dataset");
+        let partitions: Vec<&str> = doc["partitions"].as_array().unwrap().iter().filter_map(|p| p.as_str()).collect();
+        if t == "tokens" {
+            assert_eq!(partitions, ["chain"], "{t}");
+        } else {
+            assert_eq!(partitions, ["chain", "date"], "{t}");
+            assert_eq!(doc["types"]["date"], "date32[day]", "{t}: date typed as a date");
+        }
+    }
+    // A re-run adds nothing: every unit's files are in, and the log says so.
+    let before: Vec<_> = names
+        .iter()
+        .map(|t| check(&dl.join(t), keys_of(t), None)["versions"].as_array().unwrap().len())
+        .collect();
+    let o = chainetl(&["run", &dir.path().join("dl.toml").to_string_lossy()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let after: Vec<_> = names
+        .iter()
+        .map(|t| check(&dl.join(t), keys_of(t), None)["versions"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(before, after, "a re-run of a done job commits nothing");
+}
+
+#[test]
+fn a_delta_export_is_exact_at_every_version_after_kill_9_at_every_point() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, dl) = (dir.path().join("pq"), dir.path().join("dl"));
+    let body = |out: &Path, format: &str| {
+        format!(
+            "name = \"dk\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\npage_size = 200\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n",
+            sim.url(),
+            out.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq, "parquet"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dl_spec = write_spec(dir.path(), "dl.toml", &body(&dl, "delta"));
+    for point in [
+        "after-file-write:2",
+        "during-checkpoint:3",
+        "before-delta-commit:2",
+        "after-delta-commit:3",
+        "before-delta-commit:5",
+    ] {
+        let o = crash_bin(point).args(["run", &dl_spec]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+    }
+    let o = chainetl(&["run", &dl_spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    // The last crash came between a checkpoint and its Delta commit.
+    assert!(text(&o).contains("not yet added to the Delta log"), "{}", text(&o));
+    let doc = check(&dl.join("events"), keys_of("events"), Some(&pq.join("events")));
+    every_version_exact(&doc, "events");
+    assert_eq!(
+        doc["rows"], doc["parquet_rows"],
+        "after the crashes, the last version holds every row once"
+    );
+}
+
+#[test]
+fn three_shards_at_once_then_an_unsharded_run_make_one_exact_table() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, dl) = (dir.path().join("pq"), dir.path().join("dl"));
+    let body = |out: &Path, format: &str| {
+        format!(
+            "name = \"ds\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"20000000..20000599\"\nchunk_blocks = 50\n",
+            sim.url(),
+            out.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq, "parquet"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dl_spec = write_spec(dir.path(), "dl.toml", &body(&dl, "delta"));
+    let shards: Vec<_> = (1..=3)
+        .map(|k| {
+            bin()
+                .args(["run", &dl_spec, "--shard", &format!("{k}/3")])
+                .env_remove("RUST_LOG")
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for s in shards {
+        let o = s.wait_with_output().unwrap();
+        assert!(o.status.success());
+    }
+    let o = chainetl(&["run", &dl_spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = check(&dl.join("events"), keys_of("events"), Some(&pq.join("events")));
+    every_version_exact(&doc, "events");
+    assert_eq!(doc["rows"], doc["parquet_rows"]);
+}
+
+#[test]
+fn delta_specs_are_checked_before_anything_is_written() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let base = |format: &str| {
+        format!(
+            "name = \"dv\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000009\"\n",
+            sim.url(),
+            out.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "ice.toml", &base("iceberg"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("parquet or delta"), "{}", text(&o));
+    assert!(!out.exists(), "nothing written for a bad spec");
+    // A job started as parquet cannot go on as delta, nor the other way.
+    let o = chainetl(&["run", &write_spec(dir.path(), "p.toml", &base("parquet"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &write_spec(dir.path(), "d.toml", &base("delta"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("output.format") && text(&o).contains("--fresh"), "{}", text(&o));
+    assert!(!out.join("blocks/_delta_log").exists());
+}
