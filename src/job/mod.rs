@@ -166,6 +166,14 @@ pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>
     // API key variable here, the output's access by taking the lease.
     let cfg = setup::client_config(&spec)?;
     let sink = Arc::new(Sink::open(&spec.output)?);
+    if sink.delta().is_some() && !sink.storage().creates_conditionally() {
+        return Err(RunError::Environment(format!(
+            "output {}: format = \"delta\" needs a store that creates objects only if absent (each Delta commit is \
+             put-if-absent of its log file), and this one is configured not to (AWS_CONDITIONAL_PUT=disabled); \
+             unset it for AWS S3 and stores that support conditional writes, or use format = \"parquet\"",
+            spec.output.uri
+        )));
+    }
     // A --fresh clears every shard's work: it needs the whole job.
     let scope = crate::state::lease::scope(if opts.fresh { None } else { opts.shard });
     let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &scope).await?;

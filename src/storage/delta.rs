@@ -586,6 +586,29 @@ fn field_of(name: &str, a: &ArrayRef) -> Arc<Field> {
 mod tests {
     use super::*;
 
+    fn output(uri: &str) -> crate::spec::Output {
+        crate::spec::Output {
+            uri: uri.into(),
+            partition_by: vec!["chain".into()],
+            compression: crate::spec::Compression::Zstd(1),
+            row_group_rows: 1000,
+            file_rows: 1000,
+            file_bytes: 1 << 20,
+            commit_interval: std::time::Duration::from_secs(1),
+            commit_pages: 1,
+            hash_encoding: crate::spec::HashEncoding::Hex,
+            memory_budget: 1 << 20,
+            compact: false,
+            target_file_bytes: 1 << 20,
+            bloom_filters: vec![],
+            endpoint: None,
+            region: None,
+            allow_http: None,
+            format: crate::spec::OutputFormat::Delta,
+            delta_retention: std::time::Duration::from_secs(7 * 24 * 3600),
+        }
+    }
+
     /// A one-column Parquet file of `n` rows at `rel`; its size.
     async fn data_file(storage: &Storage, rel: &str, n: i64) -> u64 {
         let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
@@ -618,7 +641,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn commits_add_remove_and_record_transaction_ids_and_checkpoints_follow_the_interval() {
         let dir = tempfile::tempdir().unwrap();
-        let out = crate::sink::tests::output(&dir.path().to_string_lossy());
+        let out = output(&dir.path().to_string_lossy());
         let storage = Arc::new(Storage::open(&out).unwrap());
         let schema = Schema::new(vec![
             Field::new("chain", DataType::Utf8, false),

@@ -136,6 +136,8 @@ pub struct Storage {
     prefix: String,
     /// The directory, when the output is on local disk.
     local_root: Option<PathBuf>,
+    /// Whether the store creates objects only if absent (put-if-absent).
+    creates_conditionally: bool,
     uri: String,
     /// Upload part size: S3 needs at least 5 MiB per part.
     part_bytes: usize,
@@ -183,6 +185,13 @@ impl Storage {
     /// The output URI as configured.
     pub fn uri(&self) -> &str {
         &self.uri
+    }
+
+    /// Whether the store can create an object only if it is absent, which
+    /// a Delta log needs for its commits: local disk and S3 can; an S3
+    /// configured with `AWS_CONDITIONAL_PUT=disabled` says it cannot.
+    pub fn creates_conditionally(&self) -> bool {
+        self.creates_conditionally
     }
 
     /// Where the Delta kernel finds the table at `rel`: its URL, and the

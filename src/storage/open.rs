@@ -20,17 +20,19 @@ impl Storage {
     /// (credentials and endpoint from the standard AWS variables).
     pub fn open(output: &Output) -> Result<Storage, OpenError> {
         let uri = output.uri.as_str();
-        let (store, prefix, local_root) = match uri.strip_prefix("s3://") {
+        let (store, prefix, local_root, conditional) = match uri.strip_prefix("s3://") {
             Some(rest) => {
-                let (store, prefix) = open_s3(output, rest)?;
-                (store, prefix, None)
+                let (store, prefix, conditional) = open_s3(output, rest)?;
+                (store, prefix, None, conditional)
             }
             None => {
                 let (store, dir) = open_local(uri)?;
-                (store, String::new(), Some(dir))
+                (store, String::new(), Some(dir), true)
             }
         };
-        Ok(Storage::build(output, store, prefix, local_root))
+        let mut storage = Storage::build(output, store, prefix, local_root);
+        storage.creates_conditionally = conditional;
+        Ok(storage)
     }
 
     /// An output on an object store built by the caller (an S3 client with
@@ -64,6 +66,7 @@ impl Storage {
             local_root,
             uri: output.uri.clone(),
             part_bytes,
+            creates_conditionally: true,
         }
     }
 }
@@ -77,8 +80,10 @@ fn config(uri: &str, message: &str, source: Option<Box<dyn std::error::Error + S
     }
 }
 
-/// `s3://<rest>`: the bucket's store and the key prefix.
-fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String), OpenError> {
+/// `s3://<rest>`: the bucket's store, the key prefix, and whether it
+/// creates objects conditionally (not when `AWS_CONDITIONAL_PUT=disabled`
+/// says the store cannot).
+fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String, bool), OpenError> {
     let uri = output.uri.as_str();
     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
     if bucket.is_empty() {
@@ -104,6 +109,9 @@ fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String)
     b = b
         .with_config(K::Client(C::ConnectTimeout), "5s")
         .with_config(K::Client(C::Timeout), "60s");
+    let conditional = b
+        .get_config_value(&K::ConditionalPut)
+        .is_none_or(|v| !v.eq_ignore_ascii_case("disabled"));
     let store = b
         .with_retry(object_store::RetryConfig {
             max_retries: 5,
@@ -112,7 +120,7 @@ fn open_s3(output: &Output, rest: &str) -> Result<(Arc<dyn ObjectStore>, String)
         })
         .build()
         .map_err(|e| config(uri, "cannot configure the S3 client", Some(Box::new(e))))?;
-    Ok((Arc::new(store), prefix.trim_matches('/').to_string()))
+    Ok((Arc::new(store), prefix.trim_matches('/').to_string(), conditional))
 }
 
 /// A local path or `file://` URI: its store and its canonical directory

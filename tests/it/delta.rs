@@ -219,7 +219,7 @@ fn three_shards_at_once_then_an_unsharded_run_make_one_exact_table() {
         .collect();
     for s in shards {
         let o = s.wait_with_output().unwrap();
-        assert!(o.status.success());
+        assert!(o.status.success(), "{}", text(&o));
     }
     let o = chainetl(&["run", &dl_spec]);
     assert!(o.status.success(), "{}", text(&o));
@@ -252,4 +252,43 @@ fn delta_specs_are_checked_before_anything_is_written() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("output.format") && text(&o).contains("--fresh"), "{}", text(&o));
     assert!(!out.join("blocks/_delta_log").exists());
+}
+
+#[test]
+fn a_delta_export_on_s3_is_exact_at_every_version_after_kill_9() {
+    let s3 = crate::s3::S3::start("bkt-delta");
+    let dir = tempfile::tempdir().unwrap();
+    let pq = dir.path().join("pq");
+    let body = |uri: &str, format: &str| {
+        format!(
+            "name = \"d3\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 4\npage_size = 200\n[output]\nuri = \"{uri}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"20000000..20000299\"\nchunk_blocks = 50\n",
+            s3.sim.url()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq.to_string_lossy(), "parquet"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let spec = write_spec(dir.path(), "s3.toml", &body(&format!("s3://{}/lake", s3.bucket), "delta"));
+    // A store that says it cannot create objects only if absent is
+    // refused before anything is written.
+    let o = s3
+        .cmd(&["run", &spec, "-q"])
+        .env("AWS_CONDITIONAL_PUT", "disabled")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("AWS_CONDITIONAL_PUT"), "{}", text(&o));
+    assert!(s3.download("lake", &dir.path().join("nothing")).is_empty(), "nothing written");
+    for point in ["before-delta-commit:3", "after-delta-commit:2", "after-file-write:4"] {
+        let o = s3.cmd_on(crash_bin(point), &["run", &spec, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+    }
+    let o = s3.cmd(&["run", &spec, "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let local = dir.path().join("copy");
+    let keys = s3.download("lake/events", &local);
+    assert!(keys.iter().any(|k| k.starts_with("_delta_log/")), "{keys:?}");
+    let doc = check(&local, keys_of("events"), Some(&pq.join("events")));
+    every_version_exact(&doc, "events on S3");
+    assert_eq!(doc["rows"], doc["parquet_rows"]);
 }

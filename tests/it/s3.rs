@@ -111,7 +111,7 @@ impl S3 {
     }
 
     /// Copies every object under `prefix` into `dir`; returns the keys.
-    fn download(&self, prefix: &str, dir: &Path) -> Vec<String> {
+    pub(crate) fn download(&self, prefix: &str, dir: &Path) -> Vec<String> {
         let store = self.store();
         self.sim.rt.block_on(async {
             let p = object_store::path::Path::from(prefix);
