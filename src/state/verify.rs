@@ -193,6 +193,84 @@ impl StateStore {
         checks.extend(compacted);
         problems.extend(self.check_files(checks, &all_sizes, depth, progress).await?);
         problems.extend(self.unnamed_compacted(&compactions, &listed, &in_flight));
+        problems.extend(self.verify_tables(tables, states, &all_sizes).await?);
+        Ok(problems)
+    }
+
+    /// The `delta` format's side of [`StateStore::verify`]: every file of
+    /// this job in a table's current version exists with the size the log
+    /// records (and the rows, where a checkpoint counts the file: those of
+    /// a closed aligned period have none left), and every file of a
+    /// published unit is in its table's current version (else readers miss
+    /// its rows).
+    async fn verify_tables(
+        &self,
+        tables: &BTreeSet<String>,
+        states: &HashMap<String, UnitState>,
+        sizes: &HashMap<&str, u64>,
+    ) -> Result<Vec<FileProblem>, StateError> {
+        let Some(delta) = self.sink.delta() else {
+            return Ok(Vec::new());
+        };
+        let mut owner: HashMap<&str, (&str, u64)> = HashMap::new();
+        for (id, st) in states {
+            for f in &st.committed {
+                owner.insert(f.path.as_str(), (id.as_str(), f.rows));
+            }
+        }
+        let mut problems = Vec::new();
+        for table in tables {
+            let t = delta.table(&self.sink, table);
+            let live = if t.exists(self.sink.storage()).await.map_err(|e| delta_error(table, e))? {
+                tokio::task::spawn_blocking(move || t.live_files())
+                    .await
+                    .map_err(|e| delta_error(table, format!("reading the log: {e}")))?
+                    .map_err(|e| delta_error(table, e))?
+            } else {
+                Vec::new()
+            };
+            let mut in_table = HashSet::new();
+            for f in live {
+                let rel = format!("{table}/{}", f.path);
+                let Some(name) = rel.rsplit('/').next() else { continue };
+                if !matches!(self.classify(name), Some(super::JobFile::Unit(..))) {
+                    continue;
+                }
+                let (unit, rows) = owner.get(rel.as_str()).map_or(("", None), |(u, r)| (*u, Some(*r)));
+                let problem = |what: String| FileProblem {
+                    unit: unit.to_string(),
+                    units: if unit.is_empty() { Vec::new() } else { vec![unit.to_string()] },
+                    path: rel.clone(),
+                    what,
+                };
+                match sizes.get(rel.as_str()) {
+                    None => problems.push(problem("in the Delta table's current version, but missing from storage".into())),
+                    Some(&b) if b != f.size => problems.push(problem(format!("{b} bytes, but the Delta log records {}", f.size))),
+                    _ => {}
+                }
+                if let (Some(r), Some(log)) = (rows, f.rows)
+                    && r != log
+                {
+                    problems.push(problem(format!("{r} rows committed, but the Delta log records {log}")));
+                }
+                in_table.insert(rel);
+            }
+            let dir = format!("{table}/");
+            for (id, st) in states.iter().filter(|(_, st)| st.published) {
+                for f in st
+                    .committed
+                    .iter()
+                    .filter(|f| f.path.starts_with(&dir) && !in_table.contains(&f.path))
+                {
+                    problems.push(FileProblem {
+                        unit: id.clone(),
+                        units: vec![id.clone()],
+                        path: f.path.clone(),
+                        what: "committed, but not in the Delta table's current version (readers miss its rows)".into(),
+                    });
+                }
+            }
+        }
         Ok(problems)
     }
 
@@ -274,6 +352,13 @@ impl StateStore {
         }
         (problems, checks)
     }
+}
+
+fn delta_error(table: &str, e: impl std::fmt::Display) -> StateError {
+    StateError::Sink(crate::sink::SinkError::Read {
+        path: table.into(),
+        source: format!("its Delta log: {e}").into(),
+    })
 }
 
 /// The files of operations in progress, and the units a repair among them

@@ -190,6 +190,22 @@ fn a_delta_export_is_exact_at_every_version_after_kill_9_at_every_point() {
         doc["rows"], doc["parquet_rows"],
         "after the crashes, the last version holds every row once"
     );
+    // verify and status read delta jobs too.
+    let v = chainetl(&["verify", &dl_spec]);
+    assert!(v.status.success(), "{}", text(&v));
+    let st = chainetl(&["status", &dl_spec, "--format", "json"]);
+    assert!(st.status.success(), "{}", text(&st));
+    // A file of the table's current version gone: verify names it.
+    let victim = parquet_files(&dl.join("events"))
+        .into_iter()
+        .find(|p| !p.to_string_lossy().contains("_delta_log"))
+        .unwrap();
+    std::fs::remove_file(&victim).unwrap();
+    let v = chainetl(&["verify", &dl_spec]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("Delta table's current version"), "{}", text(&v));
+    let r = chainetl(&["verify", &dl_spec, "--repair"]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
 }
 
 #[test]
