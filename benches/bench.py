@@ -136,7 +136,9 @@ def report(name):
 def chainetl(name, url, blocks, **kw):
     path = spec(name, url, blocks, **kw)
     cpu = []
-    secs, rss = run_rss([BIN, "run", path, "--fresh", "-q"], cpu)
+    # A delta output starts over by removing it (--fresh is for parquet).
+    shutil.rmtree(os.path.join(OUT, name), ignore_errors=True)
+    secs, rss = run_rss([BIN, "run", path, "-q"], cpu)
     r = report(name)
     rows = sum(t["rows"] for t in r["exports"].values())
     return {"rows": rows, "seconds": round(secs, 3), "rows_per_sec": round(rows / secs), "cpu_seconds": round(cpu[0], 3), "peak_rss_mib": round(rss, 1), "requests": r["requests"], "throttled": r["throttled"], "report": r}
@@ -223,6 +225,10 @@ def main():
         nb_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in nb])
         res["b_chainetl"]["cpu_us_per_row_without_bloom_filters"] = round(nb_cpu, 3)
         res["b_chainetl"]["rows_per_sec_without_bloom_filters"] = median_run(nb, "rows_per_sec")["rows_per_sec"]
+        # (l) the same job as Delta tables: wall and CPU against (b), and
+        # the Delta commits it made per second.
+        dl = [chainetl("delta1m", sim.url, blocks_1m, output_extra='compact = false\nformat = "delta"') for _ in range(reps)]
+        res["l_delta"] = delta_figures(small, dl, os.path.join(OUT, "delta1m", "events", "_delta_log"))
         # (j) the same jobs with the default settings: compaction on.
         dflt = [chainetl("cpu1m_default", sim.url, blocks_1m, output_extra="") for _ in range(reps)]
         dflt_big = chainetl("cpu4m_default", sim.url, blocks_4m, output_extra="")
@@ -292,6 +298,28 @@ def main():
         res["ratios"]["note"] = "smoke sizes: peak RSS is still ramping up, so its growth is not a flatness measure; run `make bench`"
     json.dump(res, open(os.path.join(OUT, "results.json"), "w"), indent=2)
     print(json.dumps(res, indent=2))
+
+
+def delta_figures(parquet, delta, log):
+    """(l): the delta runs against the parquet runs of the same job."""
+    wall = [r["seconds"] for r in delta]
+    cpu = [r["cpu_seconds"] for r in delta]
+    commits = len([n for n in os.listdir(log) if n.endswith(".json")]) - 1
+    last = delta[-1]
+    return {
+        "rows": last["rows"],
+        "seconds": median(wall),
+        "seconds_runs": wall,
+        "cpu_seconds": median(cpu),
+        "cpu_seconds_runs": cpu,
+        "parquet_seconds": median([r["seconds"] for r in parquet]),
+        "parquet_cpu_seconds": median([r["cpu_seconds"] for r in parquet]),
+        "wall_over_parquet": round(median(wall) / median([r["seconds"] for r in parquet]), 3),
+        "cpu_over_parquet": round(median(cpu) / median([r["cpu_seconds"] for r in parquet]), 3),
+        "peak_rss_mib": median([r["peak_rss_mib"] for r in delta]),
+        "commits": commits,
+        "commits_per_sec": round(commits / last["seconds"], 1),
+    }
 
 
 def duckdb_comparison(url, blocks):
