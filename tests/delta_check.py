@@ -10,7 +10,8 @@ Prints one JSON document:
   hive-partitioned Parquet folder (pyarrow), over the same columns;
 - polars_rows / duckdb_rows: the latest version's row count as Polars'
   read_delta and DuckDB (over deltalake's Arrow dataset) see it;
-- types: the Arrow type of every column, as deltalake reads it.
+- types: the Arrow type of every column, as deltalake reads it;
+- files: the latest version's files.
 
 deltalake can abort the interpreter at exit (a thread left running), so
 the script ends with os._exit once its output is flushed.
@@ -51,6 +52,7 @@ def main():
         "partitions": latest.metadata().partition_columns,
         "rows": rows_of(table, columns),
         "polars_rows": pl.read_delta(path).height,
+        "files": sorted(latest.file_uris()),
     }
     dataset = latest.to_pyarrow_dataset()
     out["duckdb_rows"] = duckdb.sql("select count(*) from dataset").fetchall()[0][0]

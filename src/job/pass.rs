@@ -331,7 +331,11 @@ impl<'a> Passes<'a> {
                 continue;
             };
             let units = self.segment_units(&seg);
-            if !units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
+            // In the `delta` format a unit is finished once its files are
+            // in its tables too: closing drops the checkpoints a later run
+            // would publish them from.
+            let delta = self.shared.sink.delta().is_some();
+            if !units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done && (s.published || !delta))) {
                 continue;
             }
             if e.incremental.is_some() {

@@ -22,12 +22,12 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
     }
-    if (fresh || interrupted) && sink.delta().is_some() {
-        return Err(RunError::NotForDelta("--fresh"));
-    }
     if fresh || interrupted {
         let n = state.clear(&tables_to_clear(spec, &state).await).await?;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
+    }
+    if sink.delta().is_some() {
+        state.load_seq_floor().await?;
     }
     let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {

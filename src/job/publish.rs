@@ -98,7 +98,7 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
     let Some(delta) = shared.sink.delta() else {
         return Ok(());
     };
-    if st.published || st.committed.is_empty() {
+    if st.published || (st.committed.is_empty() && !st.done) {
         return Ok(());
     }
     let app = app_id(shared, &unit.id);

@@ -176,6 +176,7 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
     let st = st.unwrap_or_else(|| UnitState {
         version: STATE_VERSION,
         unit: unit.id.clone(),
+        next_seq: shared.state.seq_floor(),
         ..Default::default()
     });
     let key = ExportKey::of(unit);

@@ -64,6 +64,83 @@ impl StateStore {
 }
 
 impl StateStore {
+    /// The sequence a unit without a checkpoint starts its files at: 0,
+    /// or in the `delta` format after a `--fresh`, one above every file
+    /// the job had (those stay on storage for the tables' earlier
+    /// versions). Loaded by [`StateStore::load_seq_floor`].
+    pub fn seq_floor(&self) -> u64 {
+        self.floor.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn seq_floor_doc(&self) -> String {
+        format!("{}/seq_floor.json", self.dir)
+    }
+
+    /// Reads the job's sequence floor (`seq_floor.json`; absent: 0).
+    pub async fn load_seq_floor(&self) -> Result<u64, StateError> {
+        let floor = match self.read(&self.seq_floor_doc()).await? {
+            Some(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|d| d["seq_floor"].as_u64())
+                .ok_or_else(|| StateError::Corrupt {
+                    path: self.location(&self.seq_floor_doc()),
+                    message: "expected {\"seq_floor\": <number>}".into(),
+                    source: None,
+                })?,
+            None => 0,
+        };
+        self.floor.store(floor, std::sync::atomic::Ordering::Relaxed);
+        Ok(floor)
+    }
+
+    async fn save_seq_floor(&self, floor: u64) -> Result<(), StateError> {
+        self.write_doc(
+            &self.seq_floor_doc(),
+            &serde_json::json!({"seq_floor": floor, "updated_at": chrono::Utc::now().to_rfc3339()}),
+        )
+        .await?;
+        self.floor.store(floor, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Removes this job's files from `table`'s current version in one
+    /// commit, if the table has a Delta log; whether it has one.
+    async fn remove_from_table(&self, table: &str) -> Result<bool, StateError> {
+        let t = std::sync::Arc::new(crate::storage::delta::Table::new(
+            self.storage(),
+            table,
+            crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
+        ));
+        let failed = |e: String| StateError::Sink(crate::sink::SinkError::Write {
+            path: table.into(),
+            source: format!("removing the job's files from its Delta log: {e}").into(),
+        });
+        if !t.exists(self.storage()).await.map_err(|e| failed(e.to_string()))? {
+            return Ok(false);
+        }
+        let job = self.job.clone();
+        tokio::task::spawn_blocking(move || {
+            let removes: Vec<String> = t
+                .live_files()?
+                .into_iter()
+                .filter(|f| f.path.rsplit('/').next().and_then(|n| super::compactions::classify(&job, n)).is_some())
+                .map(|f| f.path)
+                .collect();
+            if !removes.is_empty() {
+                let change = crate::storage::delta::Change {
+                    removes,
+                    ..Default::default()
+                };
+                t.commit(&change, 100)?;
+            }
+            Ok::<_, crate::storage::delta::DeltaError>(())
+        })
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+        Ok(true)
+    }
+
     /// Deletes files of `units` under `tables` that no checkpoint covers
     /// (written after the unit's last commit by a run that died), and local
     /// staging leftovers of `units` and of compaction (not of other units:
@@ -100,7 +177,10 @@ impl StateStore {
             if !ours.contains(&unit) {
                 continue;
             }
-            let committed = states.get(&unit).map_or(0, |s| s.next_seq);
+            // Without a checkpoint, the unit's files from the floor on are
+            // its own uncommitted ones; those below are an earlier
+            // generation's, which Delta tables keep until `vacuum`.
+            let committed = states.get(&unit).map_or(self.seq_floor(), |s| s.next_seq);
             if seq >= committed {
                 self.sink.delete(&rel).await?;
                 removed += 1;
@@ -151,20 +231,49 @@ impl StateStore {
     /// marker goes first and state before data, because checkpoints that
     /// outlived their files would make a later run skip units whose rows are
     /// gone; a run that finds the marker finishes the clearing.
+    ///
+    /// A table with a Delta log loses the job's files in one commit first
+    /// (readers see all of them or none). In the `delta` format they then
+    /// stay on storage for the versions before it (`vacuum` deletes them
+    /// after the retention), and the job's file sequences go on above theirs
+    /// ([`StateStore::seq_floor`]), so no name is ever written twice; in
+    /// `parquet` they are deleted.
     pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<usize, StateError> {
         let marker = self.clearing_marker();
         self.write_doc(&marker, &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339() }))
             .await?;
+        let listed = self.list_files(tables).await?;
+        let keep_files = self.sink.delta().is_some();
+        if keep_files {
+            let above = listed.iter().filter_map(|f| match f.kind {
+                JobFile::Unit(_, seq) => Some(seq + 1),
+                _ => None,
+            });
+            let floor = above.fold(self.load_seq_floor().await?, u64::max);
+            self.save_seq_floor(floor).await?;
+        }
+        let mut logged = BTreeSet::new();
+        for table in tables {
+            if self.remove_from_table(table).await? {
+                logged.insert(table.clone());
+            }
+        }
         let leases = format!("{}/leases/", self.dir);
+        let floor_doc = self.seq_floor_doc();
         for m in self.list(&self.dir).await? {
             let rel = self.storage().rel_of(&m.location);
             // The lease is the clearing run's own: it outlives the clearing.
-            if rel != marker && !rel.starts_with(&leases) {
+            if rel != marker && !rel.starts_with(&leases) && rel != floor_doc {
                 self.sink.delete(&rel).await?;
             }
         }
         let mut removed = 0;
-        for f in self.list_files(tables).await? {
+        for f in listed {
+            let table = f.rel.split('/').next().unwrap_or_default();
+            if keep_files && logged.contains(table) {
+                removed += 1;
+                continue;
+            }
             self.sink.delete(&f.rel).await?;
             crate::util::failpoint::hit("during-fresh");
             removed += 1;

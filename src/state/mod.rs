@@ -259,6 +259,9 @@ pub struct StateStore {
     sink: Arc<Sink>,
     job: String,
     dir: String,
+    /// The sequence a unit without a checkpoint starts its files at (see
+    /// [`StateStore::seq_floor`]), once loaded.
+    floor: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl StateStore {
@@ -268,6 +271,7 @@ impl StateStore {
             sink,
             job: job.into(),
             dir: format!("_chainetl/{job}"),
+            floor: Arc::default(),
         }
     }
 

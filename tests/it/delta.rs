@@ -308,3 +308,70 @@ fn a_delta_export_on_s3_is_exact_at_every_version_after_kill_9() {
     every_version_exact(&doc, "events on S3");
     assert_eq!(doc["rows"], doc["parquet_rows"]);
 }
+
+#[test]
+fn fresh_removes_the_jobs_files_in_one_commit_and_never_reuses_a_name() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, dl) = (dir.path().join("pq"), dir.path().join("dl"));
+    let body = |out: &Path, format: &str| {
+        format!(
+            "name = \"df\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n",
+            sim.url(),
+            out.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq, "parquet"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dl_spec = write_spec(dir.path(), "dl.toml", &body(&dl, "delta"));
+    let o = chainetl(&["run", &dl_spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let first = check(&dl.join("events"), keys_of("events"), None);
+    let before = first["versions"].as_array().unwrap().len();
+    // Killed part-way through a --fresh, then a --fresh again.
+    let o = crash_bin("during-checkpoint:2").args(["run", &dl_spec, "--fresh"]).output().unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &dl_spec, "--fresh"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = check(&dl.join("events"), keys_of("events"), Some(&pq.join("events")));
+    assert_eq!(doc["rows"], doc["parquet_rows"], "the last version holds every row once");
+    let versions = doc["versions"].as_array().unwrap();
+    for v in versions {
+        assert_eq!(v["rows"], v["distinct"], "a key twice at version {v}");
+    }
+    // The --fresh removed the job's rows in one commit: the version after
+    // the first run's last is empty, none is partly removed.
+    assert_eq!(versions[before]["rows"], 0, "{versions:?}");
+    let old: std::collections::HashSet<&str> = first["files"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+    for f in doc["files"].as_array().unwrap().iter().filter_map(|f| f.as_str()) {
+        assert!(!old.contains(f), "{f}: a name of the earlier version written again");
+    }
+}
+
+/// A shard killed between a unit's last checkpoint and its Delta commit,
+/// another shard finishing the period: the period must not close (and
+/// drop the checkpoints) before every unit's files are in the table.
+#[test]
+fn a_period_closes_only_once_every_units_files_are_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = write_spec(
+        dir.path(),
+        "al.toml",
+        &format!(
+            "name = \"al\"\n[source]\nbase_url = \"sim\"\n[source.sim]\nfrozen_at = \"2025-06-01T13:00:00Z\"\n[output]\nuri = \"{}\"\nformat = \"delta\"\n\
+             commit_pages = 100000\ncommit_interval_secs = 3600\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"1d\"\nalign = \"day\"\nchunk_duration = \"12h\"\n",
+            out.display()
+        ),
+    );
+    let o = crash_bin("before-delta-commit:1").args(["run", &spec, "--shard", "1/2", "-q"]).output().unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    for args in [&["run", &spec, "--shard", "2/2", "-q"][..], &["run", &spec, "-q"][..]] {
+        let o = chainetl(args);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let doc = check(&out.join("blocks"), keys_of("blocks"), None);
+    // A day of base blocks, one every 2 s.
+    assert_eq!(every_version_exact(&doc, "blocks"), 43_200, "{:?}", doc["versions"]);
+}
