@@ -178,6 +178,17 @@ pub fn natural_key(columns: &[&str]) -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
+/// The partition keys the rows of a table with `columns` have (see
+/// [`natural_key`] for how the table is known): decoded event tables have
+/// the raw events'.
+pub fn partition_keys(columns: &[&str]) -> &'static [&'static str] {
+    DECLARATIONS
+        .iter()
+        .find(|d| columns.contains(&d.key[0]))
+        .map(|d| d.partition_by)
+        .unwrap_or(&["chain"])
+}
+
 /// The schema as the JSON document kept in `schemas/<dataset>.json`.
 pub fn schema_json(dataset: Dataset) -> String {
     let s = schema(dataset, HashEncoding::Hex);

@@ -251,7 +251,20 @@ impl<'a> Passes<'a> {
         // reads them: a run holds the lease of exactly these units.
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
         let mut states = state.load_units_folding(|id| ours.contains(id)).await?;
-        if self.shared.sink.delta().is_some() {
+        if let Some(delta) = self.shared.sink.delta() {
+            if self.out.passes <= 1 {
+                let mut seen = HashSet::new();
+                for u in &units {
+                    for (table, schema) in super::publish::unit_tables(&self.shared, u) {
+                        if seen.insert(table.clone()) {
+                            delta.check_table(&self.shared.sink, &table, &schema).await.map_err(|e| match e {
+                                crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
+                                e => RunError::Sink(e),
+                            })?;
+                        }
+                    }
+                }
+            }
             for u in &units {
                 if let Some(st) = states.get_mut(&u.id) {
                     super::publish::reconcile(&self.shared, u, st).await?;
@@ -335,7 +348,10 @@ impl<'a> Passes<'a> {
             // in its tables too: closing drops the checkpoints a later run
             // would publish them from.
             let delta = self.shared.sink.delta().is_some();
-            if !units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done && (s.published || !delta))) {
+            if !units
+                .iter()
+                .all(|u| states.get(&u.id).is_some_and(|s| s.done && (s.published || !delta)))
+            {
                 continue;
             }
             if e.incremental.is_some() {

@@ -187,15 +187,23 @@ impl DeltaTables {
             let mins = conv.row_group_mins(groups).map_err(|e| format!("{name}: {e}"))?;
             let maxes = conv.row_group_maxes(groups).map_err(|e| format!("{name}: {e}"))?;
             let nulls = conv.row_group_null_counts(groups).map_err(|e| format!("{name}: {e}"))?;
-            let Some(nulls) = (0..nulls.len())
-                .map(|i| nulls.is_valid(i).then(|| nulls.value(i)))
-                .sum::<Option<u64>>()
-            else {
+            let null_counts: Vec<Option<u64>> = (0..nulls.len()).map(|i| nulls.is_valid(i).then(|| nulls.value(i))).collect();
+            let Some(nulls) = null_counts.iter().copied().sum::<Option<u64>>() else {
                 continue;
             };
-            let (Some(min), Some(max)) = (extreme(&mins, true)?, extreme(&maxes, false)?) else {
-                // A row group without a bound: no bound for the file.
-                continue;
+            // Row groups of nulls only have no bounds and need none.
+            let valued: Vec<usize> = (0..groups.len())
+                .filter(|&i| null_counts.get(i).copied().flatten() != Some(groups[i].num_rows().max(0) as u64))
+                .collect();
+            let (min, max) = if valued.is_empty() {
+                let none = arrow_array::new_null_array(field.data_type(), 1);
+                (none.clone(), none)
+            } else {
+                match (extreme(&mins, &valued, true)?, extreme(&maxes, &valued, false)?) {
+                    (Some(min), Some(max)) => (min, max),
+                    // A row group without statistics: no bound for the file.
+                    _ => continue,
+                }
             };
             out.push(ColumnStats {
                 name: name.to_string(),
@@ -205,6 +213,23 @@ impl DeltaTables {
             });
         }
         Ok(out)
+    }
+
+    /// Creates the table `table` of rows of `schema` (partition columns
+    /// included) unless it exists, and checks one that exists has this
+    /// job's layout: before a run writes anything, so a job sharing the
+    /// output with another layout is refused up front.
+    pub async fn check_table(&self, sink: &Sink, table: &str, schema: &Schema) -> Result<(), SinkError> {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let keys = crate::decode::partition_keys(&names);
+        let partitions: Vec<String> = sink.partition_by.iter().filter(|k| keys.contains(&k.as_str())).cloned().collect();
+        let committer = self.committer(sink, table);
+        let mut ready = committer.turn.lock().await;
+        prepare(sink, &committer.table, schema, &partitions)
+            .await
+            .map_err(|e| delta_error(Arc::new(e)))?;
+        *ready = true;
+        Ok(())
     }
 
     /// Makes `p`'s files part of its table in a commit that records
@@ -319,17 +344,36 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
             table: table.rel().to_string(),
             message: format!("reading the table's layout: {e}"),
         })??;
-    let want: Vec<String> = full.fields().iter().map(|f| f.name().clone()).collect();
-    if have.partitions != partitions || have.columns != want {
+    let want = crate::storage::delta::delta_columns(&full).map_err(|message| DeltaError::Refused {
+        table: table.rel().to_string(),
+        message,
+    })?;
+    if have.forgets_transactions {
         return Err(DeltaError::Refused {
             table: table.rel().to_string(),
             message: format!(
-                "layout: the Delta table at {} is partitioned by [{}] with columns [{}]; this job writes [{}] with [{}] (another job sharing the output with another output.partition_by or dataset?)",
+                "layout: the Delta table at {} sets delta.setTransactionRetentionDuration: it forgets the transaction ids \
+                 that tell chainetl which files are in, so a re-run could add files twice; write to a table without it",
+                table.rel()
+            ),
+        });
+    }
+    if have.partitions != partitions || have.columns != want {
+        let show = |cols: &[(String, serde_json::Value)]| {
+            cols.iter()
+                .map(|(n, t)| format!("{n} {}", t.as_str().map_or_else(|| t.to_string(), String::from)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(DeltaError::Refused {
+            table: table.rel().to_string(),
+            message: format!(
+                "layout: the Delta table at {} is partitioned by [{}] with columns [{}]; this job writes [{}] with [{}] (another job sharing the output with another output.partition_by or hash_encoding?)",
                 table.rel(),
                 have.partitions.join(", "),
-                have.columns.join(", "),
+                show(&have.columns),
                 partitions.join(", "),
-                want.join(", ")
+                show(&want)
             ),
         });
     }
@@ -368,16 +412,20 @@ fn has_bounds(t: &DataType) -> bool {
     )
 }
 
-/// The smallest (`min`) or largest value of `a` as a one-row array;
-/// `None` when a value is missing (a row group without statistics).
-fn extreme(a: &ArrayRef, min: bool) -> Result<Option<ArrayRef>, String> {
-    if a.is_empty() || a.null_count() > 0 {
+/// The smallest (`min`) or largest value of `a` at the positions `at`
+/// as a one-row array; `None` when one of them is missing (a row group
+/// without statistics).
+fn extreme(a: &ArrayRef, at: &[usize], min: bool) -> Result<Option<ArrayRef>, String> {
+    if at.iter().any(|&i| i >= a.len() || a.is_null(i)) {
         return Ok(None);
     }
     let conv = arrow_row::RowConverter::new(vec![arrow_row::SortField::new(a.data_type().clone())]).map_err(|e| e.to_string())?;
     let rows = conv.convert_columns(std::slice::from_ref(a)).map_err(|e| e.to_string())?;
-    let mut best = 0;
-    for i in 1..rows.num_rows() {
+    let Some(&first) = at.first() else {
+        return Ok(None);
+    };
+    let mut best = first;
+    for &i in at {
         let better = if min {
             rows.row(i) < rows.row(best)
         } else {
@@ -393,6 +441,37 @@ fn extreme(a: &ArrayRef, min: bool) -> Result<Option<ArrayRef>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row group of nulls only leaves the others' bounds; a column of
+    /// nulls only has no bounds but its null count.
+    #[test]
+    fn statistics_skip_row_groups_of_nulls() {
+        use arrow_array::{RecordBatch, StringArray};
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("topic0", DataType::Utf8, true),
+            Field::new("contract_address", DataType::Utf8, true),
+        ]));
+        let topic: ArrayRef = Arc::new(StringArray::from(vec![None, None, Some("0xb"), Some("0xa")]));
+        let none: ArrayRef = Arc::new(StringArray::from(vec![None::<&str>; 4]));
+        let batch = RecordBatch::try_new(schema.clone(), vec![topic, none]).unwrap();
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_row_count(Some(2))
+            .build();
+        let mut bytes = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema.clone(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        let footer = w.close().unwrap();
+        assert_eq!(footer.row_groups().len(), 2);
+        let tables = DeltaTables::new(100, vec!["topic0".into(), "contract_address".into()]);
+        let stats = tables.stats(&schema, &footer).unwrap();
+        let by = |n: &str| stats.iter().find(|c| c.name == n).unwrap().clone();
+        let t = by("topic0");
+        assert_eq!((t.nulls, t.min.is_null(0), t.max.is_null(0)), (2, false, false));
+        let show = |a: &ArrayRef| a.as_any().downcast_ref::<StringArray>().unwrap().value(0).to_string();
+        assert_eq!((show(&t.min), show(&t.max)), ("0xa".to_string(), "0xb".to_string()));
+        let c = by("contract_address");
+        assert_eq!((c.nulls, c.min.is_null(0)), (4, true));
+    }
 
     #[test]
     fn partition_values_are_the_paths_hive_keys_in_order() {

@@ -111,10 +111,12 @@ impl StateStore {
             table,
             crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
         ));
-        let failed = |e: String| StateError::Sink(crate::sink::SinkError::Write {
-            path: table.into(),
-            source: format!("removing the job's files from its Delta log: {e}").into(),
-        });
+        let failed = |e: String| {
+            StateError::Sink(crate::sink::SinkError::Write {
+                path: table.into(),
+                source: format!("removing the job's files from its Delta log: {e}").into(),
+            })
+        };
         if !t.exists(self.storage()).await.map_err(|e| failed(e.to_string()))? {
             return Ok(false);
         }
@@ -123,7 +125,13 @@ impl StateStore {
             let removes: Vec<String> = t
                 .live_files()?
                 .into_iter()
-                .filter(|f| f.path.rsplit('/').next().and_then(|n| super::compactions::classify(&job, n)).is_some())
+                .filter(|f| {
+                    f.path
+                        .rsplit('/')
+                        .next()
+                        .and_then(|n| super::compactions::classify(&job, n))
+                        .is_some()
+                })
                 .map(|f| f.path)
                 .collect();
             if !removes.is_empty() {

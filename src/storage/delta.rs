@@ -141,8 +141,21 @@ pub struct Part {
 pub struct Layout {
     /// Partition columns, in order.
     pub partitions: Vec<String>,
-    /// Every column, in order.
-    pub columns: Vec<String>,
+    /// Every column and its Delta type, in order.
+    pub columns: Vec<(String, serde_json::Value)>,
+    /// Whether the table drops transaction ids after a while
+    /// (`delta.setTransactionRetentionDuration`): then the log no longer
+    /// says whether old files were added.
+    pub forgets_transactions: bool,
+}
+
+/// `schema`'s columns and their Delta types, as [`Layout::columns`].
+pub fn delta_columns(schema: &Schema) -> Result<Vec<(String, serde_json::Value)>, String> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| Ok((f.name().clone(), delta_type(f.data_type())?)))
+        .collect()
 }
 
 /// One commit's worth of change.
@@ -260,13 +273,18 @@ impl Table {
         }
     }
 
-    /// The table's partition columns and column names, to check a writer
+    /// The table's partition columns and columns, to check a writer
     /// agrees with the table it writes to.
     pub fn layout(&self) -> Result<Layout, DeltaError> {
         let snapshot = self.snapshot()?;
         Ok(Layout {
             partitions: snapshot.table_configuration().metadata().partition_columns().to_vec(),
-            columns: snapshot.schema().fields().map(|f| f.name().to_string()).collect(),
+            columns: snapshot
+                .schema()
+                .fields()
+                .map(|f| (f.name().to_string(), serde_json::to_value(f.data_type()).unwrap_or_default()))
+                .collect(),
+            forgets_transactions: snapshot.table_properties().set_transaction_retention_duration.is_some(),
         })
     }
 
@@ -362,7 +380,12 @@ impl Table {
                     }
                     return Ok(version);
                 }
-                CommitResult::Conflicted(_) | CommitResult::Retryable(_) => continue,
+                CommitResult::Conflicted(_) | CommitResult::Retryable(_) => {
+                    // Writers that collided back off apart (a blocking
+                    // thread: the kernel's calls block anyway).
+                    let ceiling = 10u64 << attempt.min(6);
+                    std::thread::sleep(std::time::Duration::from_millis(fastrand::u64(1..=ceiling)));
+                }
             }
         }
         Err(self.refused(format!(
@@ -529,32 +552,43 @@ fn add_batch(files: &[AddFile]) -> Result<RecordBatch, String> {
 }
 
 /// `stats` of the add actions: numRecords, nullCount, minValues,
-/// maxValues (the columns of the first file) and tightBounds.
+/// maxValues and tightBounds. The columns are every column any file has
+/// statistics of; a file without them for a column (no bounds: every value
+/// null, or a row group without statistics) has nulls there, which readers
+/// take as "unknown" and never skip on.
 fn stats_array(files: &[AddFile]) -> Result<StructArray, String> {
     let records: ArrayRef = Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.rows as i64)));
-    let columns: Vec<&str> = files
-        .first()
-        .map(|f| f.stats.iter().map(|c| c.name.as_str()).collect())
-        .unwrap_or_default();
-    for f in files {
-        if f.stats.len() != columns.len() || f.stats.iter().zip(&columns).any(|(c, n)| c.name != *n) {
-            return Err(format!("{}: statistics of other columns than the commit's first file", f.path));
+    let mut columns: Vec<(&str, DataType)> = Vec::new();
+    for c in files.iter().flat_map(|f| &f.stats) {
+        match columns.iter().find(|(n, _)| *n == c.name) {
+            Some((_, t)) if t != c.min.data_type() || t != c.max.data_type() => {
+                return Err(format!("statistics of {} of two types: {t} and {}", c.name, c.min.data_type()));
+            }
+            Some(_) => {}
+            None => columns.push((c.name.as_str(), c.min.data_type().clone())),
         }
     }
     let mut nulls = Vec::new();
     let mut mins = Vec::new();
     let mut maxes = Vec::new();
-    for (i, name) in columns.iter().enumerate() {
+    for (name, t) in &columns {
+        let of = |f: &'_ AddFile| f.stats.iter().find(|c| c.name == *name).cloned();
         nulls.push((
             Arc::new(Field::new(*name, DataType::Int64, true)),
-            Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.stats[i].nulls as i64))) as ArrayRef,
+            Arc::new(Int64Array::from_iter(files.iter().map(|f| of(f).map(|c| c.nulls as i64)))) as ArrayRef,
         ));
+        let unknown = arrow_array::new_null_array(t, 1);
         for (out, pick) in [(&mut mins, true), (&mut maxes, false)] {
-            let parts: Vec<&dyn Array> = files
+            let parts: Vec<ArrayRef> = files
                 .iter()
-                .map(|f| if pick { f.stats[i].min.as_ref() } else { f.stats[i].max.as_ref() })
+                .map(|f| match of(f) {
+                    Some(c) if pick => c.min,
+                    Some(c) => c.max,
+                    None => unknown.clone(),
+                })
                 .collect();
-            let values = arrow_select::concat::concat(&parts).map_err(|e| format!("statistics of {name}: {e}"))?;
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            let values = arrow_select::concat::concat(&refs).map_err(|e| format!("statistics of {name}: {e}"))?;
             out.push((Arc::new(Field::new(*name, values.data_type().clone(), true)), values));
         }
     }
@@ -636,6 +670,39 @@ mod tests {
                 nulls: 0,
             }],
         }
+    }
+
+    /// A file without bounds of a column (every value null) commits with
+    /// files that have them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn files_with_and_without_a_columns_bounds_commit_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Arc::new(Storage::open(&output(&dir.path().to_string_lossy())).unwrap());
+        let schema = Schema::new(vec![
+            Field::new("chain", DataType::Utf8, false),
+            Field::new("n", DataType::Int64, true),
+        ]);
+        let t = Arc::new(Table::new(&storage, "events", 100));
+        t.create_if_absent(&storage, &schema, &["chain".into()]).await.unwrap();
+        let a = data_file(&storage, "events/chain=base/a.parquet", 10).await;
+        let b = data_file(&storage, "events/chain=base/b.parquet", 5).await;
+        let with = add("chain=base/a.parquet", a, 10);
+        let without = AddFile {
+            stats: Vec::new(),
+            ..add("chain=base/b.parquet", b, 5)
+        };
+        let change = Change {
+            parts: vec![Part {
+                adds: vec![without, with],
+                txn: None,
+            }],
+            ..Change::default()
+        };
+        let tt = t.clone();
+        let v = tokio::task::spawn_blocking(move || tt.commit(&change, 4)).await.unwrap().unwrap();
+        assert_eq!(v, 1);
+        let log = std::fs::read_to_string(dir.path().join(format!("events/_delta_log/{:020}.json", 1))).unwrap();
+        assert!(log.contains(r#"\"maxValues\":{\"n\":9}"#), "{log}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -229,6 +229,8 @@ fn three_shards_at_once_then_an_unsharded_run_make_one_exact_table() {
             bin()
                 .args(["run", &dl_spec, "--shard", &format!("{k}/3")])
                 .env_remove("RUST_LOG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
@@ -268,6 +270,30 @@ fn delta_specs_are_checked_before_anything_is_written() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("output.format") && text(&o).contains("--fresh"), "{}", text(&o));
     assert!(!out.join("blocks/_delta_log").exists());
+    // Two jobs share a delta output: one that writes hashes as binary is
+    // refused before it writes anything, naming both layouts.
+    let shared = dir.path().join("shared");
+    let job = |name: &str, extra: &str| {
+        format!(
+            "name = \"{name}\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"delta\"\n{extra}\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000009\"\n",
+            sim.url(),
+            shared.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "hex.toml", &job("hex", ""))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&[
+        "run",
+        &write_spec(dir.path(), "bin.toml", &job("bin", "hash_encoding = \"binary\"")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("hash string") && text(&o).contains("hash binary"), "{}", text(&o));
+    assert!(
+        !parquet_files(&shared.join("blocks"))
+            .iter()
+            .any(|p| p.to_string_lossy().contains("bin-"))
+    );
 }
 
 #[test]
@@ -330,7 +356,10 @@ fn fresh_removes_the_jobs_files_in_one_commit_and_never_reuses_a_name() {
     let first = check(&dl.join("events"), keys_of("events"), None);
     let before = first["versions"].as_array().unwrap().len();
     // Killed part-way through a --fresh, then a --fresh again.
-    let o = crash_bin("during-checkpoint:2").args(["run", &dl_spec, "--fresh"]).output().unwrap();
+    let o = crash_bin("during-checkpoint:2")
+        .args(["run", &dl_spec, "--fresh"])
+        .output()
+        .unwrap();
     assert!(!o.status.success(), "{}", text(&o));
     let o = chainetl(&["run", &dl_spec, "--fresh"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -365,7 +394,10 @@ fn a_period_closes_only_once_every_units_files_are_in_the_table() {
             out.display()
         ),
     );
-    let o = crash_bin("before-delta-commit:1").args(["run", &spec, "--shard", "1/2", "-q"]).output().unwrap();
+    let o = crash_bin("before-delta-commit:1")
+        .args(["run", &spec, "--shard", "1/2", "-q"])
+        .output()
+        .unwrap();
     assert!(!o.status.success(), "{}", text(&o));
     for args in [&["run", &spec, "--shard", "2/2", "-q"][..], &["run", &spec, "-q"][..]] {
         let o = chainetl(args);
