@@ -114,6 +114,13 @@ pub(crate) enum Command {
         #[command(flatten)]
         spec: SpecArgs,
     },
+    /// Delete the files a delta job's tables no longer need: removed longer
+    /// ago than `output.delta_retention`, and log files no version within
+    /// it reads (runs by itself at the end of unsharded runs).
+    Vacuum {
+        #[command(flatten)]
+        spec: SpecArgs,
+    },
     /// Show a job's progress from its checkpoints, and any operation left
     /// unfinished (a compaction swap, a repair, a --fresh clearing).
     Status {

@@ -20,6 +20,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary).await,
         Command::Status { spec, format } => status(&spec, &format).await,
         Command::Compact { spec } => compact(&spec, quiet).await,
+        Command::Vacuum { spec } => vacuum(&spec, quiet).await,
         Command::Verify { spec, repair, quick } => super::verify::verify(&spec, repair, quick, quiet).await,
         Command::Init { path, force } => init(&path, force),
         Command::Completions { shell } => super::generate::completions(shell),
@@ -210,6 +211,31 @@ fn init(path: &str, force: bool) -> Result<Exit, CliError> {
     }
     std::fs::write(path, crate::spec::EXAMPLE).map_err(|e| CliError::io(format!("writing {path}"), e))?;
     println!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
+    Ok(Exit::Success)
+}
+
+async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    if s.output.format != crate::spec::OutputFormat::Delta {
+        println!(
+            "job `{}` writes parquet: replaced files are deleted at once, nothing to vacuum",
+            s.name
+        );
+        return Ok(Exit::Success);
+    }
+    match job::vacuum::vacuum_job(&s).await? {
+        None => println!("job `{}` has not run yet: nothing to vacuum", s.name),
+        Some(v) if !quiet => println!(
+            "vacuum: deleted {} data file{} ({} bytes) and {} log file{} that no version within the retention ({}s) reads",
+            v.files,
+            if v.files == 1 { "" } else { "s" },
+            v.bytes,
+            v.log_files,
+            if v.log_files == 1 { "" } else { "s" },
+            v.retention_secs
+        ),
+        Some(_) => {}
+    }
     Ok(Exit::Success)
 }
 

@@ -45,6 +45,7 @@ pub mod report_format;
 pub mod run_unit;
 pub mod schedule;
 pub mod setup;
+pub mod vacuum;
 
 pub use counters::ExportProgress;
 pub use error::{RunError, UnitError};

@@ -120,6 +120,10 @@ impl<'a> Passes<'a> {
         self.fold_state().await;
         if !self.shared.stopping() && self.out.failed.is_empty() {
             self.compact_finished(true).await?;
+            if self.opts.shard.is_none() {
+                let shared = &self.shared;
+                super::vacuum::vacuum_tables(&shared.spec, &shared.sink, &shared.state).await?;
+            }
         }
         Ok(())
     }

@@ -57,6 +57,15 @@ impl StateStore {
             .collect())
     }
 
+    /// Whether file name `name` is one of this job's data files (a unit's
+    /// or a compacted one).
+    pub fn owns_data_file(&self, name: &str) -> bool {
+        matches!(
+            self.classify(name),
+            Some(super::compactions::JobFile::Unit(..) | super::compactions::JobFile::Compacted(..))
+        )
+    }
+
     /// Deletes one data file (reorg repair, compaction inputs and leftovers).
     pub async fn delete_data(&self, rel: &str) -> Result<(), StateError> {
         Ok(self.sink.delete(rel).await?)

@@ -26,6 +26,11 @@
 //!   the table, partition values, size, time, statistics) are built here
 //!   ([`AddFile`]).
 //!
+//! - **What vacuum needs from the log**: which files were removed after a
+//!   cutoff ([`Table::removed_since`], read from the commit files written
+//!   since), and deleting expired log files ([`Table::clean_log`]).
+//!   `delta_kernel` 0.30 has neither a vacuum nor a log cleanup.
+//!
 //! Everything else — reading the log, snapshots, committing by
 //! put-if-absent of `_delta_log/<version>.json`, transaction identifiers,
 //! removes, checkpoints and `_last_checkpoint` — is the kernel's. Its calls
@@ -402,6 +407,85 @@ impl Table {
         }
     }
 
+    /// Paths (relative to the table) of the files removed by commits at or
+    /// after `cutoff_ms` (milliseconds since the epoch): files a version
+    /// within the retention still reads. Only commit files written after
+    /// the cutoff (less a minute of clock slack) are read.
+    pub async fn removed_since(&self, storage: &Storage, cutoff_ms: i64) -> Result<HashSet<String>, DeltaError> {
+        let mut out = HashSet::new();
+        for m in self.log_files(storage).await? {
+            if m.last_modified.timestamp_millis() < cutoff_ms - 60_000 || commit_version(&m.location).is_none() {
+                continue;
+            }
+            let rel = storage.rel_of(&m.location);
+            let Some(obj) = storage.get(&rel).await.map_err(|source| self.storage_error(source))? else {
+                continue;
+            };
+            for line in obj.bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let Ok(action) = serde_json::from_slice::<serde_json::Value>(line) else {
+                    return Err(self.refused(format!("{rel}: a line is not JSON")));
+                };
+                let remove = &action["remove"];
+                if let Some(path) = remove["path"].as_str()
+                    && remove["deletionTimestamp"].as_i64().is_none_or(|t| t >= cutoff_ms)
+                {
+                    out.insert(path.to_string());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes the log files no version at or after `cutoff_ms` needs:
+    /// commits and checkpoints older than the newest checkpoint at or
+    /// before the oldest such version, written before the cutoff. Returns
+    /// how many it deleted.
+    pub async fn clean_log(&self, storage: &Storage, cutoff_ms: i64) -> Result<usize, DeltaError> {
+        let files = self.log_files(storage).await?;
+        let commits: Vec<(u64, i64)> = files
+            .iter()
+            .filter_map(|m| Some((commit_version(&m.location)?, m.last_modified.timestamp_millis())))
+            .collect();
+        let checkpoints: Vec<u64> = files.iter().filter_map(|m| checkpoint_version(&m.location)).collect();
+        // The oldest version a reader within the retention may ask for.
+        let Some(oldest) = commits.iter().filter(|(_, t)| *t >= cutoff_ms).map(|(v, _)| *v).min() else {
+            return Ok(0);
+        };
+        let Some(keep_from) = checkpoints.iter().copied().filter(|c| *c <= oldest).max() else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        for m in &files {
+            let old = m.last_modified.timestamp_millis() < cutoff_ms;
+            let expired = commit_version(&m.location)
+                .or_else(|| checkpoint_version(&m.location))
+                .or_else(|| crc_version(&m.location))
+                .is_some_and(|v| v < keep_from);
+            if old && expired {
+                storage
+                    .delete(&storage.rel_of(&m.location))
+                    .await
+                    .map_err(|source| self.storage_error(source))?;
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
+    async fn log_files(&self, storage: &Storage) -> Result<Vec<object_store::ObjectMeta>, DeltaError> {
+        storage
+            .list(&format!("{}/_delta_log/", self.rel))
+            .await
+            .map_err(|source| self.storage_error(source))
+    }
+
+    fn storage_error(&self, source: StorageError) -> DeltaError {
+        DeltaError::Storage {
+            table: self.rel.clone(),
+            source,
+        }
+    }
+
     /// The current version's scan rows of `paths`, selected for removal;
     /// refused when one of them is not in the table.
     fn removals(&self, snapshot: &SnapshotRef, paths: &[String]) -> Result<Vec<FilteredEngineData>, DeltaError> {
@@ -439,6 +523,25 @@ impl Table {
         }
         Ok(out)
     }
+}
+
+/// The version of a commit file (`<20 digits>.json`).
+fn commit_version(p: &object_store::path::Path) -> Option<u64> {
+    let name = p.filename()?;
+    let v = name.strip_suffix(".json")?;
+    (v.len() == 20).then(|| v.parse().ok()).flatten()
+}
+
+/// The version of a single-file checkpoint (`<20 digits>.checkpoint.parquet`).
+fn checkpoint_version(p: &object_store::path::Path) -> Option<u64> {
+    let v = p.filename()?.strip_suffix(".checkpoint.parquet")?;
+    (v.len() == 20).then(|| v.parse().ok()).flatten()
+}
+
+/// The version of a checksum file (`<20 digits>.crc`).
+fn crc_version(p: &object_store::path::Path) -> Option<u64> {
+    let v = p.filename()?.strip_suffix(".crc")?;
+    (v.len() == 20).then(|| v.parse().ok()).flatten()
 }
 
 /// The runtime every table's kernel I/O runs on: one for the process, of
@@ -781,5 +884,39 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(v, (2, Some(3)));
+        // Version 3, later: the log before the checkpoint (2) is expired
+        // for a reader from version 3 on, and goes; the removes of the
+        // swap at version 2 are found from a cutoff before it.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let v2_time = std::fs::metadata(log.join(format!("{:020}.json", 2))).unwrap().modified().unwrap();
+        let v2_ms = v2_time.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        let removed = t.removed_since(&storage, v2_ms - 1).await.unwrap();
+        assert_eq!(
+            removed,
+            ["chain=base/a.parquet", "chain=base/b.parquet"]
+                .into_iter()
+                .map(String::from)
+                .collect()
+        );
+        let tt = t.clone();
+        tokio::task::spawn_blocking(move || {
+            let again = Change {
+                removes: vec!["chain=base/c.parquet".into()],
+                ..Change::default()
+            };
+            tt.commit(&again, 4).unwrap()
+        })
+        .await
+        .unwrap();
+        let v3_time = std::fs::metadata(log.join(format!("{:020}.json", 3))).unwrap().modified().unwrap();
+        let v3_ms = v3_time.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+        assert_eq!(t.clean_log(&storage, v3_ms).await.unwrap(), 2, "versions 0 and 1");
+        assert!(!log.join(format!("{:020}.json", 0)).exists());
+        assert!(log.join(format!("{:020}.json", 2)).exists() && log.join(format!("{:020}.json", 3)).exists());
+        let fresh = Table::new(&storage, "events", 2);
+        let v = tokio::task::spawn_blocking(move || fresh.snapshot().unwrap().version())
+            .await
+            .unwrap();
+        assert_eq!(v, 3, "the table opens from its checkpoint");
     }
 }

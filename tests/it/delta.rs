@@ -9,8 +9,16 @@ use std::process::Command;
 /// What `tests/delta_check.py` says of the table at `table` (natural key
 /// `keys`), compared with the Parquet folder `parquet` if given.
 fn check(table: &Path, keys: &[&str], parquet: Option<&Path>) -> serde_json::Value {
+    check_with(table, keys, parquet, false)
+}
+
+/// [`check`], of every version or (`latest_only`) of the latest.
+fn check_with(table: &Path, keys: &[&str], parquet: Option<&Path>, latest_only: bool) -> serde_json::Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/delta_check.py");
     let mut c = Command::new(python());
+    if latest_only {
+        c.env("DELTA_CHECK_LATEST", "1");
+    }
     c.arg(script).arg(table).arg(keys.join(","));
     if let Some(p) = parquet {
         c.arg(p);
@@ -406,4 +414,57 @@ fn a_period_closes_only_once_every_units_files_are_in_the_table() {
     let doc = check(&out.join("blocks"), keys_of("blocks"), None);
     // A day of base blocks, one every 2 s.
     assert_eq!(every_version_exact(&doc, "blocks"), 43_200, "{:?}", doc["versions"]);
+}
+
+/// `vacuum` deletes only files removed longer ago than the retention (and
+/// the job's files no version ever read, once as old); versions within
+/// the retention stay readable; other jobs' files are never touched.
+#[test]
+fn vacuum_deletes_only_files_removed_longer_ago_than_the_retention() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let dl = dir.path().join("dl");
+    let spec = write_spec(
+        dir.path(),
+        "dl.toml",
+        &format!(
+            "name = \"dvac\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"delta\"\ndelta_retention = \"3s\"\ncompact = false\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000099\"\nchunk_blocks = 50\n",
+            sim.url(),
+            dl.display()
+        ),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let first: Vec<_> = parquet_files(&dl.join("events"))
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("_delta_log"))
+        .collect();
+    // Another job's file, old: never the job's to delete.
+    let other = dl.join("events/chain=ethereum/other-e0-events-ethereum-b1-2-000000.parquet");
+    std::fs::copy(&first[0], &other).unwrap();
+    let o = chainetl(&["run", &spec, "--fresh"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["vacuum", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(first.iter().all(|p| p.exists()), "removed within the retention: kept");
+    let doc = check(&dl.join("events"), keys_of("events"), None);
+    let rows = doc["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["rows"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let o = chainetl(&["vacuum", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains(&format!("deleted {} data files", first.len())), "{}", text(&o));
+    assert!(first.iter().all(|p| !p.exists()), "removed longer ago than the retention: deleted");
+    assert!(other.exists(), "another job's file");
+    // The current version reads whole (versions older than the retention
+    // need not).
+    let after = check_with(&dl.join("events"), keys_of("events"), None, true);
+    let last = after["versions"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["rows"].as_u64(), Some(rows), "{last}");
 }
