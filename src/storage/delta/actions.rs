@@ -1,0 +1,176 @@
+//! The actions chainetl writes itself: a table's first commit, and the
+//! `add` rows (with statistics) of files `sink` wrote.
+
+use super::{AddFile, ENGINE_INFO};
+use arrow_array::builder::{MapBuilder, MapFieldNames, StringBuilder};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StructArray};
+use arrow_schema::{DataType, Field, Schema};
+use std::sync::Arc;
+
+/// `schema`'s columns and their Delta types, as [`Layout::columns`].
+pub fn delta_columns(schema: &Schema) -> Result<Vec<(String, serde_json::Value)>, String> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| Ok((f.name().clone(), delta_type(f.data_type())?)))
+        .collect()
+}
+
+/// The table's first commit: protocol and metadata, one JSON action a line.
+pub(super) fn first_commit(schema: &Schema, partition_columns: &[String], checkpoint_interval: u64) -> Result<String, String> {
+    let fields: Vec<serde_json::Value> = schema
+        .fields()
+        .iter()
+        .map(|f| Ok(serde_json::json!({"name": f.name(), "type": delta_type(f.data_type())?, "nullable": f.is_nullable(), "metadata": {}})))
+        .collect::<Result<_, String>>()?;
+    for p in partition_columns {
+        if schema.field_with_name(p).is_err() {
+            return Err(format!("partition column {p} is not a column of the table"));
+        }
+    }
+    let schema_string = serde_json::json!({"type": "struct", "fields": fields}).to_string();
+    let now = chrono::Utc::now().timestamp_millis();
+    let protocol = serde_json::json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}});
+    let metadata = serde_json::json!({"metaData": {
+        "id": table_id(),
+        "format": {"provider": "parquet", "options": {}},
+        "schemaString": schema_string,
+        "partitionColumns": partition_columns,
+        "configuration": {"delta.checkpointInterval": checkpoint_interval.to_string()},
+        "createdTime": now,
+    }});
+    let info = serde_json::json!({"commitInfo": {"timestamp": now, "operation": "CREATE TABLE", "engineInfo": ENGINE_INFO}});
+    Ok(format!("{info}\n{protocol}\n{metadata}\n"))
+}
+
+/// A random (version 4) UUID for the table's metadata.
+fn table_id() -> String {
+    let mut b = [0u8; 16];
+    for chunk in b.chunks_mut(8) {
+        chunk.copy_from_slice(&fastrand::u64(..).to_le_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// Delta's name of an Arrow type.
+fn delta_type(t: &DataType) -> Result<serde_json::Value, String> {
+    Ok(match t {
+        DataType::Utf8 => "string".into(),
+        DataType::Binary => "binary".into(),
+        DataType::Boolean => "boolean".into(),
+        DataType::Int32 => "integer".into(),
+        DataType::Int64 => "long".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Date32 => "date".into(),
+        DataType::Decimal128(p, s) => format!("decimal({p},{s})").into(),
+        DataType::Timestamp(_, Some(_)) => "timestamp".into(),
+        DataType::Dictionary(_, v) => delta_type(v)?,
+        DataType::List(f) => {
+            serde_json::json!({"type": "array", "elementType": delta_type(f.data_type())?, "containsNull": f.is_nullable()})
+        }
+        other => return Err(format!("no Delta type for {other}")),
+    })
+}
+
+/// The add actions' metadata for `files`, in the kernel's add-files shape.
+pub(super) fn add_batch(files: &[AddFile]) -> Result<RecordBatch, String> {
+    let path: ArrayRef = Arc::new(StringArray::from_iter_values(files.iter().map(|f| f.path.as_str())));
+    let names = MapFieldNames {
+        entry: "key_value".into(),
+        key: "key".into(),
+        value: "value".into(),
+    };
+    let mut pv = MapBuilder::new(Some(names), StringBuilder::new(), StringBuilder::new());
+    for f in files {
+        for (k, v) in &f.partition_values {
+            pv.keys().append_value(k);
+            pv.values().append_value(v);
+        }
+        pv.append(true).map_err(|e| e.to_string())?;
+    }
+    let pv: ArrayRef = Arc::new(pv.finish());
+    let size: ArrayRef = Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.size as i64)));
+    let time: ArrayRef = Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.modification_time)));
+    let stats = stats_array(files)?;
+    let kv = DataType::Struct(vec![Field::new("key", DataType::Utf8, false), Field::new("value", DataType::Utf8, true)].into());
+    let schema = Schema::new(vec![
+        Field::new("path", DataType::Utf8, false),
+        Field::new(
+            "partitionValues",
+            DataType::Map(Arc::new(Field::new("key_value", kv, false)), false),
+            false,
+        ),
+        Field::new("size", DataType::Int64, false),
+        Field::new("modificationTime", DataType::Int64, false),
+        Field::new("stats", stats.data_type().clone(), true),
+    ]);
+    RecordBatch::try_new(Arc::new(schema), vec![path, pv, size, time, Arc::new(stats)]).map_err(|e| e.to_string())
+}
+
+/// `stats` of the add actions: numRecords, nullCount, minValues,
+/// maxValues and tightBounds. The columns are every column any file has
+/// statistics of; a file without them for a column (no bounds: every value
+/// null, or a row group without statistics) has nulls there, which readers
+/// take as "unknown" and never skip on.
+fn stats_array(files: &[AddFile]) -> Result<StructArray, String> {
+    let records: ArrayRef = Arc::new(Int64Array::from_iter_values(files.iter().map(|f| f.rows as i64)));
+    let mut columns: Vec<(&str, DataType)> = Vec::new();
+    for c in files.iter().flat_map(|f| &f.stats) {
+        match columns.iter().find(|(n, _)| *n == c.name) {
+            Some((_, t)) if t != c.min.data_type() || t != c.max.data_type() => {
+                return Err(format!("statistics of {} of two types: {t} and {}", c.name, c.min.data_type()));
+            }
+            Some(_) => {}
+            None => columns.push((c.name.as_str(), c.min.data_type().clone())),
+        }
+    }
+    let mut nulls = Vec::new();
+    let mut mins = Vec::new();
+    let mut maxes = Vec::new();
+    for (name, t) in &columns {
+        let of = |f: &'_ AddFile| f.stats.iter().find(|c| c.name == *name).cloned();
+        nulls.push((
+            Arc::new(Field::new(*name, DataType::Int64, true)),
+            Arc::new(Int64Array::from_iter(files.iter().map(|f| of(f).map(|c| c.nulls as i64)))) as ArrayRef,
+        ));
+        let unknown = arrow_array::new_null_array(t, 1);
+        for (out, pick) in [(&mut mins, true), (&mut maxes, false)] {
+            let parts: Vec<ArrayRef> = files
+                .iter()
+                .map(|f| match of(f) {
+                    Some(c) if pick => c.min,
+                    Some(c) => c.max,
+                    None => unknown.clone(),
+                })
+                .collect();
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            let values = arrow_select::concat::concat(&refs).map_err(|e| format!("statistics of {name}: {e}"))?;
+            out.push((Arc::new(Field::new(*name, values.data_type().clone(), true)), values));
+        }
+    }
+    let group = |cols: Vec<(Arc<Field>, ArrayRef)>| -> ArrayRef {
+        if cols.is_empty() {
+            Arc::new(StructArray::new_empty_fields(files.len(), None))
+        } else {
+            Arc::new(StructArray::from(cols))
+        }
+    };
+    let parts: Vec<(Arc<Field>, ArrayRef)> = vec![
+        (Arc::new(Field::new("numRecords", DataType::Int64, true)), records),
+        (field_of("nullCount", &group(nulls.clone())), group(nulls)),
+        (field_of("minValues", &group(mins.clone())), group(mins)),
+        (field_of("maxValues", &group(maxes.clone())), group(maxes)),
+        (
+            Arc::new(Field::new("tightBounds", DataType::Boolean, true)),
+            Arc::new(BooleanArray::from(vec![true; files.len()])) as ArrayRef,
+        ),
+    ];
+    Ok(StructArray::from(parts))
+}
+
+fn field_of(name: &str, a: &ArrayRef) -> Arc<Field> {
+    Arc::new(Field::new(name, a.data_type().clone(), true))
+}

@@ -1,0 +1,106 @@
+//! What vacuum needs from a table's log that the kernel does not give:
+//! the files removed since a cutoff, and deleting expired log files.
+
+use super::{DeltaError, Table};
+use crate::storage::{Storage, StorageError};
+use std::collections::HashSet;
+
+impl Table {
+    /// Paths (relative to the table) of the files removed by commits at or
+    /// after `cutoff_ms` (milliseconds since the epoch): files a version
+    /// within the retention still reads. Only commit files written after
+    /// the cutoff (less a minute of clock slack) are read.
+    pub async fn removed_since(&self, storage: &Storage, cutoff_ms: i64) -> Result<HashSet<String>, DeltaError> {
+        let mut out = HashSet::new();
+        for m in self.log_files(storage).await? {
+            if m.last_modified.timestamp_millis() < cutoff_ms - 60_000 || commit_version(&m.location).is_none() {
+                continue;
+            }
+            let rel = storage.rel_of(&m.location);
+            let Some(obj) = storage.get(&rel).await.map_err(|source| self.storage_error(source))? else {
+                continue;
+            };
+            for line in obj.bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let Ok(action) = serde_json::from_slice::<serde_json::Value>(line) else {
+                    return Err(self.refused(format!("{rel}: a line is not JSON")));
+                };
+                let remove = &action["remove"];
+                if let Some(path) = remove["path"].as_str()
+                    && remove["deletionTimestamp"].as_i64().is_none_or(|t| t >= cutoff_ms)
+                {
+                    out.insert(path.to_string());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes the log files no version at or after `cutoff_ms` needs:
+    /// commits and checkpoints older than the newest checkpoint at or
+    /// before the oldest such version, written before the cutoff. Returns
+    /// how many it deleted.
+    pub async fn clean_log(&self, storage: &Storage, cutoff_ms: i64) -> Result<usize, DeltaError> {
+        let files = self.log_files(storage).await?;
+        let commits: Vec<(u64, i64)> = files
+            .iter()
+            .filter_map(|m| Some((commit_version(&m.location)?, m.last_modified.timestamp_millis())))
+            .collect();
+        let checkpoints: Vec<u64> = files.iter().filter_map(|m| checkpoint_version(&m.location)).collect();
+        // The oldest version a reader within the retention may ask for.
+        let Some(oldest) = commits.iter().filter(|(_, t)| *t >= cutoff_ms).map(|(v, _)| *v).min() else {
+            return Ok(0);
+        };
+        let Some(keep_from) = checkpoints.iter().copied().filter(|c| *c <= oldest).max() else {
+            return Ok(0);
+        };
+        let mut deleted = 0;
+        for m in &files {
+            let old = m.last_modified.timestamp_millis() < cutoff_ms;
+            let expired = commit_version(&m.location)
+                .or_else(|| checkpoint_version(&m.location))
+                .or_else(|| crc_version(&m.location))
+                .is_some_and(|v| v < keep_from);
+            if old && expired {
+                storage
+                    .delete(&storage.rel_of(&m.location))
+                    .await
+                    .map_err(|source| self.storage_error(source))?;
+                deleted += 1;
+            }
+        }
+        Ok(deleted)
+    }
+
+    async fn log_files(&self, storage: &Storage) -> Result<Vec<object_store::ObjectMeta>, DeltaError> {
+        storage
+            .list(&format!("{}/_delta_log/", self.rel))
+            .await
+            .map_err(|source| self.storage_error(source))
+    }
+
+    fn storage_error(&self, source: StorageError) -> DeltaError {
+        DeltaError::Storage {
+            table: self.rel.clone(),
+            source,
+        }
+    }
+}
+
+/// The version of a commit file (`<20 digits>.json`).
+pub(super) fn commit_version(p: &object_store::path::Path) -> Option<u64> {
+    let name = p.filename()?;
+    let v = name.strip_suffix(".json")?;
+    (v.len() == 20).then(|| v.parse().ok()).flatten()
+}
+
+/// The version of a single-file checkpoint (`<20 digits>.checkpoint.parquet`).
+pub(super) fn checkpoint_version(p: &object_store::path::Path) -> Option<u64> {
+    let v = p.filename()?.strip_suffix(".checkpoint.parquet")?;
+    (v.len() == 20).then(|| v.parse().ok()).flatten()
+}
+
+/// The version of a checksum file (`<20 digits>.crc`).
+pub(super) fn crc_version(p: &object_store::path::Path) -> Option<u64> {
+    let v = p.filename()?.strip_suffix(".crc")?;
+    (v.len() == 20).then(|| v.parse().ok()).flatten()
+}
