@@ -120,9 +120,14 @@ impl<'a> Passes<'a> {
         self.fold_state().await;
         if !self.shared.stopping() && self.out.failed.is_empty() {
             self.compact_finished(true).await?;
-            if self.opts.shard.is_none() {
+            // After a run that did something (a re-run with nothing to do
+            // lists nothing), and never failing a run whose rows are in.
+            let worked = self.seen.len() > self.out.units_already_done || self.opts.fresh;
+            if self.opts.shard.is_none() && worked {
                 let shared = &self.shared;
-                super::vacuum::vacuum_tables(&shared.spec, &shared.sink, &shared.state).await?;
+                if let Err(e) = super::vacuum::vacuum_tables(&shared.spec, &shared.sink, &shared.state).await {
+                    tracing::warn!("vacuum after the run failed (run `chainetl vacuum` to retry): {e}");
+                }
             }
         }
         Ok(())

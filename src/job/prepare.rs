@@ -22,12 +22,11 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
     }
+    let mut seq_floor = 0;
     if fresh || interrupted {
-        let n = state.clear(&tables_to_clear(spec, &state).await).await?;
+        let (n, floor) = state.clear(&tables_to_clear(spec, &state).await).await?;
+        seq_floor = floor;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
-    }
-    if sink.delta().is_some() {
-        state.load_seq_floor().await?;
     }
     let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {
@@ -43,12 +42,14 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
                 created_at: chrono::Utc::now().to_rfc3339(),
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
                 identity: Some(identity.clone()),
+                seq_floor,
             };
             // Another shard may have created it first, from another spec.
             state.create_job(&job).await?
         }
     };
     let job = adopt(spec, &state, job, &identity, now).await?;
+    state.set_seq_floor(job.seq_floor);
     Ok((state, job))
 }
 

@@ -85,6 +85,11 @@ pub struct JobState {
     /// started before it was recorded: those compare `spec_hash`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<crate::spec::JobIdentity>,
+    /// The sequence a unit without a checkpoint starts its files at: above
+    /// every file an earlier `--fresh` of the job removed, so no name a
+    /// Delta table's earlier versions read is written again (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_floor: u64,
 }
 
 /// An export appended to a job after it started (`exports/e<idx>.json`):
@@ -314,4 +319,8 @@ impl Versioned for SegmentDoc {
     fn version(&self) -> u32 {
         self.version
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -76,45 +76,20 @@ impl StateStore {
     /// The sequence a unit without a checkpoint starts its files at: 0,
     /// or in the `delta` format after a `--fresh`, one above every file
     /// the job had (those stay on storage for the tables' earlier
-    /// versions). Loaded by [`StateStore::load_seq_floor`].
+    /// versions). Kept in `job.json`; set by [`StateStore::set_seq_floor`].
     pub fn seq_floor(&self) -> u64 {
         self.floor.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn seq_floor_doc(&self) -> String {
-        format!("{}/seq_floor.json", self.dir)
-    }
-
-    /// Reads the job's sequence floor (`seq_floor.json`; absent: 0).
-    pub async fn load_seq_floor(&self) -> Result<u64, StateError> {
-        let floor = match self.read(&self.seq_floor_doc()).await? {
-            Some(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|d| d["seq_floor"].as_u64())
-                .ok_or_else(|| StateError::Corrupt {
-                    path: self.location(&self.seq_floor_doc()),
-                    message: "expected {\"seq_floor\": <number>}".into(),
-                    source: None,
-                })?,
-            None => 0,
-        };
+    /// Sets the floor (from the job's document).
+    pub fn set_seq_floor(&self, floor: u64) {
         self.floor.store(floor, std::sync::atomic::Ordering::Relaxed);
-        Ok(floor)
-    }
-
-    async fn save_seq_floor(&self, floor: u64) -> Result<(), StateError> {
-        self.write_doc(
-            &self.seq_floor_doc(),
-            &serde_json::json!({"seq_floor": floor, "updated_at": chrono::Utc::now().to_rfc3339()}),
-        )
-        .await?;
-        self.floor.store(floor, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
     }
 
     /// Removes this job's files from `table`'s current version in one
-    /// commit, if the table has a Delta log; whether it has one.
-    async fn remove_from_table(&self, table: &str) -> Result<bool, StateError> {
+    /// commit, if the table has a Delta log: the files removed (paths
+    /// relative to the output), or `None` without a log.
+    async fn remove_from_table(&self, table: &str) -> Result<Option<HashSet<String>>, StateError> {
         let t = std::sync::Arc::new(crate::storage::delta::Table::new(
             self.storage(),
             table,
@@ -127,10 +102,10 @@ impl StateStore {
             })
         };
         if !t.exists(self.storage()).await.map_err(|e| failed(e.to_string()))? {
-            return Ok(false);
+            return Ok(None);
         }
         let job = self.job.clone();
-        tokio::task::spawn_blocking(move || {
+        let removed = tokio::task::spawn_blocking(move || {
             let removes: Vec<String> = t
                 .live_files()?
                 .into_iter()
@@ -145,17 +120,17 @@ impl StateStore {
                 .collect();
             if !removes.is_empty() {
                 let change = crate::storage::delta::Change {
-                    removes,
+                    removes: removes.clone(),
                     ..Default::default()
                 };
                 t.commit(&change, 100)?;
             }
-            Ok::<_, crate::storage::delta::DeltaError>(())
+            Ok::<_, crate::storage::delta::DeltaError>(removes)
         })
         .await
         .map_err(|e| failed(e.to_string()))?
         .map_err(|e| failed(e.to_string()))?;
-        Ok(true)
+        Ok(Some(removed.into_iter().map(|p| format!("{table}/{p}")).collect()))
     }
 
     /// Deletes files of `units` under `tables` that no checkpoint covers
@@ -255,48 +230,62 @@ impl StateStore {
     /// after the retention), and the job's file sequences go on above theirs
     /// ([`StateStore::seq_floor`]), so no name is ever written twice; in
     /// `parquet` they are deleted.
-    pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<usize, StateError> {
+    pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<(usize, u64), StateError> {
         let marker = self.clearing_marker();
-        self.write_doc(&marker, &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339() }))
-            .await?;
+        // The floor so far: the job's, or a clearing's killed part-way (in
+        // its marker, since the job's document goes with the state).
+        let in_marker = self
+            .read(&marker)
+            .await?
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|d| d["seq_floor"].as_u64())
+            .unwrap_or(0);
+        let previous = self.load_job().await.ok().flatten().map_or(0, |j| j.seq_floor).max(in_marker);
         let listed = self.list_files(tables).await?;
-        let keep_files = self.sink.delta().is_some();
-        if keep_files {
-            let above = listed.iter().filter_map(|f| match f.kind {
+        let floor = listed
+            .iter()
+            .filter_map(|f| match f.kind {
                 JobFile::Unit(_, seq) => Some(seq + 1),
                 _ => None,
-            });
-            let floor = above.fold(self.load_seq_floor().await?, u64::max);
-            self.save_seq_floor(floor).await?;
-        }
-        let mut logged = BTreeSet::new();
+            })
+            .fold(previous, u64::max);
+        self.write_doc(
+            &marker,
+            &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339(), "seq_floor": floor }),
+        )
+        .await?;
+        let keep_files = self.sink.delta().is_some();
+        let mut in_versions: std::collections::HashMap<String, HashSet<String>> = Default::default();
         for table in tables {
-            if self.remove_from_table(table).await? {
-                logged.insert(table.clone());
+            if let Some(removed) = self.remove_from_table(table).await? {
+                in_versions.insert(table.clone(), removed);
             }
         }
         let leases = format!("{}/leases/", self.dir);
-        let floor_doc = self.seq_floor_doc();
         for m in self.list(&self.dir).await? {
             let rel = self.storage().rel_of(&m.location);
             // The lease is the clearing run's own: it outlives the clearing.
-            if rel != marker && !rel.starts_with(&leases) && rel != floor_doc {
+            if rel != marker && !rel.starts_with(&leases) {
                 self.sink.delete(&rel).await?;
             }
         }
         let mut removed = 0;
         for f in listed {
             let table = f.rel.split('/').next().unwrap_or_default();
-            if keep_files && logged.contains(table) {
-                removed += 1;
-                continue;
+            // Kept for a Delta table's earlier versions: what this commit
+            // removed, and files of earlier generations (below the floor
+            // the job had) that an earlier one removed. A file no version
+            // ever read (written in parquet, or uncommitted) goes.
+            let earlier = matches!(f.kind, JobFile::Unit(_, seq) if seq < previous);
+            let read_by_versions = in_versions.get(table).is_some_and(|r| r.contains(&f.rel) || earlier);
+            if !(keep_files && read_by_versions) {
+                self.sink.delete(&f.rel).await?;
+                crate::util::failpoint::hit("during-fresh");
             }
-            self.sink.delete(&f.rel).await?;
-            crate::util::failpoint::hit("during-fresh");
             removed += 1;
         }
         removed += self.remove_staging(tables, |_| true).await;
         self.sink.delete(&marker).await?;
-        Ok(removed)
+        Ok((removed, floor))
     }
 }

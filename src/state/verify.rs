@@ -164,6 +164,11 @@ impl StateStore {
                 path: path.into(),
                 what,
             };
+            if st.committed.is_empty() && st.files == 0 {
+                // Nothing written (a unit without rows), whatever its
+                // sequence (one after a `--fresh` starts above 0).
+                continue;
+            }
             if st.committed.is_empty() {
                 let present = seqs.get(id.as_str());
                 for seq in (0..st.next_seq).filter(|s| !present.is_some_and(|p| p.contains(s))) {

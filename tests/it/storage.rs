@@ -556,6 +556,7 @@ fn job_state(spec_hash: String) -> JobState {
         created_at: "2024-01-01T00:00:00Z".into(),
         chainetl_version: "test".into(),
         identity: None,
+        seq_floor: 0,
     }
 }
 

@@ -42,6 +42,7 @@ pub(super) fn job_state(spec_hash: &str) -> JobState {
         created_at: "2024-01-01T00:00:00Z".into(),
         chainetl_version: "test".into(),
         identity: None,
+        seq_floor: 0,
     }
 }
 

@@ -50,7 +50,20 @@ impl Table {
         let Some(oldest) = commits.iter().filter(|(_, t)| *t >= cutoff_ms).map(|(v, _)| *v).min() else {
             return Ok(0);
         };
-        let Some(keep_from) = checkpoints.iter().copied().filter(|c| *c <= oldest).max() else {
+        // The version current at the cutoff (`oldest - 1`) stays readable
+        // too, and so does the checkpoint `_last_checkpoint` names (a
+        // reader starts from it).
+        let hinted = match storage.get(&format!("{}/_delta_log/_last_checkpoint", self.rel)).await {
+            Ok(Some(o)) => serde_json::from_slice::<serde_json::Value>(&o.bytes)
+                .ok()
+                .and_then(|d| d["version"].as_u64()),
+            Ok(None) => None,
+            Err(source) => return Err(self.storage_error(source)),
+        };
+        let Some(hinted) = hinted else {
+            return Ok(0);
+        };
+        let Some(keep_from) = checkpoints.iter().copied().filter(|c| *c < oldest && *c <= hinted).max() else {
             return Ok(0);
         };
         let mut deleted = 0;
@@ -71,7 +84,7 @@ impl Table {
         Ok(deleted)
     }
 
-    async fn log_files(&self, storage: &Storage) -> Result<Vec<object_store::ObjectMeta>, DeltaError> {
+    pub(super) async fn log_files(&self, storage: &Storage) -> Result<Vec<object_store::ObjectMeta>, DeltaError> {
         storage
             .list(&format!("{}/_delta_log/", self.rel))
             .await

@@ -230,20 +230,18 @@ impl Table {
     }
 
     /// Whether the table has a log (its first commit).
+    /// (Its log, not its first commit, which log cleanup deletes once a
+    /// checkpoint covers it.)
     pub async fn exists(&self, storage: &Storage) -> Result<bool, DeltaError> {
-        let rel = format!("{}/_delta_log/{:020}.json", self.rel, 0);
-        match storage.get(&rel).await {
-            Ok(v) => Ok(v.is_some()),
-            Err(source) => Err(DeltaError::Storage {
-                table: self.rel.clone(),
-                source,
-            }),
-        }
+        Ok(!self.log_files(storage).await?.is_empty())
     }
 
     /// Creates the table — version 0, its schema and partition columns —
     /// unless it exists. Whether this call created it.
     pub async fn create_if_absent(&self, storage: &Storage, schema: &Schema, partition_columns: &[String]) -> Result<bool, DeltaError> {
+        if self.exists(storage).await? {
+            return Ok(false);
+        }
         let doc = first_commit(schema, partition_columns, self.checkpoint_interval).map_err(|m| self.refused(m))?;
         let rel = format!("{}/_delta_log/{:020}.json", self.rel, 0);
         storage
