@@ -200,3 +200,48 @@ async fn commits_add_remove_and_record_transaction_ids_and_checkpoints_follow_th
         .unwrap();
     assert_eq!(v, 3, "the table opens from its checkpoint");
 }
+
+/// How long a table of 10,000 commits (a checkpoint every 100) takes to
+/// open from a new process: run with `cargo test --release --lib
+/// storage::delta::tests::opening -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check"]
+async fn opening_a_table_of_10000_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(Storage::open(&output(&dir.path().to_string_lossy())).unwrap());
+    let schema = Schema::new(vec![
+        Field::new("chain", DataType::Utf8, false),
+        Field::new("n", DataType::Int64, true),
+    ]);
+    let t = Arc::new(Table::new(&storage, "events", 100));
+    t.create_if_absent(&storage, &schema, &["chain".into()]).await.unwrap();
+    let tt = t.clone();
+    let started = std::time::Instant::now();
+    tokio::task::spawn_blocking(move || {
+        for i in 0..10_000u64 {
+            let change = Change {
+                parts: vec![Part {
+                    adds: vec![add(&format!("chain=base/f{i}.parquet"), 100, 10)],
+                    txn: Some((format!("chainetl-j-u{}", i % 500), i as i64 + 1)),
+                }],
+                ..Change::default()
+            };
+            tt.commit(&change, 4).unwrap();
+        }
+    })
+    .await
+    .unwrap();
+    println!("10,000 commits in {:.1} s", started.elapsed().as_secs_f64());
+    for _ in 0..3 {
+        let fresh = Table::new(&storage, "events", 100);
+        let opened = std::time::Instant::now();
+        let (v, app) =
+            tokio::task::spawn_blocking(move || (fresh.snapshot().unwrap().version(), fresh.app_version("chainetl-j-u7").unwrap()))
+                .await
+                .unwrap();
+        println!(
+            "opened version {v} and read a transaction id ({app:?}) in {:.3} s",
+            opened.elapsed().as_secs_f64()
+        );
+    }
+}
