@@ -112,13 +112,9 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
         }
         let t = delta.table(&shared.sink, &table);
         let in_log = if t.exists(shared.sink.storage()).await.map_err(|e| log_error(&table, e))? {
-            let (t, a) = (t.clone(), app.clone());
-            tokio::task::spawn_blocking(move || t.app_version(&a))
+            let a = app.clone();
+            t.blocking(move |t| t.app_version(&a))
                 .await
-                .map_err(|e| SinkError::Write {
-                    path: table.clone(),
-                    source: format!("reading the log: {e}").into(),
-                })?
                 .map_err(|e| log_error(&table, e))?
                 .unwrap_or(0)
         } else {

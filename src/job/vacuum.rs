@@ -72,10 +72,9 @@ pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Resu
         if !t.exists(storage).await.map_err(|e| failed(&table, e))? {
             continue;
         }
-        let reader = t.clone();
-        let live: HashSet<String> = tokio::task::spawn_blocking(move || reader.live_files())
+        let live: HashSet<String> = t
+            .blocking(|t| t.live_files())
             .await
-            .map_err(|e| failed(&table, e))?
             .map_err(|e| failed(&table, e))?
             .into_iter()
             .map(|f| format!("{table}/{}", f.path))

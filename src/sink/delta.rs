@@ -270,15 +270,10 @@ impl DeltaTables {
                         may_be_in: queued.iter().any(|q| q.may_be_in),
                         ..Change::default()
                     };
-                    let table = committer.table.clone();
-                    let r = tokio::task::spawn_blocking(move || table.commit(&change, COMMIT_ATTEMPTS))
+                    let r = committer
+                        .table
+                        .blocking(move |t| t.commit(&change, COMMIT_ATTEMPTS))
                         .await
-                        .unwrap_or_else(|e| {
-                            Err(DeltaError::Refused {
-                                table: String::new(),
-                                message: format!("the commit's thread failed: {e}"),
-                            })
-                        })
                         .map_err(Arc::new);
                     for q in queued {
                         let _ = q.done.send(r.clone());
@@ -337,13 +332,7 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
     if table.create_if_absent(sink.storage(), &full, partitions).await? {
         return Ok(());
     }
-    let t = table.clone();
-    let have = tokio::task::spawn_blocking(move || t.layout())
-        .await
-        .map_err(|e| DeltaError::Refused {
-            table: table.rel().to_string(),
-            message: format!("reading the table's layout: {e}"),
-        })??;
+    let have = table.blocking(|t| t.layout()).await?;
     let want = crate::storage::delta::delta_columns(&full).map_err(|message| DeltaError::Refused {
         table: table.rel().to_string(),
         message,

@@ -105,31 +105,31 @@ impl StateStore {
             return Ok(None);
         }
         let job = self.job.clone();
-        let removed = tokio::task::spawn_blocking(move || {
-            let removes: Vec<String> = t
-                .live_files()?
-                .into_iter()
-                .filter(|f| {
-                    f.path
-                        .rsplit('/')
-                        .next()
-                        .and_then(|n| super::compactions::classify(&job, n))
-                        .is_some()
-                })
-                .map(|f| f.path)
-                .collect();
-            if !removes.is_empty() {
-                let change = crate::storage::delta::Change {
-                    removes: removes.clone(),
-                    ..Default::default()
-                };
-                t.commit(&change, 100)?;
-            }
-            Ok::<_, crate::storage::delta::DeltaError>(removes)
-        })
-        .await
-        .map_err(|e| failed(e.to_string()))?
-        .map_err(|e| failed(e.to_string()))?;
+        let removed = t
+            .blocking(move |t| {
+                let removes: Vec<String> = t
+                    .live_files()?
+                    .into_iter()
+                    .filter(|f| {
+                        f.path
+                            .rsplit('/')
+                            .next()
+                            .and_then(|n| super::compactions::classify(&job, n))
+                            .is_some()
+                    })
+                    .map(|f| f.path)
+                    .collect();
+                if !removes.is_empty() {
+                    let change = crate::storage::delta::Change {
+                        removes: removes.clone(),
+                        ..Default::default()
+                    };
+                    t.commit(&change, 100)?;
+                }
+                Ok(removes)
+            })
+            .await
+            .map_err(|e| failed(e.to_string()))?;
         Ok(Some(removed.into_iter().map(|p| format!("{table}/{p}")).collect()))
     }
 

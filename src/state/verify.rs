@@ -227,10 +227,7 @@ impl StateStore {
         for table in tables {
             let t = delta.table(&self.sink, table);
             let live = if t.exists(self.sink.storage()).await.map_err(|e| delta_error(table, e))? {
-                tokio::task::spawn_blocking(move || t.live_files())
-                    .await
-                    .map_err(|e| delta_error(table, format!("reading the log: {e}")))?
-                    .map_err(|e| delta_error(table, e))?
+                t.blocking(|t| t.live_files()).await.map_err(|e| delta_error(table, e))?
             } else {
                 Vec::new()
             };

@@ -34,8 +34,8 @@
 //! Everything else — reading the log, snapshots, committing by
 //! put-if-absent of `_delta_log/<version>.json`, transaction identifiers,
 //! removes, checkpoints and `_last_checkpoint` — is the kernel's. Its calls
-//! block (its engine runs I/O on a background runtime of its own): callers
-//! run them on a blocking thread.
+//! block (its engine runs I/O on a background runtime of its own): async
+//! callers run them on a blocking thread through [`Table::blocking`].
 
 use super::{Storage, StorageError};
 use arrow_array::{Array, ArrayRef, StringArray};
@@ -208,6 +208,18 @@ impl Table {
             last: std::sync::Mutex::new(None),
             checkpoint_interval: checkpoint_interval.max(1),
         }
+    }
+
+    /// Runs `call` — kernel calls, which block until their I/O is done —
+    /// on a blocking thread.
+    pub async fn blocking<T: Send + 'static>(
+        self: &Arc<Self>,
+        call: impl FnOnce(&Table) -> Result<T, DeltaError> + Send + 'static,
+    ) -> Result<T, DeltaError> {
+        let t = self.clone();
+        tokio::task::spawn_blocking(move || call(&t))
+            .await
+            .unwrap_or_else(|e| Err(self.refused(format!("the thread reading its log failed: {e}"))))
     }
 
     /// The table's path under the output.
