@@ -5,13 +5,15 @@ usage: delta_check.py TABLE_DIR KEY[,KEY…] [PARQUET_DIR]
 Prints one JSON document:
 - versions: for every version of the table, its rows and distinct keys
   (deltalake, time travel); with DELTA_CHECK_LATEST set, the latest only;
+  with DELTA_CHECK_FROM=N, versions N on;
 - rows: the latest version's rows (deltalake), each a sorted-key JSON
   string, sorted; with PARQUET_DIR, parquet_rows: the same of the
   hive-partitioned Parquet folder (pyarrow), over the same columns;
 - polars_rows / duckdb_rows: the latest version's row count as Polars'
   read_delta and DuckDB (over deltalake's Arrow dataset) see it;
 - types: the Arrow type of every column, as deltalake reads it;
-- files: the latest version's files.
+- files: the latest version's files;
+- operations: every commit's operation (WRITE, OPTIMIZE, …), oldest first.
 
 deltalake can abort the interpreter at exit (a thread left running), so
 the script ends with os._exit once its output is flushed.
@@ -39,7 +41,7 @@ def main():
     path, keys = sys.argv[1], sys.argv[2].split(",")
     latest = deltalake.DeltaTable(path)
     versions = []
-    first = latest.version() if os.environ.get("DELTA_CHECK_LATEST") else 0
+    first = latest.version() if os.environ.get("DELTA_CHECK_LATEST") else int(os.environ.get("DELTA_CHECK_FROM", "0"))
     for v in range(first, latest.version() + 1):
         t = deltalake.DeltaTable(path, version=v).to_pyarrow_table()
         n = t.num_rows
@@ -54,6 +56,7 @@ def main():
         "rows": rows_of(table, columns),
         "polars_rows": pl.read_delta(path).height,
         "files": sorted(latest.file_uris()),
+        "operations": [h.get("operation") for h in reversed(latest.history())],
     }
     dataset = latest.to_pyarrow_dataset()
     out["duckdb_rows"] = duckdb.sql("select count(*) from dataset").fetchall()[0][0]

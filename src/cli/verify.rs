@@ -113,9 +113,6 @@ fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet
 
 pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    if repair && s.output.format == crate::spec::OutputFormat::Delta {
-        return Err(job::RunError::NotForDelta("verify --repair").into());
-    }
     let job::inspect::Verification {
         interrupted,
         problems,

@@ -72,12 +72,6 @@ pub enum RunError {
     /// The simulator could not start.
     #[error("the built-in simulator failed to start: {0}")]
     Sim(#[source] Box<dyn std::error::Error + Send + Sync>),
-    /// A step the `delta` format does not take yet.
-    #[error(
-        "{0} is not available for delta outputs yet (output.format = \"delta\"); \
-         it is for parquet outputs"
-    )]
-    NotForDelta(&'static str),
     /// `--follow` without an incremental export.
     #[error("--follow needs an export with incremental = true (and a start): it follows the chain's head")]
     Follow,
@@ -125,8 +119,7 @@ impl RunError {
             | RunError::AsOf { .. }
             | RunError::Repair(_)
             | RunError::Environment(_)
-            | RunError::Decoder { .. }
-            | RunError::NotForDelta(_) => 2,
+            | RunError::Decoder { .. } => 2,
             _ => 1,
         }
     }

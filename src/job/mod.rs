@@ -227,12 +227,7 @@ async fn run_leased(
     if opts.fresh || opts.shard.is_none() {
         state.remove_stale_tmp().await;
     }
-    let c = compact::Compactor {
-        spec: &spec,
-        state: &state,
-        sink: &sink,
-        now,
-    };
+    let c = compact::Compactor::new(&spec, &state, &sink, now);
     let repair = if opts.shard.is_none() {
         c.start(&opts.repair).await?
     } else {
@@ -253,7 +248,7 @@ async fn run_leased(
         }
         opts.repair.clone()
     };
-    prepare::delete_repaired(&state, &repair).await?;
+    prepare::delete_repaired(&spec, &state, &repair).await?;
     prepare::check_as_of(&spec, &job, opts.as_of)?;
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
     let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);

@@ -276,7 +276,7 @@ impl<'a> Passes<'a> {
             }
             for u in &units {
                 if let Some(st) = states.get_mut(&u.id) {
-                    super::publish::reconcile(&self.shared, u, st).await?;
+                    super::publish::reconcile::<RunError>(&self.shared, u, st).await?;
                 }
             }
         }
@@ -305,7 +305,7 @@ impl<'a> Passes<'a> {
             earlier = units.iter().filter(|u| self.seen.contains(&u.id)).cloned().collect();
             &earlier
         };
-        let removed = state.remove_orphans(sweep, &states, &spec.tables()).await?;
+        let removed = state.remove_orphans(sweep, &mut states, &spec.tables()).await?;
         if removed > 0 {
             tracing::info!(files = removed, "removed files of uncommitted work left by an interrupted run");
         }
@@ -435,24 +435,12 @@ impl<'a> Passes<'a> {
         if !shared.spec.output.compact || self.opts.shard.is_some() {
             return Ok(());
         }
-        if shared.sink.delta().is_some() {
-            // Compaction of a Delta table must be one commit (remove the
-            // inputs, add the outputs); until it is, files stay as written.
-            if end {
-                tracing::info!("delta output: files are left as written (compaction of delta tables is not available yet)");
-            }
-            return Ok(());
-        }
         if !end && self.last_compact.is_some_and(|t| t.elapsed() < FOLLOW_COMPACT_EVERY) {
             return Ok(());
         }
         self.last_compact = Some(Instant::now());
-        let c = Compactor {
-            spec: &shared.spec,
-            state: &shared.state,
-            sink: &shared.sink,
-            now: self.opts.as_of.unwrap_or_else(|| chrono::Utc::now().timestamp()),
-        };
+        let now = self.opts.as_of.unwrap_or_else(|| chrono::Utc::now().timestamp());
+        let c = Compactor::new(&shared.spec, &shared.state, &shared.sink, now);
         let done = c.run(&|| shared.stopping()).await?;
         if done.partitions > 0 {
             tracing::info!(

@@ -109,14 +109,16 @@ pub(crate) async fn fresh_deletes(spec: &Spec, state: &StateStore) -> Result<Str
 }
 
 /// `verify --repair`: the units to export again lose their checkpoints
-/// first, so their files count as uncommitted and are removed.
-pub(crate) async fn delete_repaired(state: &StateStore, units: &[String]) -> Result<(), RunError> {
+/// first, so their files count as uncommitted and are removed (in the
+/// `delta` format: restarted, their files in the tables replaced in one
+/// commit once they are done; see [`StateStore::restart_units`]).
+pub(crate) async fn delete_repaired(spec: &Spec, state: &StateStore, units: &[String]) -> Result<(), RunError> {
     if !units.is_empty() {
         tracing::info!(
             units = units.len(),
             "repair: exporting units again whose files are missing or changed"
         );
-        state.delete_units(units).await?;
+        state.restart_units(units, &Default::default(), &spec.tables()).await?;
     }
     Ok(())
 }

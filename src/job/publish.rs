@@ -27,11 +27,12 @@
 //! marked `published`, so later runs look only at units not so marked —
 //! at most the units in flight when a run died.
 
-use super::error::{RunError, UnitError};
+use super::error::UnitError;
 use super::setup::Shared;
 use crate::plan::Unit;
 use crate::sink::delta::Publication;
 use crate::sink::{SinkError, WrittenFile, schema_for};
+use crate::storage::delta::{Change, Part};
 use crate::state::UnitState;
 use arrow_schema::SchemaRef;
 
@@ -94,20 +95,41 @@ pub(crate) async fn publish(
 
 /// Publishes what `st`'s checkpoint counts that `unit`'s tables' logs
 /// lack (a run died between the two); marks a done unit published.
-pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) -> Result<(), RunError> {
+///
+/// A unit exported again ([`UnitState::replaces`]) publishes here, once
+/// done: one commit a table removing its earlier files and adding its new
+/// ones, with its transaction id — so a crash after that commit finds the
+/// version in the log and commits nothing again.
+pub(crate) async fn reconcile<E: From<SinkError> + From<crate::state::StateError>>(
+    shared: &Shared,
+    unit: &Unit,
+    st: &mut UnitState,
+) -> Result<(), E> {
     let Some(delta) = shared.sink.delta() else {
         return Ok(());
     };
     if st.published || (st.committed.is_empty() && !st.done) {
         return Ok(());
     }
+    // A unit exported again publishes once it is done (see below).
+    if !st.replaces.is_empty() && !st.done {
+        return Ok(());
+    }
     let app = app_id(shared, &unit.id);
     let prefix = shared.state.file_prefix(&unit.id);
     let mut added = 0;
-    for (table, schema) in unit_tables(shared, unit) {
+    let mut tables = unit_tables(shared, unit);
+    for r in &st.replaces {
+        let table = r.split('/').next().unwrap_or_default();
+        if !tables.iter().any(|(t, _)| t == table) {
+            tables.push((table.to_string(), schema_for(unit.dataset, &shared.spec.output)));
+        }
+    }
+    for (table, schema) in tables {
         let dir = format!("{table}/");
         let files: Vec<_> = st.committed.iter().filter(|f| f.path.starts_with(&dir)).collect();
-        if files.is_empty() {
+        let replaced: Vec<&str> = st.replaces.iter().filter_map(|r| r.strip_prefix(&dir)).collect();
+        if files.is_empty() && replaced.is_empty() {
             continue;
         }
         let t = delta.table(&shared.sink, &table);
@@ -132,10 +154,32 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
                     .await?,
             );
         }
+        added += adds.len();
+        let txn = (app.clone(), st.next_seq as i64);
+        if !replaced.is_empty() {
+            // The unit's new files replace its earlier ones in one commit:
+            // readers see the old rows or the new. (Files the table no
+            // longer has are not removed again.)
+            let live: std::collections::HashSet<String> = t
+                .blocking(|t| t.live_files())
+                .await
+                .map_err(|e| log_error(&table, e))?
+                .into_iter()
+                .map(|f| f.path)
+                .collect();
+            let change = Change {
+                parts: vec![Part { adds, txn: Some(txn) }],
+                removes: replaced.into_iter().filter(|p| live.contains(*p)).map(String::from).collect(),
+                rearranges: false,
+                may_be_in: true,
+            };
+            crate::util::failpoint::hit("before-delta-commit");
+            delta.commit(&shared.sink, &table, change).await?;
+            continue;
+        }
         if adds.is_empty() {
             continue;
         }
-        added += adds.len();
         delta
             .publish(
                 &shared.sink,
@@ -143,7 +187,7 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
                     table,
                     schema,
                     files: adds,
-                    txn: (app.clone(), st.next_seq as i64),
+                    txn,
                     may_be_in: true,
                 },
             )
@@ -154,6 +198,7 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
     }
     if st.done {
         st.published = true;
+        st.replaces.clear();
         shared.state.save_unit(st).await?;
     }
     Ok(())

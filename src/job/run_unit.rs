@@ -329,10 +329,16 @@ impl UnitRun<'_> {
         st.updated_at = chrono::Utc::now().to_rfc3339();
         self.shared.state.save_unit(st).await?;
         if self.shared.sink.delta().is_some() {
-            super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
-            if done {
-                st.published = true;
-                self.shared.state.save_unit(st).await?;
+            if st.replaces.is_empty() {
+                super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
+                if done {
+                    st.published = true;
+                    self.shared.state.save_unit(st).await?;
+                }
+            } else if done {
+                // A unit exported again publishes once, replacing its
+                // earlier files in the same commit.
+                super::publish::reconcile::<UnitError>(self.shared, &self.unit, st).await?;
             }
         }
         let rows = self.pending.rows;

@@ -1,7 +1,7 @@
 //! `chainetl vacuum` (and the end of every unsharded run of a delta job):
 //! deleting what the job's Delta tables no longer need.
 //!
-//! A file removed from a table (by `--fresh`) stays on storage while a
+//! A file removed from a table (by `--fresh`, a compaction, a repair) stays on storage while a
 //! version within `output.delta_retention` reads it (time travel, and
 //! readers that opened an older version). Vacuum deletes a file of this
 //! job's under the spec's tables only when all hold:
@@ -9,7 +9,8 @@
 //! - it is not in the table's current version;
 //! - no commit at or after the cutoff (now − retention) removed it;
 //! - no checkpoint of the job counts it while its unit is not yet
-//!   published (a run that died between the two; the next run adds it);
+//!   published (a run that died between the two; the next run adds it),
+//!   and no compaction record names it in a swap not yet finished;
 //! - it was written before the cutoff (a file being written, or one a
 //!   run is about to commit, is newer).
 //!
@@ -66,6 +67,16 @@ pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Resu
         .into_values()
         .filter(|st| !st.published)
         .flat_map(|st| st.committed.into_iter().map(|f| f.path))
+        .chain(
+            // A compaction swap not yet committed (a run died in it): its
+            // outputs and inputs are the next run's to finish.
+            state
+                .load_compactions()
+                .await?
+                .into_iter()
+                .filter_map(|c| c.pending)
+                .flat_map(|p| p.inputs.into_iter().chain(p.outputs.into_iter().map(|f| f.path))),
+        )
         .collect();
     for table in spec.tables() {
         let t = delta.table(sink, &table);

@@ -144,6 +144,35 @@ impl DeltaTables {
         self.add(table, schema, rel, bytes, rows, &footer)
     }
 
+    /// The `add` of stored file `rel` of `table` (`bytes` long, `rows`
+    /// rows), its schema and statistics read from its footer: for files
+    /// the job's merges wrote, whose writer schema is the file's own.
+    pub async fn add_stored(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, rows: u64) -> Result<AddFile, SinkError> {
+        let storage = sink.storage();
+        let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
+        let unreadable = |e: String| SinkError::Read {
+            path: rel.into(),
+            source: e.into(),
+        };
+        let footer = reader.get_metadata(None).await.map_err(|e| unreadable(e.to_string()))?;
+        let meta = footer.file_metadata();
+        let schema = parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata())
+            .map_err(|e| unreadable(e.to_string()))?;
+        self.add(table, &schema, rel, bytes, rows, &footer)
+    }
+
+    /// Makes `change` to `table` in one commit, in the table's turn (after
+    /// the units' commits in flight in this process). The table exists.
+    pub async fn commit(&self, sink: &Sink, table: &str, change: Change) -> Result<u64, SinkError> {
+        let committer = self.committer(sink, table);
+        let _turn = committer.turn.lock().await;
+        committer
+            .table
+            .blocking(move |t| t.commit(&change, COMMIT_ATTEMPTS))
+            .await
+            .map_err(|e| delta_error(Arc::new(e)))
+    }
+
     fn add(&self, table: &str, schema: &Schema, rel: &str, bytes: u64, rows: u64, footer: &ParquetMetaData) -> Result<AddFile, SinkError> {
         let path = rel
             .strip_prefix(table)

@@ -151,6 +151,14 @@ pub struct UnitState {
     /// logs, so no later run need ask them (`job::publish`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub published: bool,
+    /// `delta` format: files (paths relative to the output root) of an
+    /// earlier export of this unit still in its tables, which the unit's
+    /// files replace in one commit a table once it is done — so readers
+    /// see the old rows or the new, never neither (`verify --repair`; see
+    /// `StateStore::restart_units`). Until then its files are not
+    /// published.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaces: Vec<String>,
 }
 
 /// A committed data file, as its checkpoint records it.

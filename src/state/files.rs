@@ -134,7 +134,9 @@ impl StateStore {
     }
 
     /// Deletes files of `units` under `tables` that no checkpoint covers
-    /// (written after the unit's last commit by a run that died), and local
+    /// (written after the unit's last commit by a run that died; in the
+    /// `delta` format, units with files in a table that no checkpoint
+    /// counts restart, `states` updated), and local
     /// staging leftovers of `units` and of compaction (not of other units:
     /// another shard may be writing them). Returns how many were removed.
     ///
@@ -149,7 +151,7 @@ impl StateStore {
     pub async fn remove_orphans(
         &self,
         units: &[Unit],
-        states: &HashMap<String, UnitState>,
+        states: &mut HashMap<String, UnitState>,
         tables: &BTreeSet<String>,
     ) -> Result<usize, StateError> {
         let ours: HashSet<String> = units.iter().map(|u| u.id.clone()).collect();
@@ -165,8 +167,10 @@ impl StateStore {
         if units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
             return Ok(removed);
         }
+        let (in_versions, restarted) = self.adopt_uncounted(&ours, states, tables).await?;
+        states.extend(restarted);
         for (rel, unit, seq) in self.data_files(tables).await? {
-            if !ours.contains(&unit) {
+            if !ours.contains(&unit) || in_versions.contains(&rel) {
                 continue;
             }
             // Without a checkpoint, the unit's files from the floor on are
@@ -179,6 +183,58 @@ impl StateStore {
             }
         }
         Ok(removed)
+    }
+
+    /// The `delta` format's side of [`StateStore::remove_orphans`]: files
+    /// of `units` in a table's current version that their checkpoint
+    /// neither counts nor replaces (a checkpoint deleted by hand, or
+    /// restored from an older backup). The log, not the checkpoint, says
+    /// what readers see: the unit is restarted above them
+    /// ([`StateStore::restart_units`]), and its new files replace them
+    /// once it is done. Returns those files (kept: the table has them) and
+    /// the units' new checkpoints.
+    async fn adopt_uncounted(
+        &self,
+        units: &HashSet<String>,
+        states: &HashMap<String, UnitState>,
+        tables: &BTreeSet<String>,
+    ) -> Result<(HashSet<String>, HashMap<String, UnitState>), StateError> {
+        let Some(live) = self.list_live_files(tables).await? else {
+            return Ok(Default::default());
+        };
+        let counted = |unit: &str, rel: &str, seq: u64| {
+            states.get(unit).is_some_and(|s| {
+                s.committed.iter().any(|f| f.path == rel)
+                    || s.replaces.iter().any(|r| r == rel)
+                    || (s.committed.is_empty() && s.files > 0 && seq < s.next_seq)
+            })
+        };
+        let mut stray = HashSet::new();
+        let mut above: HashMap<String, u64> = HashMap::new();
+        for f in live {
+            let JobFile::Unit(unit, seq) = &f.kind else { continue };
+            if !units.contains(unit) || counted(unit, &f.rel, *seq) {
+                continue;
+            }
+            let next = above.entry(unit.clone()).or_default();
+            *next = (*next).max(seq + 1);
+            stray.insert(f.rel);
+        }
+        if above.is_empty() {
+            return Ok(Default::default());
+        }
+        let ids: Vec<String> = above.keys().cloned().collect();
+        tracing::warn!(
+            units = ids.len(),
+            "the Delta tables hold files of {} unit{} that no checkpoint counts (a checkpoint deleted or restored from a backup): \
+             exporting {} again, to replace those files in one commit",
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
+            if ids.len() == 1 { "it" } else { "them" },
+        );
+        self.restart_units(&ids, &above, tables).await?;
+        let restarted = self.load_units().await?.into_iter().filter(|(id, _)| above.contains_key(id)).collect();
+        Ok((stray, restarted))
     }
 
     /// Temporary state files left by writers that died mid-write (their

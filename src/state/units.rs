@@ -71,6 +71,75 @@ impl StateStore {
         format!("{}/units/{id}.json", self.dir)
     }
 
+    /// Makes `ids` export again from the start. In `parquet`, their
+    /// checkpoints are deleted ([`StateStore::delete_units`]). In `delta`,
+    /// each gets a checkpoint of nothing done whose `next_seq` is above
+    /// every file it wrote (`above`: a sequence per unit, besides its
+    /// checkpoint's): its earlier files stay on storage for the tables'
+    /// earlier versions, and the log remembers its transaction versions,
+    /// so the new files must neither reuse a name nor a version. Its
+    /// earlier files still in `tables` are what its new ones replace
+    /// ([`UnitState::replaces`]), in one commit a table once it is done.
+    pub async fn restart_units(
+        &self,
+        ids: &[String],
+        above: &HashMap<String, u64>,
+        tables: &std::collections::BTreeSet<String>,
+    ) -> Result<(), StateError> {
+        let Some(live) = self.list_live_files(tables).await? else {
+            return self.delete_units(ids).await;
+        };
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut replaces: HashMap<&str, Vec<String>> = HashMap::new();
+        let mut live_above: HashMap<&str, u64> = HashMap::new();
+        for f in &live {
+            if let super::JobFile::Unit(unit, seq) = &f.kind {
+                replaces.entry(unit.as_str()).or_default().push(f.rel.clone());
+                let next = live_above.entry(unit.as_str()).or_default();
+                *next = (*next).max(seq + 1);
+            }
+        }
+        let states = self.load_units().await?;
+        let delta = self.sink.delta();
+        for id in ids {
+            // Above the version the logs have for the unit, too: its
+            // replacing commit's version must be new to them.
+            let mut logged = 0;
+            for table in tables {
+                let Some(t) = delta.map(|d| d.table(&self.sink, table)) else { continue };
+                if !t.exists(self.storage()).await.map_err(|e| super::verify::delta_error(table, e))? {
+                    continue;
+                }
+                let app = format!("chainetl-{}", self.file_prefix(id));
+                let v = t.blocking(move |t| t.app_version(&app)).await;
+                logged = logged.max(v.map_err(|e| super::verify::delta_error(table, e))?.unwrap_or(0).max(0) as u64);
+            }
+            let next_seq = [
+                Some(logged + 1),
+                states.get(id).map(|s| s.next_seq),
+                above.get(id).copied(),
+                live_above.get(id.as_str()).copied(),
+                Some(self.seq_floor()),
+            ]
+                .into_iter()
+                .flatten()
+                .max()
+                .unwrap_or_default();
+            let st = UnitState {
+                version: STATE_VERSION,
+                unit: id.clone(),
+                next_seq,
+                updated_at: chrono::Utc::now().to_rfc3339(),
+                replaces: replaces.remove(id.as_str()).unwrap_or_default(),
+                ..Default::default()
+            };
+            self.save_unit(&st).await?;
+        }
+        Ok(())
+    }
+
     /// Deletes unit checkpoints: a completed segment no longer needs them,
     /// or their units are to be exported again. Per-unit files go first,
     /// then a manifest drops the folded ones: a crash between leaves the

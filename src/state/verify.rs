@@ -129,7 +129,14 @@ impl StateStore {
     ) -> Result<Vec<FileProblem>, StateError> {
         let listed = self.list_files(tables).await?;
         let all_sizes: HashMap<&str, u64> = listed.iter().map(|f| (f.rel.as_str(), f.bytes)).collect();
-        let files: Vec<(String, String, u64, u64)> = listed
+        // What the job's output holds: in the `delta` format the tables'
+        // current versions (files they no longer have stay on storage for
+        // earlier versions), else what storage holds.
+        let present = match self.list_live_files(tables).await? {
+            Some(live) => live,
+            None => listed.clone(),
+        };
+        let files: Vec<(String, String, u64, u64)> = present
             .iter()
             .filter_map(|f| match &f.kind {
                 super::JobFile::Unit(unit, seq) => Some((f.rel.clone(), unit.clone(), *seq, f.bytes)),
@@ -197,8 +204,8 @@ impl StateStore {
         problems.extend(twice);
         checks.extend(compacted);
         problems.extend(self.check_files(checks, &all_sizes, depth, progress).await?);
-        problems.extend(self.unnamed_compacted(&compactions, &listed, &in_flight));
-        problems.extend(self.verify_tables(tables, states, &all_sizes).await?);
+        problems.extend(self.unnamed_compacted(&compactions, &present, &in_flight));
+        problems.extend(self.verify_tables(tables, states, &all_sizes, &replaced).await?);
         Ok(problems)
     }
 
@@ -213,6 +220,7 @@ impl StateStore {
         tables: &BTreeSet<String>,
         states: &HashMap<String, UnitState>,
         sizes: &HashMap<&str, u64>,
+        replaced: &HashSet<&str>,
     ) -> Result<Vec<FileProblem>, StateError> {
         let Some(delta) = self.sink.delta() else {
             return Ok(Vec::new());
@@ -235,6 +243,7 @@ impl StateStore {
             for f in live {
                 let rel = format!("{table}/{}", f.path);
                 let Some(name) = rel.rsplit('/').next() else { continue };
+                // Compacted files are checked against their records.
                 if !matches!(self.classify(name), Some(super::JobFile::Unit(..))) {
                     continue;
                 }
@@ -262,7 +271,7 @@ impl StateStore {
                 for f in st
                     .committed
                     .iter()
-                    .filter(|f| f.path.starts_with(&dir) && !in_table.contains(&f.path))
+                    .filter(|f| f.path.starts_with(&dir) && !in_table.contains(&f.path) && !replaced.contains(f.path.as_str()))
                 {
                     problems.push(FileProblem {
                         unit: id.clone(),
@@ -356,7 +365,7 @@ impl StateStore {
     }
 }
 
-fn delta_error(table: &str, e: impl std::fmt::Display) -> StateError {
+pub(super) fn delta_error(table: &str, e: impl std::fmt::Display) -> StateError {
     StateError::Sink(crate::sink::SinkError::Read {
         path: table.into(),
         source: format!("its Delta log: {e}").into(),

@@ -14,11 +14,17 @@ fn check(table: &Path, keys: &[&str], parquet: Option<&Path>) -> serde_json::Val
 
 /// [`check`], of every version or (`latest_only`) of the latest.
 fn check_with(table: &Path, keys: &[&str], parquet: Option<&Path>, latest_only: bool) -> serde_json::Value {
+    check_from(table, keys, parquet, latest_only, 0)
+}
+
+/// [`check_with`], of the versions from `from` on.
+fn check_from(table: &Path, keys: &[&str], parquet: Option<&Path>, latest_only: bool, from: u64) -> serde_json::Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/delta_check.py");
     let mut c = Command::new(python());
     if latest_only {
         c.env("DELTA_CHECK_LATEST", "1");
     }
+    c.env("DELTA_CHECK_FROM", from.to_string());
     c.arg(script).arg(table).arg(keys.join(","));
     if let Some(p) = parquet {
         c.arg(p);
@@ -34,6 +40,15 @@ fn check_with(table: &Path, keys: &[&str], parquet: Option<&Path>, latest_only: 
     });
     assert!(doc.get("error").is_none(), "reading {}: {doc}", table.display());
     doc
+}
+
+/// The table's latest version, from its log's file names.
+fn latest_version(table: &Path) -> u64 {
+    std::fs::read_dir(table.join("_delta_log"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json")?.parse().ok())
+        .max()
+        .unwrap()
 }
 
 /// Every version of a table: no key twice, and (a batch job) no version
@@ -212,8 +227,23 @@ fn a_delta_export_is_exact_at_every_version_after_kill_9_at_every_point() {
     let v = chainetl(&["verify", &dl_spec]);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
     assert!(text(&v).contains("Delta table's current version"), "{}", text(&v));
+    // --repair exports the unit again, and its new files replace the
+    // old in one commit: every version it makes holds every row once
+    // (the versions before it name the deleted file).
+    let before = latest_version(&dl.join("events"));
     let r = chainetl(&["verify", &dl_spec, "--repair"]);
-    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(r.status.success(), "{}", text(&r));
+    let doc = check_from(&dl.join("events"), keys_of("events"), Some(&pq.join("events")), false, before + 1);
+    let versions = doc["versions"].as_array().unwrap();
+    assert!(!versions.is_empty(), "the repair committed: {doc}");
+    let want = doc["parquet_rows"].as_array().unwrap().len() as u64;
+    for v in versions {
+        assert_eq!(v["rows"].as_u64(), Some(want), "version {} during the repair: {v}", v["version"]);
+        assert_eq!(v["rows"], v["distinct"], "version {}: a key twice", v["version"]);
+    }
+    assert_eq!(doc["rows"], doc["parquet_rows"]);
+    let v = chainetl(&["verify", &dl_spec]);
+    assert!(v.status.success(), "after the repair: {}", text(&v));
 }
 
 #[test]
@@ -512,4 +542,65 @@ fn switching_formats_with_fresh_keeps_every_reader_exact() {
     for f in doc["files"].as_array().unwrap().iter().filter_map(|f| f.as_str()) {
         assert!(!old.contains(f), "{f}: a name of an earlier version written again");
     }
+}
+
+/// Compaction of a Delta table: each partition's swap is one commit
+/// (inputs removed, outputs added, `dataChange = false`), so every version
+/// holds every row once; kill -9 at every point of it, then a re-run,
+/// finishes or undoes the swap without committing it twice. The replaced
+/// files stay for the earlier versions until `vacuum`.
+#[test]
+fn compaction_swaps_each_partition_in_one_commit_through_kill_9_at_every_point() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, dl) = (dir.path().join("pq"), dir.path().join("dl"));
+    let body = |out: &Path, format: &str, extra: &str| {
+        format!(
+            "name = \"dc\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\npage_size = 200\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\n{extra}\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"20000000..20000399\"\nchunk_blocks = 50\n",
+            sim.url(),
+            out.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq, "parquet", "compact = false"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dl_spec = write_spec(dir.path(), "dl.toml", &body(&dl, "delta", "delta_retention = \"3s\""));
+    for point in [
+        "compact-recorded:1",
+        "compact-written:1",
+        "compact-swapping:1",
+        "compact-published:1",
+        "compact-committed:1",
+    ] {
+        let o = crash_bin(point).args(["run", &dl_spec]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+    }
+    let o = chainetl(&["run", &dl_spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = check(&dl.join("events"), keys_of("events"), Some(&pq.join("events")));
+    every_version_exact(&doc, "events");
+    assert_eq!(doc["rows"], doc["parquet_rows"], "the last version holds every row once");
+    let live: Vec<&str> = doc["files"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+    assert!(
+        !live.is_empty() && live.iter().all(|f| f.contains("dc-compacted-")),
+        "every partition compacted: {live:?}"
+    );
+    let compactions = doc["operations"].as_array().unwrap().iter().filter(|o| *o == "OPTIMIZE").count();
+    let partitions = live.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d)).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(compactions, partitions.len(), "one commit a partition, none twice: {:?}", doc["operations"]);
+    for args in [&["verify", &dl_spec][..], &["status", &dl_spec][..], &["compact", &dl_spec][..]] {
+        let o = chainetl(args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+    }
+    // The replaced files stay for the earlier versions, then vacuum
+    // deletes them; the current version still reads whole.
+    let written = parquet_files(&dl.join("events")).into_iter().filter(|p| !p.to_string_lossy().contains("compacted")).count();
+    assert!(written > live.len(), "the unit files are kept within the retention");
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let o = chainetl(&["vacuum", &dl_spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let left = parquet_files(&dl.join("events")).into_iter().filter(|p| !p.to_string_lossy().contains("_delta_log")).count();
+    assert_eq!(left, live.len(), "vacuum leaves the current version's files: {}", text(&o));
+    let after = check_with(&dl.join("events"), keys_of("events"), Some(&pq.join("events")), true);
+    assert_eq!(after["rows"], after["parquet_rows"]);
 }

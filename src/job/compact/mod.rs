@@ -46,6 +46,7 @@ pub use step::{compact_job, finish_swaps};
 
 use super::error::RunError;
 use crate::sink::{MergeInput, Sink, compacted_name};
+use crate::storage::delta::{Change, Part};
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, JobFile, Listed, Mark, PendingCompaction, STATE_VERSION, StateStore, UnitState};
 use crate::vocab::Chain;
@@ -90,6 +91,23 @@ pub struct Compactor<'a> {
     pub sink: &'a Sink,
     /// Unix seconds: which day is over.
     pub now: i64,
+    /// In the `delta` format, the last generation each table's log has
+    /// (or this process gave out): see *Delta tables* above.
+    generations: std::sync::Mutex<HashMap<String, u64>>,
+}
+
+impl<'a> Compactor<'a> {
+    /// Compaction of `spec`'s job, deciding by `now` (unix seconds) which
+    /// days are over.
+    pub fn new(spec: &'a Spec, state: &'a StateStore, sink: &'a Sink, now: i64) -> Compactor<'a> {
+        Compactor {
+            spec,
+            state,
+            sink,
+            now,
+            generations: Default::default(),
+        }
+    }
 }
 
 /// A pass folds the records it wrote into the index after this many
@@ -121,7 +139,11 @@ impl Finality {
     /// durable before a checkpoint counts them, so no final file appears
     /// without the state changing.
     fn digest(&self, spec: &Spec) -> String {
-        let mut units: Vec<(&str, bool, u64)> = self.states.values().map(|s| (s.unit.as_str(), s.done, s.next_seq)).collect();
+        let mut units: Vec<(&str, bool, u64, bool)> = self
+            .states
+            .values()
+            .map(|s| (s.unit.as_str(), s.done, s.next_seq, s.published))
+            .collect();
         units.sort_unstable();
         let mut pending: Vec<(usize, String)> = self
             .pending
@@ -183,7 +205,12 @@ impl Compactor<'_> {
             return Ok(sum);
         }
         let mut by_partition: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
-        for f in self.state.list_files(&self.spec.tables()).await? {
+        let tables = self.spec.tables();
+        let files = match self.state.list_live_files(&tables).await? {
+            Some(live) => live,
+            None => self.state.list_files(&tables).await?,
+        };
+        for f in files {
             let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d).to_string();
             by_partition.entry(dir).or_default().push(f);
         }
@@ -269,7 +296,10 @@ impl Compactor<'_> {
         let (export, chain) = unit_export(unit)?;
         let e = self.spec.exports.get(export)?;
         let st = f.states.get(unit);
-        if st.is_some_and(|s| !s.done || seq >= s.next_seq) {
+        // In the `delta` format a unit's files are final once its last
+        // ones are in the table.
+        let delta = self.sink.delta().is_some();
+        if st.is_some_and(|s| !s.done || seq >= s.next_seq || (delta && !s.published)) {
             return None;
         }
         if !e.per_run() {
@@ -303,7 +333,7 @@ impl Compactor<'_> {
             JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
             JobFile::Unit(..) => None,
         });
-        let generation = present.fold(record.generation, u64::max) + 1;
+        let generation = self.next_generation(&record.partition, present.fold(record.generation, u64::max)).await?;
         record.pending = Some(PendingCompaction {
             generation,
             swapping: false,
@@ -358,27 +388,111 @@ impl Compactor<'_> {
         sum.rows += merged.rows;
         sum.bytes_in += inputs.iter().map(|f| f.bytes).sum::<u64>();
         sum.bytes_out += merged.files.iter().map(|f| f.bytes).sum::<u64>();
-        self.finish_swap(&mut record).await
+        self.finish_swap(&mut record, false).await
     }
 
-    /// Rolls a swap forward: publishes the outputs, deletes the inputs,
-    /// and records the partition without the swap.
-    pub(super) async fn finish_swap(&self, record: &mut Compaction) -> Result<(), RunError> {
+    /// Rolls a swap forward: publishes the outputs, deletes the inputs (in
+    /// the `delta` format: commits the swap), and records the partition
+    /// without the swap. `again`: a dead run's swap, which may be in the
+    /// table's log already.
+    pub(super) async fn finish_swap(&self, record: &mut Compaction, again: bool) -> Result<(), RunError> {
         let Some(p) = record.pending.clone() else {
             return Ok(());
         };
         for out in &p.outputs {
             self.sink.publish(&out.path).await?;
         }
-        for rel in &p.inputs {
-            self.state.delete_data(rel).await?;
-            crate::util::failpoint::hit("compact-deleting");
+        if self.sink.delta().is_some() {
+            crate::util::failpoint::hit("compact-published");
+            self.commit_swap(&record.partition, &p, again).await?;
+            crate::util::failpoint::hit("compact-committed");
+        } else {
+            for rel in &p.inputs {
+                self.state.delete_data(rel).await?;
+                crate::util::failpoint::hit("compact-deleting");
+            }
         }
         record.pending = None;
         record.updated_at = chrono::Utc::now().to_rfc3339();
         self.state.save_compaction(record).await?;
         Ok(())
     }
+}
+
+impl Compactor<'_> {
+    /// The generation of a new compaction of `partition`, whose files and
+    /// record have generations up to `last`: the next one. In the `delta`
+    /// format, also above every generation its table's log has (the
+    /// compactions' transaction version), so no name a version of the
+    /// table references is written again — not after a repair dissolved
+    /// the partition, nor after a `--fresh`.
+    async fn next_generation(&self, partition: &str, last: u64) -> Result<u64, RunError> {
+        let Some(delta) = self.sink.delta() else {
+            return Ok(last + 1);
+        };
+        let table = table_of(partition).to_string();
+        let known = self.generations.lock().unwrap_or_else(|e| e.into_inner()).get(&table).copied();
+        let logged = match known {
+            Some(g) => g,
+            None => {
+                let app = compaction_app_id(self.spec);
+                let t = delta.table(self.sink, &table);
+                let v = t.blocking(move |t| t.app_version(&app)).await.map_err(|e| log_failed(&table, e))?;
+                v.unwrap_or(0).max(0) as u64
+            }
+        };
+        let generation = last.max(logged) + 1;
+        self.generations
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(table, generation);
+        Ok(generation)
+    }
+
+    /// The `delta` format's swap: one commit removing the inputs and
+    /// adding the outputs (`dataChange = false`), with the transaction
+    /// `(chainetl-<job>-compact, generation)` — so a swap finished again
+    /// after a crash is not committed twice. The inputs stay on storage
+    /// for the table's earlier versions, until `vacuum`.
+    async fn commit_swap(&self, partition: &str, p: &PendingCompaction, again: bool) -> Result<(), RunError> {
+        let Some(delta) = self.sink.delta() else {
+            return Ok(());
+        };
+        let table = table_of(partition);
+        let mut adds = Vec::with_capacity(p.outputs.len());
+        for out in &p.outputs {
+            adds.push(delta.add_stored(self.sink, table, &out.path, out.bytes, out.rows).await?);
+        }
+        let in_table = |rel: &String| rel.strip_prefix(table).and_then(|r| r.strip_prefix('/')).unwrap_or(rel).to_string();
+        let change = Change {
+            parts: vec![Part {
+                adds,
+                txn: Some((compaction_app_id(self.spec), p.generation as i64)),
+            }],
+            removes: p.inputs.iter().map(in_table).collect(),
+            rearranges: true,
+            may_be_in: again,
+        };
+        delta.commit(self.sink, table, change).await?;
+        Ok(())
+    }
+}
+
+/// The application id of a job's compactions in its tables' logs.
+fn compaction_app_id(spec: &Spec) -> String {
+    format!("chainetl-{}-compact", spec.name)
+}
+
+/// The table a partition (`events/chain=base/date=…`) belongs to.
+fn table_of(partition: &str) -> &str {
+    partition.split('/').next().unwrap_or_default()
+}
+
+fn log_failed(table: &str, e: crate::storage::delta::DeltaError) -> RunError {
+    RunError::Sink(crate::sink::SinkError::Read {
+        path: table.into(),
+        source: Box::new(e),
+    })
 }
 
 /// Export index and chain of a unit id (`e<i>-<dataset>-<chain>-…`).

@@ -11,9 +11,6 @@ use crate::state::StateStore;
 /// finished partition of the job, whatever `output.compact` says. Holds the
 /// whole job's lease. None when the job has not run yet.
 pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<CompactSummary>, RunError> {
-    if spec.output.format == crate::spec::OutputFormat::Delta {
-        return Err(RunError::NotForDelta("chainetl compact"));
-    }
     let sink = std::sync::Arc::new(Sink::open(&spec.output)?);
     let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &crate::state::lease::scope(None)).await?;
     let result = async {
@@ -24,12 +21,7 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<Compa
         let now = as_of.unwrap_or_else(|| chrono::Utc::now().timestamp());
         let (state, _job) = crate::job::prepare(spec, sink.clone(), false, now).await?;
         state.remove_stale_tmp().await;
-        let c = Compactor {
-            spec,
-            state: &state,
-            sink: &sink,
-            now,
-        };
+        let c = Compactor::new(spec, &state, &sink, now);
         // Rows of units whose checkpoint is gone go before anything is
         // merged again; the next run exports those units again.
         c.start(&[]).await?;
@@ -55,12 +47,7 @@ pub async fn finish_swaps(spec: &Spec) -> Result<Vec<String>, RunError> {
     let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &crate::state::lease::scope(None)).await?;
     let result = async {
         let state = StateStore::new(sink.clone(), &spec.name);
-        let c = Compactor {
-            spec,
-            state: &state,
-            sink: &sink,
-            now: chrono::Utc::now().timestamp(),
-        };
+        let c = Compactor::new(spec, &state, &sink, chrono::Utc::now().timestamp());
         let mut done = Vec::new();
         for mut record in state.load_compactions().await? {
             if record.pending.is_some() && record.dissolving.is_empty() {

@@ -5,6 +5,7 @@
 use super::Compactor;
 use crate::job::error::RunError;
 use crate::state::{Compaction, JobFile};
+use std::collections::HashMap;
 
 impl Compactor<'_> {
     /// What a run holding the whole job does first (so readers see no
@@ -60,12 +61,17 @@ impl Compactor<'_> {
 
     /// The units whose files a compaction replaced.
     fn units_of(&self, c: &Compaction) -> Vec<String> {
+        self.replaced_files(c).into_iter().map(|(u, _)| u).collect()
+    }
+
+    /// The unit and sequence of each file a compaction replaced.
+    fn replaced_files(&self, c: &Compaction) -> Vec<(String, u64)> {
         let prefix = format!("{}-", self.spec.name);
         c.replaced
             .iter()
             .filter_map(|r| r.rsplit('/').next())
             .filter_map(|n| n.strip_prefix(&prefix).and_then(crate::sink::parse_file_name))
-            .map(|(u, _)| u.to_string())
+            .map(|(u, seq)| (u.to_string(), seq))
             .collect()
     }
 
@@ -117,7 +123,7 @@ impl Compactor<'_> {
             return Ok(false);
         }
         match c.pending.clone() {
-            Some(p) if p.swapping => self.finish_swap(c).await?,
+            Some(p) if p.swapping => self.finish_swap(c, true).await?,
             Some(p) => {
                 self.delete_hidden(&c.partition, Some(p.generation)).await?;
                 c.pending = None;
@@ -146,15 +152,38 @@ impl Compactor<'_> {
     /// export again lose their checkpoints, then the compacted files and
     /// the record go. Their unit files are gone already, so nothing of
     /// theirs is left twice; until the units run, their rows are missing.
+    ///
+    /// In the `delta` format the compacted files leave the table in one
+    /// commit (and stay on storage for its earlier versions), and the
+    /// units go on above the sequences of the files the record replaced.
     pub async fn dissolve(&self, c: &Compaction) -> Result<(), RunError> {
-        self.state.delete_units(&c.dissolving).await?;
-        self.delete_hidden(&c.partition, None).await?;
-        for f in &c.files {
-            self.state.delete_data(&f.path).await?;
+        let mut above: HashMap<String, u64> = HashMap::new();
+        for (unit, seq) in self.replaced_files(c) {
+            let next = above.entry(unit).or_default();
+            *next = (*next).max(seq + 1);
         }
-        if let Some(p) = &c.pending {
-            for f in &p.outputs {
-                self.state.delete_data(&f.path).await?;
+        self.state.restart_units(&c.dissolving, &above, &self.spec.tables()).await?;
+        self.delete_hidden(&c.partition, None).await?;
+        let outputs = c.pending.iter().flat_map(|p| p.outputs.iter());
+        let compacted: Vec<&str> = c.files.iter().chain(outputs).map(|f| f.path.as_str()).collect();
+        if let Some(delta) = self.sink.delta() {
+            let table = super::table_of(&c.partition).to_string();
+            let live = self.state.list_live_files(&[table.clone()].into()).await?.unwrap_or_default();
+            let removes: Vec<String> = live
+                .iter()
+                .filter(|f| compacted.contains(&f.rel.as_str()))
+                .filter_map(|f| f.rel.strip_prefix(&format!("{table}/")).map(String::from))
+                .collect();
+            if !removes.is_empty() {
+                let change = crate::storage::delta::Change {
+                    removes,
+                    ..Default::default()
+                };
+                delta.commit(self.sink, &table, change).await?;
+            }
+        } else {
+            for rel in compacted {
+                self.state.delete_data(rel).await?;
             }
         }
         self.state.delete_compaction(&c.partition).await?;

@@ -35,9 +35,9 @@ async fn orphan_removal_deletes_exactly_the_uncommitted_files_of_planned_units()
     // Another shard's upload in progress, of a unit not planned here.
     std::fs::write(dir.path().join(format!("{d}/j-{other_unit}-000006.parquet#1")), b"x").unwrap();
 
-    let states = HashMap::from([(UNIT.to_string(), unit_state(UNIT, 2))]);
+    let mut states = HashMap::from([(UNIT.to_string(), unit_state(UNIT, 2))]);
     let removed = st
-        .remove_orphans(&[unit(UNIT)], &states, &BTreeSet::from(["blocks".to_string()]))
+        .remove_orphans(&[unit(UNIT)], &mut states, &BTreeSet::from(["blocks".to_string()]))
         .await
         .unwrap();
     assert_eq!(removed, 3, "two orphans and one staging file");
@@ -57,7 +57,7 @@ async fn a_unit_without_a_checkpoint_owns_no_file() {
     let rel = format!("blocks/j-{UNIT}-000000.parquet");
     put(&st, &rel, b"bytes").await;
     assert_eq!(
-        st.remove_orphans(&[unit(UNIT)], &HashMap::new(), &BTreeSet::from(["blocks".to_string()]))
+        st.remove_orphans(&[unit(UNIT)], &mut HashMap::new(), &BTreeSet::from(["blocks".to_string()]))
             .await
             .unwrap(),
         1

@@ -167,7 +167,9 @@ pub struct Change {
     /// Files joining the table.
     pub parts: Vec<Part>,
     /// Files leaving it (paths relative to the table); each must be in the
-    /// current version, or the commit is refused.
+    /// current version, or the commit is refused. When the parts carry
+    /// transaction ids and all of them are in the log, the removes are
+    /// taken as made too, and nothing is committed.
     pub removes: Vec<String>,
     /// True when the change rearranges rows without changing them
     /// (compaction: `dataChange = false`).
@@ -357,7 +359,11 @@ impl Table {
                     parts.push(part);
                 }
             }
-            if parts.is_empty() && change.removes.is_empty() {
+            // Removes go with the parts' transaction ids: once every part
+            // of a change that has them is in, so are its removes (a swap
+            // committed by a run that died before recording it).
+            let has_txn = change.parts.iter().any(|p| p.txn.is_some());
+            if parts.is_empty() && (change.removes.is_empty() || has_txn) {
                 return Ok(snapshot.version());
             }
             let adds: Vec<AddFile> = parts.iter().flat_map(|p| p.adds.iter().cloned()).collect();
