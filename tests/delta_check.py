@@ -5,7 +5,10 @@ usage: delta_check.py TABLE_DIR KEY[,KEY…] [PARQUET_DIR]
 Prints one JSON document:
 - versions: for every version of the table, its rows and distinct keys
   (deltalake, time travel); with DELTA_CHECK_LATEST set, the latest only;
-  with DELTA_CHECK_FROM=N, versions N on;
+  with DELTA_CHECK_FROM=N, versions N on; for a blocks table, also
+  broken_links: consecutive blocks whose parent hash is not the block
+  before's hash (two branches side by side), and gaps: block numbers
+  missing between a chain's lowest and highest;
 - rows: the latest version's rows (deltalake), each a sorted-key JSON
   string, sorted; with PARQUET_DIR, parquet_rows: the same of the
   hive-partitioned Parquet folder (pyarrow), over the same columns;
@@ -32,6 +35,26 @@ def rows_of(table, columns):
     return out
 
 
+def broken_links(t):
+    """Consecutive blocks of one chain where the later's parent_hash is not
+    the earlier's hash: blocks of two branches side by side."""
+    blocks = sorted(zip(t.column("chain").to_pylist(), t.column("number").to_pylist(),
+                        t.column("hash").to_pylist(), t.column("parent_hash").to_pylist()))
+    broken = 0
+    for a, b in zip(blocks, blocks[1:]):
+        if a[0] == b[0] and b[1] == a[1] + 1 and b[3] != a[2]:
+            broken += 1
+    return broken
+
+
+def gaps(t):
+    """Block numbers missing between a chain's lowest and highest."""
+    by_chain = {}
+    for c, n in zip(t.column("chain").to_pylist(), t.column("number").to_pylist()):
+        by_chain.setdefault(c, set()).add(n)
+    return sum(max(ns) - min(ns) + 1 - len(ns) for ns in by_chain.values())
+
+
 def main():
     import deltalake
     import duckdb
@@ -46,7 +69,11 @@ def main():
         t = deltalake.DeltaTable(path, version=v).to_pyarrow_table()
         n = t.num_rows
         distinct = len(set(zip(*[t.column(k).to_pylist() for k in keys]))) if n else 0
-        versions.append({"version": v, "rows": n, "distinct": distinct})
+        entry = {"version": v, "rows": n, "distinct": distinct}
+        if "parent_hash" in t.column_names:
+            entry["broken_links"] = broken_links(t)
+            entry["gaps"] = gaps(t)
+        versions.append(entry)
     table = latest.to_pyarrow_table()
     columns = [f.name for f in table.schema]
     out = {

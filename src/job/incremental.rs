@@ -15,7 +15,7 @@ use super::reorg::{Reorg, TAIL, block_hashes, first_changed, repair};
 use crate::api::Client;
 use crate::plan::{Segment, Unit, UnitRange};
 use crate::spec::Export;
-use crate::state::{Mark, STATE_VERSION, StateStore, TailBlock, UnitState};
+use crate::state::{Mark, STATE_VERSION, TailBlock, UnitState};
 use crate::vocab::Chain;
 use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
@@ -31,6 +31,8 @@ pub fn initial_mark(e: &Export, chain: Chain) -> Mark {
         tail: Vec::new(),
         repair_from: None,
         reorgs: 0,
+        replacing: Vec::new(),
+        seq_floor: 0,
         updated_at: chrono::Utc::now().to_rfc3339(),
     }
 }
@@ -64,11 +66,12 @@ pub enum Finished {
     Reorg(Reorg),
 }
 
-/// Checks a segment whose units are all done and moves the mark past it;
-/// its unit checkpoints are then dropped (the mark covers them).
-pub async fn finish_segment(
+/// Checks a segment whose units are all done and moves the mark past it
+/// (in the `delta` format, publishing it first); its unit checkpoints are
+/// then dropped (the mark covers them).
+pub(crate) async fn finish_segment(
     client: &Client,
-    state: &StateStore,
+    shared: &super::setup::Shared,
     e: &Export,
     seg: &Segment,
     units: &[Unit],
@@ -78,6 +81,7 @@ pub async fn finish_segment(
     let Some(chain) = seg.chain else {
         return Ok(Finished::Advanced);
     };
+    let state = &shared.state;
     let mut mark = state.load_mark(e.index, chain).await?.unwrap_or_else(|| initial_mark(e, chain));
     let first = match seg.window {
         Resolved::Blocks { first, .. } => first,
@@ -95,6 +99,11 @@ pub async fn finish_segment(
                 advance_tail(&mut mark, &now, first, last);
             }
         }
+        // In the `delta` format the segment joins the tables now, whole,
+        // replacing what a repair rewound (before the mark moves: a crash
+        // between finds the commit in the logs and makes it no more).
+        super::publish::publish_segment(shared, units, states, &mark.replacing).await?;
+        mark.replacing.clear();
         mark.updated_at = chrono::Utc::now().to_rfc3339();
         state.save_mark(&mark).await?;
     }

@@ -356,7 +356,9 @@ impl<'a> Passes<'a> {
             // In the `delta` format a unit is finished once its files are
             // in its tables too: closing drops the checkpoints a later run
             // would publish them from.
-            let delta = self.shared.sink.delta().is_some();
+            // (An incremental export's segment is published whole when it
+            // closes.)
+            let delta = self.shared.sink.delta().is_some() && e.incremental.is_none();
             if !units
                 .iter()
                 .all(|u| states.get(&u.id).is_some_and(|s| s.done && (s.published || !delta)))
@@ -405,7 +407,7 @@ impl<'a> Passes<'a> {
             chain,
         };
         let client = self.client_for(key);
-        let finished = incremental::finish_segment(&client, &self.shared.state, e, seg, units, states, &mut self.pending).await;
+        let finished = incremental::finish_segment(&client, &self.shared, e, seg, units, states, &mut self.pending).await;
         if let Ok(Some(m)) = self.shared.state.load_mark(e.index, chain).await {
             self.shared.note_mark(key, m.next);
         }

@@ -55,6 +55,81 @@ fn app_id(shared: &Shared, unit: &str) -> String {
     format!("chainetl-{}", shared.state.file_prefix(unit))
 }
 
+/// Whether `unit`'s files wait to be published with its whole segment
+/// ([`publish_segment`]): an incremental export's in the `delta` format.
+pub(crate) fn held(shared: &Shared, unit: &Unit) -> bool {
+    shared.sink.delta().is_some() && shared.spec.exports.get(unit.export).is_some_and(|e| e.incremental.is_some())
+}
+
+/// Publishes an incremental export's segment, checked against the chain,
+/// in one commit a table: every file of its units (one transaction id
+/// each), and the removal of `replacing` (what a reorg repair rewound)
+/// still in the table. A commit a crash left is found by its transaction
+/// ids and not made again.
+pub(crate) async fn publish_segment(
+    shared: &Shared,
+    units: &[Unit],
+    states: &std::collections::HashMap<String, UnitState>,
+    replacing: &[String],
+) -> Result<(), UnitError> {
+    let Some(delta) = shared.sink.delta() else {
+        return Ok(());
+    };
+    let mut by_table: std::collections::BTreeMap<String, (Vec<Part>, Vec<String>)> = Default::default();
+    for unit in units {
+        let Some(st) = states.get(&unit.id) else { continue };
+        for (table, schema) in unit_tables(shared, unit) {
+            let dir = format!("{table}/");
+            let (file_schema, _) = shared.sink.file_columns(&schema);
+            let mut adds = Vec::new();
+            for f in st.committed.iter().filter(|f| f.path.starts_with(&dir)) {
+                adds.push(
+                    delta
+                        .add_from_storage(&shared.sink, &table, &file_schema, &f.path, f.bytes, f.rows)
+                        .await?,
+                );
+            }
+            if !adds.is_empty() {
+                let txn = Some((app_id(shared, &unit.id), st.next_seq as i64));
+                by_table.entry(table).or_default().0.push(Part { adds, txn });
+            }
+        }
+    }
+    let restarted = units.iter().filter_map(|u| states.get(&u.id)).flat_map(|st| st.replaces.iter());
+    for r in replacing.iter().chain(restarted) {
+        if let Some((table, path)) = r.split_once('/') {
+            by_table.entry(table.to_string()).or_default().1.push(path.to_string());
+        }
+    }
+    crate::util::failpoint::hit("before-delta-commit");
+    for (table, (parts, removes)) in by_table {
+        let removes = if removes.is_empty() {
+            removes
+        } else {
+            // Not removed twice (a crash after an earlier commit of this
+            // table removed them, before the mark said so).
+            let t = delta.table(&shared.sink, &table);
+            let live: std::collections::HashSet<String> = t
+                .blocking(|t| t.live_files())
+                .await
+                .map_err(|e| log_error(&table, e))?
+                .into_iter()
+                .map(|f| f.path)
+                .collect();
+            removes.into_iter().filter(|p| live.contains(p)).collect()
+        };
+        let change = Change {
+            parts,
+            removes,
+            rearranges: false,
+            may_be_in: true,
+        };
+        delta.commit(&shared.sink, &table, change).await?;
+    }
+    crate::util::failpoint::hit("after-delta-commit");
+    Ok(())
+}
+
 /// Publishes the files of one commit of `unit` (grouped by table: the
 /// writers' tables, schemas and files) with version `next_seq`.
 pub(crate) async fn publish(
@@ -108,7 +183,7 @@ pub(crate) async fn reconcile<E: From<SinkError> + From<crate::state::StateError
     let Some(delta) = shared.sink.delta() else {
         return Ok(());
     };
-    if st.published || (st.committed.is_empty() && !st.done) {
+    if st.published || (st.committed.is_empty() && !st.done) || held(shared, unit) {
         return Ok(());
     }
     // A unit exported again publishes once it is done (see below).

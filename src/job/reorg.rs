@@ -14,6 +14,14 @@
 //! A reader listing files while a repair runs can see the files of the
 //! changed blocks disappear before their replacements are written (the
 //! next segment writes them); rows are never seen twice.
+//!
+//! In the `delta` format nothing leaves the tables at the repair: the
+//! mark records the rewound files still in them ([`Mark::replacing`]),
+//! and the next segment's files replace them in one commit a table once
+//! that segment is checked against the chain (an incremental export's
+//! segment is published whole, in one commit a table, when it finishes:
+//! `job::publish::publish_segment`). So a reader at any version sees the
+//! old branch or the new, never both and never neither.
 
 use super::error::UnitError;
 use crate::api::{BlocksQuery, Client, Sort};
@@ -45,6 +53,42 @@ pub struct Reorg {
     pub files_removed: usize,
     /// When it was repaired (RFC 3339).
     pub at: String,
+}
+
+/// The `delta` format's side of a repair from block `from`, recorded in
+/// `mark` before anything else changes: the rewound units' files still in
+/// the tables are to be replaced ([`Mark::replacing`]) by the next
+/// segment's, in one commit a table (`job::publish::publish_segment`); and
+/// the units exported again start their files above every rewound file
+/// and every transaction version the logs have for them
+/// ([`Mark::seq_floor`]), so no name or version is used twice.
+async fn replace_in_tables(
+    state: &StateStore,
+    tables: &std::collections::BTreeSet<String>,
+    prefix: &str,
+    files: &[(String, String, u64)],
+    mark: &mut Mark,
+    from: u64,
+) -> Result<(), UnitError> {
+    let rewound = |unit: &str| unit.starts_with(prefix) && block_range_of(unit).is_some_and(|(_, end)| end > from);
+    let live = state.list_live_files(tables).await?.unwrap_or_default();
+    for f in live {
+        if let crate::state::JobFile::Unit(unit, _) = &f.kind
+            && rewound(unit)
+            && !mark.replacing.contains(&f.rel)
+        {
+            mark.replacing.push(f.rel);
+        }
+    }
+    let stored = files.iter().filter(|(_, u, _)| rewound(u)).map(|(_, _, seq)| seq + 1);
+    let checkpointed = state
+        .load_units()
+        .await?
+        .into_values()
+        .filter(|s| rewound(&s.unit))
+        .map(|s| s.next_seq);
+    mark.seq_floor = stored.chain(checkpointed).fold(mark.seq_floor, u64::max);
+    Ok(())
 }
 
 /// Current hashes of blocks `numbers`, by number (blocks the service does
@@ -116,12 +160,13 @@ pub async fn check_tail(
 pub async fn repair(state: &StateStore, e: &Export, mark: &mut Mark, n0: u64, pending: &mut Vec<Segment>) -> Result<Reorg, UnitError> {
     let chain = mark.chain;
     let prefix = unit_prefix(e, chain);
-    let files = state.unit_files(&e.tables().into_iter().collect(), &prefix).await?;
+    let tables = e.tables().into_iter().collect();
+    let files = state.unit_file_seqs(&tables, &prefix).await?;
     let from = match mark.repair_from {
         Some(f) => f,
         None => files
             .iter()
-            .filter_map(|(_, u)| block_range_of(u))
+            .filter_map(|(_, u, _)| block_range_of(u))
             .filter(|(_, end)| *end > n0)
             .map(|(s, _)| s)
             .fold(n0, u64::min)
@@ -135,21 +180,31 @@ pub async fn repair(state: &StateStore, e: &Export, mark: &mut Mark, n0: u64, pe
             "reorg: exported block {n0} of {chain} is no longer on the chain; re-exporting from block {from}"
         );
         mark.repair_from = Some(from);
+        if state.is_delta() {
+            replace_in_tables(state, &tables, &prefix, &files, mark, from).await?;
+        }
         mark.updated_at = chrono::Utc::now().to_rfc3339();
         state.save_mark(mark).await?;
     }
     let mut removed = 0;
-    for (rel, unit) in &files {
-        if block_range_of(unit).is_some_and(|(_, end)| end > from) {
-            state.delete_data(rel).await?;
-            removed += 1;
+    let rewound = |unit: &str| block_range_of(unit).is_some_and(|(_, end)| end > from);
+    if state.is_delta() {
+        // The tables keep them until the next segment's files replace
+        // them; storage keeps them for the versions that have them.
+        removed = mark.replacing.len();
+    } else {
+        for (rel, unit, _) in &files {
+            if rewound(unit) {
+                state.delete_data(rel).await?;
+                removed += 1;
+            }
         }
     }
     let stale: Vec<String> = state
         .load_units()
         .await?
         .into_keys()
-        .filter(|id| id.starts_with(&prefix) && block_range_of(id).is_some_and(|(_, end)| end > from))
+        .filter(|id| id.starts_with(&prefix) && rewound(id))
         .collect();
     state.delete_units(&stale).await?;
     let mut kept = Vec::new();

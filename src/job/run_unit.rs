@@ -173,12 +173,24 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
     let Some(export) = spec.exports.get(unit.export) else {
         return Ok(());
     };
-    let st = st.unwrap_or_else(|| UnitState {
-        version: STATE_VERSION,
-        unit: unit.id.clone(),
-        next_seq: shared.state.seq_floor(),
-        ..Default::default()
-    });
+    let st = match st {
+        Some(st) => st,
+        None => {
+            // Above what a reorg repair rewound, which the tables' earlier
+            // versions still read (`Mark::seq_floor`).
+            let rewound = if super::publish::held(shared, unit) {
+                shared.state.load_mark(unit.export, unit.chain).await?.map_or(0, |m| m.seq_floor)
+            } else {
+                0
+            };
+            UnitState {
+                version: STATE_VERSION,
+                unit: unit.id.clone(),
+                next_seq: shared.state.seq_floor().max(rewound),
+                ..Default::default()
+            }
+        }
+    };
     let key = ExportKey::of(unit);
     let logs = shared.decoders.get(unit.export).cloned().flatten();
     let decoder = UnitDecoder {
@@ -328,7 +340,7 @@ impl UnitRun<'_> {
         st.done = done;
         st.updated_at = chrono::Utc::now().to_rfc3339();
         self.shared.state.save_unit(st).await?;
-        if self.shared.sink.delta().is_some() {
+        if self.shared.sink.delta().is_some() && !super::publish::held(self.shared, &self.unit) {
             if st.replaces.is_empty() {
                 super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
                 if done {

@@ -41,9 +41,22 @@ pub struct Mark {
     /// Reorgs repaired so far.
     #[serde(default)]
     pub reorgs: u64,
+    /// `delta` format: files (paths relative to the output root) of the
+    /// blocks a reorg repair rewound, still in the tables: the next
+    /// segment's files replace them in one commit a table, so no version
+    /// holds blocks of both branches (`job::reorg`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replacing: Vec<String>,
+    /// `delta` format: the lowest file sequence a unit of this export and
+    /// chain starts at without a checkpoint — above every file of the
+    /// units a repair rewound, which stay on storage for the tables'
+    /// earlier versions, and above their transaction versions.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_floor: u64,
     /// Time of the last change (RFC 3339).
     pub updated_at: String,
 }
+
 
 /// A pending segment as stored (`segments/<key>.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

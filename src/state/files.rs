@@ -49,12 +49,26 @@ impl StateStore {
     /// `unit_prefix`: `(rel, unit)`.
     pub async fn unit_files(&self, tables: &BTreeSet<String>, unit_prefix: &str) -> Result<Vec<(String, String)>, StateError> {
         Ok(self
+            .unit_file_seqs(tables, unit_prefix)
+            .await?
+            .into_iter()
+            .map(|(rel, unit, _)| (rel, unit))
+            .collect())
+    }
+
+    /// [`StateStore::unit_files`], with each file's sequence.
+    pub async fn unit_file_seqs(&self, tables: &BTreeSet<String>, unit_prefix: &str) -> Result<Vec<(String, String, u64)>, StateError> {
+        Ok(self
             .data_files(tables)
             .await?
             .into_iter()
             .filter(|(_, unit, _)| unit.starts_with(unit_prefix))
-            .map(|(rel, unit, _)| (rel, unit))
             .collect())
+    }
+
+    /// Whether the output is Delta tables (`output.format = "delta"`).
+    pub fn is_delta(&self) -> bool {
+        self.sink.delta().is_some()
     }
 
     /// Whether file name `name` is one of this job's data files (a unit's
@@ -167,8 +181,20 @@ impl StateStore {
         if units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
             return Ok(removed);
         }
-        let (in_versions, restarted) = self.adopt_uncounted(&ours, states, tables).await?;
+        // In the `delta` format: where units of incremental exports start
+        // (above what a reorg repair rewound), and what a repair's next
+        // segment replaces.
+        let marks = if self.is_delta() { self.load_marks().await? } else { Vec::new() };
+        let replacing: HashSet<&str> = marks.iter().flat_map(|m| m.replacing.iter().map(String::as_str)).collect();
+        let (in_versions, restarted) = self.adopt_uncounted(&ours, states, tables, &replacing).await?;
         states.extend(restarted);
+        let start: HashMap<&str, u64> = units
+            .iter()
+            .map(|u| {
+                let rewound = marks.iter().find(|m| m.export == u.export && m.chain == u.chain).map_or(0, |m| m.seq_floor);
+                (u.id.as_str(), rewound.max(self.seq_floor()))
+            })
+            .collect();
         for (rel, unit, seq) in self.data_files(tables).await? {
             if !ours.contains(&unit) || in_versions.contains(&rel) {
                 continue;
@@ -176,7 +202,8 @@ impl StateStore {
             // Without a checkpoint, the unit's files from the floor on are
             // its own uncommitted ones; those below are an earlier
             // generation's, which Delta tables keep until `vacuum`.
-            let committed = states.get(&unit).map_or(self.seq_floor(), |s| s.next_seq);
+            let floor = start.get(unit.as_str()).copied().unwrap_or_else(|| self.seq_floor());
+            let committed = states.get(&unit).map_or(floor, |s| s.next_seq);
             if seq >= committed {
                 self.sink.delete(&rel).await?;
                 removed += 1;
@@ -191,37 +218,38 @@ impl StateStore {
     /// restored from an older backup). The log, not the checkpoint, says
     /// what readers see: the unit is restarted above them
     /// ([`StateStore::restart_units`]), and its new files replace them
-    /// once it is done. Returns those files (kept: the table has them) and
-    /// the units' new checkpoints.
+    /// once it is done. Returns every file of the job the tables have
+    /// (never deleted here) and the restarted units' new checkpoints.
     async fn adopt_uncounted(
         &self,
         units: &HashSet<String>,
         states: &HashMap<String, UnitState>,
         tables: &BTreeSet<String>,
+        replacing: &HashSet<&str>,
     ) -> Result<(HashSet<String>, HashMap<String, UnitState>), StateError> {
         let Some(live) = self.list_live_files(tables).await? else {
             return Ok(Default::default());
         };
         let counted = |unit: &str, rel: &str, seq: u64| {
-            states.get(unit).is_some_and(|s| {
-                s.committed.iter().any(|f| f.path == rel)
-                    || s.replaces.iter().any(|r| r == rel)
-                    || (s.committed.is_empty() && s.files > 0 && seq < s.next_seq)
-            })
+            replacing.contains(rel)
+                || states.get(unit).is_some_and(|s| {
+                    s.committed.iter().any(|f| f.path == rel)
+                        || s.replaces.iter().any(|r| r == rel)
+                        || (s.committed.is_empty() && s.files > 0 && seq < s.next_seq)
+                })
         };
-        let mut stray = HashSet::new();
         let mut above: HashMap<String, u64> = HashMap::new();
-        for f in live {
+        for f in &live {
             let JobFile::Unit(unit, seq) = &f.kind else { continue };
             if !units.contains(unit) || counted(unit, &f.rel, *seq) {
                 continue;
             }
             let next = above.entry(unit.clone()).or_default();
             *next = (*next).max(seq + 1);
-            stray.insert(f.rel);
         }
+        let in_tables: HashSet<String> = live.into_iter().map(|f| f.rel).collect();
         if above.is_empty() {
-            return Ok(Default::default());
+            return Ok((in_tables, HashMap::new()));
         }
         let ids: Vec<String> = above.keys().cloned().collect();
         tracing::warn!(
@@ -234,7 +262,7 @@ impl StateStore {
         );
         self.restart_units(&ids, &above, tables).await?;
         let restarted = self.load_units().await?.into_iter().filter(|(id, _)| above.contains_key(id)).collect();
-        Ok((stray, restarted))
+        Ok((in_tables, restarted))
     }
 
     /// Temporary state files left by writers that died mid-write (their

@@ -9,7 +9,7 @@ use std::path::Path;
 
 const T0: &str = "2025-06-01T00:00:00Z";
 
-fn post(sim: &Sim, path: &str) -> String {
+pub(crate) fn post(sim: &Sim, path: &str) -> String {
     let url = format!("{}{path}", sim.url());
     sim.rt.block_on(async {
         let r = http_client().post(url).send().await.unwrap();
@@ -18,7 +18,7 @@ fn post(sim: &Sim, path: &str) -> String {
     })
 }
 
-fn head_at(data: &SimData, chain: Chain, iso: &str) -> u64 {
+pub(crate) fn head_at(data: &SimData, chain: Chain, iso: &str) -> u64 {
     data.head(chain, chainetl::vocab::window::parse_instant(iso).unwrap() * 1000)
 }
 

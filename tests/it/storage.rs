@@ -771,6 +771,8 @@ async fn listing_shows_exactly_what_was_committed(b: &impl Backend) {
             tail: vec![],
             repair_from: None,
             reorgs: 0,
+            replacing: vec![],
+            seq_floor: 0,
             updated_at: String::new(),
         };
         state.save_mark(&mark).await.unwrap();

@@ -84,19 +84,6 @@ impl<'a> Validator<'a> {
         }
         self.overlaps(&raw.export, &exports);
         self.shared_tables(&raw.export, &exports);
-        if output.format == crate::spec::OutputFormat::Delta
-            && let Some((i, _)) = exports.iter().enumerate().find(|(_, e)| e.incremental.is_some())
-            && let Some(f) = raw_output.format.as_ref()
-        {
-            // A reorg repair of a Delta table must swap the old branch's
-            // files for the new one's in one commit; until it does,
-            // incremental exports write parquet.
-            self.err(
-                f.span(),
-                "output.format",
-                format!("export[{i}] is incremental: incremental exports (and --follow) are not available for delta outputs yet; use format = \"parquet\" for this job"),
-            );
-        }
         Spec {
             file: self.file.into(),
             name,

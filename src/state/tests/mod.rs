@@ -120,6 +120,8 @@ async fn marks_segments_and_periods_round_trip() {
             }],
             repair_from: None,
             reorgs: 2,
+            replacing: Vec::new(),
+            seq_floor: 0,
             updated_at: "2024-01-01T00:00:00Z".into(),
         };
         st.save_mark(&mark).await.unwrap();
