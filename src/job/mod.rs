@@ -234,7 +234,15 @@ async fn run_leased(
         // A shard cannot dissolve partitions other shards' units share:
         // exporting such a unit again beside its compacted rows would
         // double them, so the shard stops before fetching anything.
-        let waiting = c.uncheckpointed(&state.load_compactions().await?).await?;
+        let records = state.load_compactions().await?;
+        if let Some(r) = records.iter().find(|r| !r.dissolving.is_empty()) {
+            return Err(RunError::Repair(format!(
+                "a repair of the compacted partition {} was interrupted: run once without --shard \
+                 (or `chainetl compact`) to finish it before the shards export its units again",
+                r.partition
+            )));
+        }
+        let waiting = c.uncheckpointed(&records).await?;
         if let Some(u) = waiting.first() {
             return Err(RunError::Repair(format!(
                 "unit {u}{} has rows in compacted files but no checkpoint: run once without --shard \

@@ -97,11 +97,17 @@ impl<'a> Passes<'a> {
             self.step_incremental_exports().await;
             let todo = self.plan_pass().await?;
             self.ran_units |= !todo.is_empty();
+            let replacing = todo
+                .iter()
+                .any(|(_, st)| st.as_ref().is_some_and(|s| !s.replaces.is_empty() || !s.together.is_empty()));
             self.opts.tell(JobEvent::Fetching {
                 progress: &self.shared.progress,
             });
             let failed = schedule::execute(&self.shared, todo).await;
             self.out.failed.extend(failed);
+            if replacing {
+                self.publish_replacing().await?;
+            }
             self.close_segments().await?;
             if self.shared.stopping() || !self.out.failed.is_empty() {
                 break;
@@ -276,7 +282,7 @@ impl<'a> Passes<'a> {
             }
             for u in &units {
                 if let Some(st) = states.get_mut(&u.id) {
-                    super::publish::reconcile::<RunError>(&self.shared, u, st).await?;
+                    super::publish::reconcile(&self.shared, u, st).await?;
                 }
             }
         }
@@ -342,6 +348,30 @@ impl<'a> Passes<'a> {
         }
         todo.sort_by_key(|(u, st)| std::cmp::Reverse(u.estimated_requests.saturating_sub(st.as_ref().map_or(0, |s| s.pages))));
         todo
+    }
+
+    /// In the `delta` format: publishes the done units that were exported
+    /// again (`verify --repair`, a dissolved compaction), each with its
+    /// group, replacing their earlier files in one commit a table.
+    async fn publish_replacing(&mut self) -> Result<(), RunError> {
+        let states = self.shared.state.load_units().await?;
+        let mut published: HashSet<String> = HashSet::new();
+        let mut ids: Vec<&String> = states.keys().collect();
+        ids.sort();
+        for id in ids {
+            let st = &states[id];
+            if published.contains(id) || !st.done || st.published || (st.replaces.is_empty() && st.together.is_empty()) {
+                continue;
+            }
+            let mut st = st.clone();
+            let members = st.together.clone();
+            super::publish::publish_replacing(&self.shared, &mut st).await?;
+            if st.published {
+                published.extend(members);
+                published.insert(st.unit);
+            }
+        }
+        Ok(())
     }
 
     /// Closes the pending segments whose units are all done.

@@ -118,7 +118,7 @@ pub(crate) async fn delete_repaired(spec: &Spec, state: &StateStore, units: &[St
             units = units.len(),
             "repair: exporting units again whose files are missing or changed"
         );
-        state.restart_units(units, &Default::default(), &spec.tables()).await?;
+        state.restart_units(units, &Default::default(), &spec.tables(), &[]).await?;
     }
     Ok(())
 }

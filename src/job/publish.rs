@@ -33,7 +33,7 @@ use crate::plan::Unit;
 use crate::sink::delta::Publication;
 use crate::sink::{SinkError, WrittenFile, schema_for};
 use crate::storage::delta::{Change, Part};
-use crate::state::UnitState;
+use crate::state::{StateError, UnitState};
 use arrow_schema::SchemaRef;
 
 /// Each table a unit writes, and its schema (the table's, partition
@@ -175,36 +175,27 @@ pub(crate) async fn publish(
 /// done: one commit a table removing its earlier files and adding its new
 /// ones, with its transaction id — so a crash after that commit finds the
 /// version in the log and commits nothing again.
-pub(crate) async fn reconcile<E: From<SinkError> + From<crate::state::StateError>>(
-    shared: &Shared,
-    unit: &Unit,
-    st: &mut UnitState,
-) -> Result<(), E> {
+pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) -> Result<(), StateError> {
     let Some(delta) = shared.sink.delta() else {
         return Ok(());
     };
     if st.published || (st.committed.is_empty() && !st.done) || held(shared, unit) {
         return Ok(());
     }
-    // A unit exported again publishes once it is done (see below).
-    if !st.replaces.is_empty() && !st.done {
+    // A unit exported again publishes once it is done, with its group.
+    if !st.replaces.is_empty() || !st.together.is_empty() {
+        if st.done {
+            publish_replacing(shared, st).await?;
+        }
         return Ok(());
     }
     let app = app_id(shared, &unit.id);
     let prefix = shared.state.file_prefix(&unit.id);
     let mut added = 0;
-    let mut tables = unit_tables(shared, unit);
-    for r in &st.replaces {
-        let table = r.split('/').next().unwrap_or_default();
-        if !tables.iter().any(|(t, _)| t == table) {
-            tables.push((table.to_string(), schema_for(unit.dataset, &shared.spec.output)));
-        }
-    }
-    for (table, schema) in tables {
+    for (table, schema) in unit_tables(shared, unit) {
         let dir = format!("{table}/");
         let files: Vec<_> = st.committed.iter().filter(|f| f.path.starts_with(&dir)).collect();
-        let replaced: Vec<&str> = st.replaces.iter().filter_map(|r| r.strip_prefix(&dir)).collect();
-        if files.is_empty() && replaced.is_empty() {
+        if files.is_empty() {
             continue;
         }
         let t = delta.table(&shared.sink, &table);
@@ -229,32 +220,10 @@ pub(crate) async fn reconcile<E: From<SinkError> + From<crate::state::StateError
                     .await?,
             );
         }
-        added += adds.len();
-        let txn = (app.clone(), st.next_seq as i64);
-        if !replaced.is_empty() {
-            // The unit's new files replace its earlier ones in one commit:
-            // readers see the old rows or the new. (Files the table no
-            // longer has are not removed again.)
-            let live: std::collections::HashSet<String> = t
-                .blocking(|t| t.live_files())
-                .await
-                .map_err(|e| log_error(&table, e))?
-                .into_iter()
-                .map(|f| f.path)
-                .collect();
-            let change = Change {
-                parts: vec![Part { adds, txn: Some(txn) }],
-                removes: replaced.into_iter().filter(|p| live.contains(*p)).map(String::from).collect(),
-                rearranges: false,
-                may_be_in: true,
-            };
-            crate::util::failpoint::hit("before-delta-commit");
-            delta.commit(&shared.sink, &table, change).await?;
-            continue;
-        }
         if adds.is_empty() {
             continue;
         }
+        added += adds.len();
         delta
             .publish(
                 &shared.sink,
@@ -262,7 +231,7 @@ pub(crate) async fn reconcile<E: From<SinkError> + From<crate::state::StateError
                     table,
                     schema,
                     files: adds,
-                    txn,
+                    txn: (app.clone(), st.next_seq as i64),
                     may_be_in: true,
                 },
             )
@@ -273,9 +242,93 @@ pub(crate) async fn reconcile<E: From<SinkError> + From<crate::state::StateError
     }
     if st.done {
         st.published = true;
-        st.replaces.clear();
         shared.state.save_unit(st).await?;
     }
+    Ok(())
+}
+
+/// Publishes a done unit exported again ([`UnitState::replaces`]) with
+/// the rest of its group ([`UnitState::together`]) once every one is done
+/// (the last to finish publishes; until then nothing): one commit a
+/// table adding every member's files, each with its transaction id, and
+/// removing every file they replace that the table still has. Then each
+/// member is marked published. A crash after a commit leaves its
+/// transaction ids in the log: publishing again commits nothing twice.
+pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Result<(), StateError> {
+    let Some(delta) = shared.sink.delta() else {
+        return Ok(());
+    };
+    let mut members = vec![st.clone()];
+    if !st.together.is_empty() {
+        let states = shared.state.load_units().await?;
+        for id in &st.together {
+            if *id == st.unit {
+                continue;
+            }
+            match states.get(id) {
+                // Restarted with this group and done.
+                Some(s) if s.done && s.together.contains(&st.unit) => members.push(s.clone()),
+                // Published by the group's commit already (its state
+                // marked before this one's).
+                Some(s) if s.done && s.published && s.together.is_empty() => {}
+                // Not restarted yet (a repair still dissolving), or not done.
+                _ => return Ok(()),
+            }
+        }
+    }
+    let mut by_table: std::collections::BTreeMap<String, (Vec<Part>, Vec<String>)> = Default::default();
+    for m in &members {
+        let mut parts: std::collections::BTreeMap<String, Vec<crate::storage::delta::AddFile>> = Default::default();
+        for f in &m.committed {
+            let table = f.path.split('/').next().unwrap_or_default().to_string();
+            let add = delta.add_stored(&shared.sink, &table, &f.path, f.bytes, f.rows).await?;
+            parts.entry(table).or_default().push(add);
+        }
+        for (table, adds) in parts {
+            let txn = Some((app_id(shared, &m.unit), m.next_seq as i64));
+            by_table.entry(table).or_default().0.push(Part { adds, txn });
+        }
+        for r in &m.replaces {
+            if let Some((table, path)) = r.split_once('/') {
+                let removes = &mut by_table.entry(table.to_string()).or_default().1;
+                if !removes.iter().any(|p| p == path) {
+                    removes.push(path.to_string());
+                }
+            }
+        }
+    }
+    crate::util::failpoint::hit("before-delta-commit");
+    for (table, (parts, removes)) in by_table {
+        // Not removed twice (a crash after an earlier commit removed them).
+        let t = delta.table(&shared.sink, &table);
+        let live: std::collections::HashSet<String> = t
+            .blocking(|t| t.live_files())
+            .await
+            .map_err(|e| log_error(&table, e))?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        let removes: Vec<String> = removes.into_iter().filter(|p| live.contains(p)).collect();
+        let change = Change {
+            parts,
+            removes,
+            rearranges: false,
+            may_be_in: true,
+        };
+        delta.commit(&shared.sink, &table, change).await?;
+    }
+    crate::util::failpoint::hit("after-delta-commit");
+    tracing::info!(unit = %st.unit, units = members.len(), "published units exported again, replacing their earlier files in one commit a table");
+    for mut m in members.into_iter().skip(1) {
+        m.published = true;
+        m.replaces.clear();
+        m.together.clear();
+        shared.state.save_unit(&m).await?;
+    }
+    st.published = true;
+    st.replaces.clear();
+    st.together.clear();
+    shared.state.save_unit(st).await?;
     Ok(())
 }
 

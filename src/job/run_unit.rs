@@ -347,11 +347,10 @@ impl UnitRun<'_> {
                     st.published = true;
                     self.shared.state.save_unit(st).await?;
                 }
-            } else if done {
-                // A unit exported again publishes once, replacing its
-                // earlier files in the same commit.
-                super::publish::reconcile::<UnitError>(self.shared, &self.unit, st).await?;
             }
+            // A unit exported again (`replaces`) is published by the pass
+            // once it and its group are done, replacing its earlier files
+            // in the same commit (`publish::reconcile`).
         }
         let rows = self.pending.rows;
         let counts = self.pending.counts;

@@ -172,6 +172,11 @@ pub struct UnitState {
     /// published.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replaces: Vec<String>,
+    /// `delta` format: the units exported again together with this one
+    /// (itself included) because their rows share compacted files; they
+    /// publish as one, in one commit a table, once every one is done.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub together: Vec<String>,
 }
 
 /// A committed data file, as its checkpoint records it.

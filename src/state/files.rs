@@ -260,7 +260,7 @@ impl StateStore {
             if ids.len() == 1 { "" } else { "s" },
             if ids.len() == 1 { "it" } else { "them" },
         );
-        self.restart_units(&ids, &above, tables).await?;
+        self.restart_units(&ids, &above, tables, &[]).await?;
         let restarted = self.load_units().await?.into_iter().filter(|(id, _)| above.contains_key(id)).collect();
         Ok((in_tables, restarted))
     }

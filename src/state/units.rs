@@ -80,11 +80,15 @@ impl StateStore {
     /// so the new files must neither reuse a name nor a version. Its
     /// earlier files still in `tables` are what its new ones replace
     /// ([`UnitState::replaces`]), in one commit a table once it is done.
+    /// With `shared` files (compacted files holding rows of several of
+    /// `ids`), the units are one group ([`UnitState::together`]) that
+    /// replaces its files and those in one commit a table once all are done.
     pub async fn restart_units(
         &self,
         ids: &[String],
         above: &HashMap<String, u64>,
         tables: &std::collections::BTreeSet<String>,
+        shared: &[String],
     ) -> Result<(), StateError> {
         let Some(live) = self.list_live_files(tables).await? else {
             return self.delete_units(ids).await;
@@ -132,9 +136,23 @@ impl StateStore {
                 unit: id.clone(),
                 next_seq,
                 updated_at: chrono::Utc::now().to_rfc3339(),
-                replaces: replaces.remove(id.as_str()).unwrap_or_default(),
                 ..Default::default()
             };
+            // What an earlier restart (another partition of the same
+            // repair) recorded stays.
+            let before = states.get(id);
+            let mut st = st;
+            for r in before.iter().flat_map(|b| b.replaces.iter()).chain(replaces.remove(id.as_str()).iter().flatten()).chain(shared) {
+                if !st.replaces.contains(r) {
+                    st.replaces.push(r.clone());
+                }
+            }
+            let group = if shared.is_empty() { &[][..] } else { ids };
+            for u in before.iter().flat_map(|b| b.together.iter()).chain(group) {
+                if !st.together.contains(u) {
+                    st.together.push(u.clone());
+                }
+            }
             self.save_unit(&st).await?;
         }
         Ok(())

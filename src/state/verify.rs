@@ -204,8 +204,13 @@ impl StateStore {
         problems.extend(twice);
         checks.extend(compacted);
         problems.extend(self.check_files(checks, &all_sizes, depth, progress).await?);
+        // Compacted files a repair's units are to replace are in flight too.
+        let mut in_flight = in_flight;
+        in_flight.extend(states.values().flat_map(|s| s.replaces.iter().cloned()));
         problems.extend(self.unnamed_compacted(&compactions, &present, &in_flight));
-        problems.extend(self.verify_tables(tables, states, &all_sizes, &replaced).await?);
+        // (A swap in flight may be in the log before its record says so.)
+        let gone: HashSet<&str> = replaced.iter().copied().chain(in_flight.iter().map(String::as_str)).collect();
+        problems.extend(self.verify_tables(tables, states, &all_sizes, &gone).await?);
         Ok(problems)
     }
 
@@ -225,10 +230,14 @@ impl StateStore {
         let Some(delta) = self.sink.delta() else {
             return Ok(Vec::new());
         };
-        let mut owner: HashMap<&str, (&str, u64)> = HashMap::new();
+        let mut owner: HashMap<&str, (&str, Option<u64>)> = HashMap::new();
         for (id, st) in states {
+            // A file a unit exported again replaces is still its own.
+            for r in &st.replaces {
+                owner.insert(r.as_str(), (id.as_str(), None));
+            }
             for f in &st.committed {
-                owner.insert(f.path.as_str(), (id.as_str(), f.rows));
+                owner.insert(f.path.as_str(), (id.as_str(), Some(f.rows)));
             }
         }
         let mut problems = Vec::new();
@@ -247,7 +256,7 @@ impl StateStore {
                 if !matches!(self.classify(name), Some(super::JobFile::Unit(..))) {
                     continue;
                 }
-                let (unit, rows) = owner.get(rel.as_str()).map_or(("", None), |(u, r)| (*u, Some(*r)));
+                let (unit, rows) = owner.get(rel.as_str()).map_or(("", None), |(u, r)| (*u, *r));
                 let problem = |what: String| FileProblem {
                     unit: unit.to_string(),
                     units: if unit.is_empty() { Vec::new() } else { vec![unit.to_string()] },

@@ -117,6 +117,9 @@ const FOLD_EVERY: usize = 256;
 /// Where a unit's rows stand, for compaction.
 struct Finality {
     states: HashMap<String, UnitState>,
+    /// `delta` format: files units exported again are to replace (their
+    /// partitions wait until they have).
+    replacing: HashSet<String>,
     pending: HashSet<(usize, Option<Chain>)>,
     marks: HashMap<(usize, Chain), Mark>,
 }
@@ -185,16 +188,19 @@ impl Compactor<'_> {
             }
             records.insert(c.partition.clone(), c);
         }
+        let states = self.state.load_units().await?;
+        let marks = self.state.load_marks().await?;
+        let replacing = states
+            .values()
+            .flat_map(|s| s.replaces.iter())
+            .chain(marks.iter().flat_map(|m| m.replacing.iter()))
+            .cloned()
+            .collect();
         let finality = Finality {
-            states: self.state.load_units().await?,
+            states,
+            replacing,
             pending: self.state.load_segments().await?.iter().map(|s| (s.export, s.chain)).collect(),
-            marks: self
-                .state
-                .load_marks()
-                .await?
-                .into_iter()
-                .map(|m| ((m.export, m.chain), m))
-                .collect(),
+            marks: marks.into_iter().map(|m| ((m.export, m.chain), m)).collect(),
         };
         let mut sum = CompactSummary::default();
         let digest = finality.digest(self.spec);
@@ -247,6 +253,9 @@ impl Compactor<'_> {
     /// The files of a partition to merge now, or why it waits.
     fn inputs(&self, record: &Compaction, files: &[Listed], finality: &Finality) -> Result<Vec<Listed>, Wait> {
         let replaced: HashSet<&str> = record.replaced.iter().map(String::as_str).collect();
+        if files.iter().any(|f| finality.replacing.contains(&f.rel)) {
+            return Err(Wait::State);
+        }
         let target = self.spec.output.target_file_bytes as u64;
         let mut units = Vec::new();
         let mut incremental = false;

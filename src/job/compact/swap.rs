@@ -153,36 +153,31 @@ impl Compactor<'_> {
     /// the record go. Their unit files are gone already, so nothing of
     /// theirs is left twice; until the units run, their rows are missing.
     ///
-    /// In the `delta` format the compacted files leave the table in one
-    /// commit (and stay on storage for its earlier versions), and the
-    /// units go on above the sequences of the files the record replaced.
+    /// In the `delta` format nothing leaves the table here: the units
+    /// restart as one group (above the sequences of the files the record
+    /// replaced) whose new files replace the compacted ones in one commit
+    /// a table once all are done (`job::publish`); storage keeps the
+    /// compacted files for the table's earlier versions.
     pub async fn dissolve(&self, c: &Compaction) -> Result<(), RunError> {
         let mut above: HashMap<String, u64> = HashMap::new();
         for (unit, seq) in self.replaced_files(c) {
             let next = above.entry(unit).or_default();
             *next = (*next).max(seq + 1);
         }
-        self.state.restart_units(&c.dissolving, &above, &self.spec.tables()).await?;
-        self.delete_hidden(&c.partition, None).await?;
         let outputs = c.pending.iter().flat_map(|p| p.outputs.iter());
-        let compacted: Vec<&str> = c.files.iter().chain(outputs).map(|f| f.path.as_str()).collect();
-        if let Some(delta) = self.sink.delta() {
+        let compacted: Vec<String> = c.files.iter().chain(outputs).map(|f| f.path.clone()).collect();
+        if self.sink.delta().is_some() {
+            // The compacted files leave the tables with the units' new
+            // files, in one commit a table once all of them are done.
             let table = super::table_of(&c.partition).to_string();
-            let live = self.state.list_live_files(&[table.clone()].into()).await?.unwrap_or_default();
-            let removes: Vec<String> = live
-                .iter()
-                .filter(|f| compacted.contains(&f.rel.as_str()))
-                .filter_map(|f| f.rel.strip_prefix(&format!("{table}/")).map(String::from))
-                .collect();
-            if !removes.is_empty() {
-                let change = crate::storage::delta::Change {
-                    removes,
-                    ..Default::default()
-                };
-                delta.commit(self.sink, &table, change).await?;
-            }
+            let live = self.state.list_live_files(&[table].into()).await?.unwrap_or_default();
+            let shared: Vec<String> = live.into_iter().map(|f| f.rel).filter(|r| compacted.contains(r)).collect();
+            self.state.restart_units(&c.dissolving, &above, &self.spec.tables(), &shared).await?;
+            self.delete_hidden(&c.partition, None).await?;
         } else {
-            for rel in compacted {
+            self.state.restart_units(&c.dissolving, &above, &self.spec.tables(), &[]).await?;
+            self.delete_hidden(&c.partition, None).await?;
+            for rel in &compacted {
                 self.state.delete_data(rel).await?;
             }
         }
