@@ -26,14 +26,29 @@
 //! A unit's last publication (it is done) is followed by a checkpoint
 //! marked `published`, so later runs look only at units not so marked —
 //! at most the units in flight when a run died.
+//!
+//! # Whole changes
+//!
+//! Some files must join a table in one commit with the removal of others,
+//! and are held until then:
+//!
+//! - an incremental export's units publish when their segment closes,
+//!   checked against the chain: the whole segment in one commit a table,
+//!   removing what a reorg repair rewound ([`publish_segment`]);
+//! - a unit exported again (`verify --repair`, a dissolved compaction)
+//!   publishes once it and its group are done, removing the files it
+//!   replaces ([`publish_replacing`]).
+//!
+//! Each such commit carries every unit's transaction id, so once it is in
+//! the log its removes are taken as made too (`storage::delta::Change`).
 
 use super::error::UnitError;
 use super::setup::Shared;
 use crate::plan::Unit;
 use crate::sink::delta::Publication;
 use crate::sink::{SinkError, WrittenFile, schema_for};
-use crate::storage::delta::{Change, Part};
 use crate::state::{StateError, UnitState};
+use crate::storage::delta::{Change, Part};
 use arrow_schema::SchemaRef;
 
 /// Each table a unit writes, and its schema (the table's, partition
@@ -75,7 +90,7 @@ pub(crate) async fn publish_segment(
     let Some(delta) = shared.sink.delta() else {
         return Ok(());
     };
-    let mut by_table: std::collections::BTreeMap<String, (Vec<Part>, Vec<String>)> = Default::default();
+    let mut by_table: Whole = Default::default();
     for unit in units {
         let Some(st) = states.get(&unit.id) else { continue };
         for (table, schema) in unit_tables(shared, unit) {
@@ -101,13 +116,26 @@ pub(crate) async fn publish_segment(
             by_table.entry(table.to_string()).or_default().1.push(path.to_string());
         }
     }
+    commit_whole(shared, by_table).await?;
+    Ok(())
+}
+
+/// Each table's files to add (a part a unit, with its transaction id)
+/// and to remove.
+type Whole = std::collections::BTreeMap<String, (Vec<Part>, Vec<String>)>;
+
+/// Commits `by_table`, one commit a table, removing only the files a
+/// table still has (a crash after an earlier commit of the same change
+/// removed them; its transaction ids then say its parts are in).
+async fn commit_whole(shared: &Shared, by_table: Whole) -> Result<(), SinkError> {
+    let Some(delta) = shared.sink.delta() else {
+        return Ok(());
+    };
     crate::util::failpoint::hit("before-delta-commit");
     for (table, (parts, removes)) in by_table {
         let removes = if removes.is_empty() {
             removes
         } else {
-            // Not removed twice (a crash after an earlier commit of this
-            // table removed them, before the mark said so).
             let t = delta.table(&shared.sink, &table);
             let live: std::collections::HashSet<String> = t
                 .blocking(|t| t.live_files())
@@ -276,7 +304,7 @@ pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Re
             }
         }
     }
-    let mut by_table: std::collections::BTreeMap<String, (Vec<Part>, Vec<String>)> = Default::default();
+    let mut by_table: Whole = Default::default();
     for m in &members {
         let mut parts: std::collections::BTreeMap<String, Vec<crate::storage::delta::AddFile>> = Default::default();
         for f in &m.committed {
@@ -297,27 +325,7 @@ pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Re
             }
         }
     }
-    crate::util::failpoint::hit("before-delta-commit");
-    for (table, (parts, removes)) in by_table {
-        // Not removed twice (a crash after an earlier commit removed them).
-        let t = delta.table(&shared.sink, &table);
-        let live: std::collections::HashSet<String> = t
-            .blocking(|t| t.live_files())
-            .await
-            .map_err(|e| log_error(&table, e))?
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
-        let removes: Vec<String> = removes.into_iter().filter(|p| live.contains(p)).collect();
-        let change = Change {
-            parts,
-            removes,
-            rearranges: false,
-            may_be_in: true,
-        };
-        delta.commit(&shared.sink, &table, change).await?;
-    }
-    crate::util::failpoint::hit("after-delta-commit");
+    commit_whole(shared, by_table).await?;
     tracing::info!(unit = %st.unit, units = members.len(), "published units exported again, replacing their earlier files in one commit a table");
     for mut m in members.into_iter().skip(1) {
         m.published = true;

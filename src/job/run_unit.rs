@@ -340,17 +340,16 @@ impl UnitRun<'_> {
         st.done = done;
         st.updated_at = chrono::Utc::now().to_rfc3339();
         self.shared.state.save_unit(st).await?;
-        if self.shared.sink.delta().is_some() && !super::publish::held(self.shared, &self.unit) {
-            if st.replaces.is_empty() {
-                super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
-                if done {
-                    st.published = true;
-                    self.shared.state.save_unit(st).await?;
-                }
+        // A unit exported again (`replaces`) is published by the pass once
+        // it and its group are done, replacing its earlier files in the
+        // same commit; an incremental export's, with its segment.
+        let own_commit = st.replaces.is_empty() && st.together.is_empty() && !super::publish::held(self.shared, self.unit);
+        if self.shared.sink.delta().is_some() && own_commit {
+            super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
+            if done {
+                st.published = true;
+                self.shared.state.save_unit(st).await?;
             }
-            // A unit exported again (`replaces`) is published by the pass
-            // once it and its group are done, replacing its earlier files
-            // in the same commit (`publish::reconcile`).
         }
         let rows = self.pending.rows;
         let counts = self.pending.counts;

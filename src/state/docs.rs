@@ -57,7 +57,6 @@ pub struct Mark {
     pub updated_at: String,
 }
 
-
 /// A pending segment as stored (`segments/<key>.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SegmentDoc {

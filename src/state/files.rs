@@ -191,7 +191,10 @@ impl StateStore {
         let start: HashMap<&str, u64> = units
             .iter()
             .map(|u| {
-                let rewound = marks.iter().find(|m| m.export == u.export && m.chain == u.chain).map_or(0, |m| m.seq_floor);
+                let rewound = marks
+                    .iter()
+                    .find(|m| m.export == u.export && m.chain == u.chain)
+                    .map_or(0, |m| m.seq_floor);
                 (u.id.as_str(), rewound.max(self.seq_floor()))
             })
             .collect();
@@ -261,7 +264,12 @@ impl StateStore {
             if ids.len() == 1 { "it" } else { "them" },
         );
         self.restart_units(&ids, &above, tables, &[]).await?;
-        let restarted = self.load_units().await?.into_iter().filter(|(id, _)| above.contains_key(id)).collect();
+        let restarted = self
+            .load_units()
+            .await?
+            .into_iter()
+            .filter(|(id, _)| above.contains_key(id))
+            .collect();
         Ok((in_tables, restarted))
     }
 

@@ -112,7 +112,9 @@ impl StateStore {
             // replacing commit's version must be new to them.
             let mut logged = 0;
             for table in tables {
-                let Some(t) = delta.map(|d| d.table(&self.sink, table)) else { continue };
+                let Some(t) = delta.map(|d| d.table(&self.sink, table)) else {
+                    continue;
+                };
                 if !t.exists(self.storage()).await.map_err(|e| super::verify::delta_error(table, e))? {
                     continue;
                 }
@@ -127,10 +129,10 @@ impl StateStore {
                 live_above.get(id.as_str()).copied(),
                 Some(self.seq_floor()),
             ]
-                .into_iter()
-                .flatten()
-                .max()
-                .unwrap_or_default();
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or_default();
             let st = UnitState {
                 version: STATE_VERSION,
                 unit: id.clone(),
@@ -142,7 +144,12 @@ impl StateStore {
             // repair) recorded stays.
             let before = states.get(id);
             let mut st = st;
-            for r in before.iter().flat_map(|b| b.replaces.iter()).chain(replaces.remove(id.as_str()).iter().flatten()).chain(shared) {
+            for r in before
+                .iter()
+                .flat_map(|b| b.replaces.iter())
+                .chain(replaces.remove(id.as_str()).iter().flatten())
+                .chain(shared)
+            {
                 if !st.replaces.contains(r) {
                     st.replaces.push(r.clone());
                 }

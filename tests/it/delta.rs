@@ -587,8 +587,16 @@ fn compaction_swaps_each_partition_in_one_commit_through_kill_9_at_every_point()
         "every partition compacted: {live:?}"
     );
     let compactions = doc["operations"].as_array().unwrap().iter().filter(|o| *o == "OPTIMIZE").count();
-    let partitions = live.iter().filter_map(|f| f.rsplit_once('/').map(|(d, _)| d)).collect::<std::collections::BTreeSet<_>>();
-    assert_eq!(compactions, partitions.len(), "one commit a partition, none twice: {:?}", doc["operations"]);
+    let partitions = live
+        .iter()
+        .filter_map(|f| f.rsplit_once('/').map(|(d, _)| d))
+        .collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(
+        compactions,
+        partitions.len(),
+        "one commit a partition, none twice: {:?}",
+        doc["operations"]
+    );
     for args in [&["verify", &dl_spec][..], &["status", &dl_spec][..], &["compact", &dl_spec][..]] {
         let o = chainetl(args);
         assert!(o.status.success(), "{args:?}: {}", text(&o));
@@ -596,7 +604,12 @@ fn compaction_swaps_each_partition_in_one_commit_through_kill_9_at_every_point()
     // A compacted file lost: --repair exports its units again, and their
     // files replace it in one commit — every version the repair makes
     // holds every row once (the versions before it name the lost file).
-    let lost = live.iter().find(|f| f.contains("/chain=base/")).unwrap().trim_start_matches("file://").to_string();
+    let lost = live
+        .iter()
+        .find(|f| f.contains("/chain=base/"))
+        .unwrap()
+        .trim_start_matches("file://")
+        .to_string();
     std::fs::remove_file(&lost).unwrap();
     let v = chainetl(&["verify", &dl_spec]);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
@@ -614,7 +627,12 @@ fn compaction_swaps_each_partition_in_one_commit_through_kill_9_at_every_point()
     assert_eq!(repaired["rows"], repaired["parquet_rows"]);
     let v = chainetl(&["verify", &dl_spec]);
     assert!(v.status.success(), "after the repair: {}", text(&v));
-    let live: Vec<String> = repaired["files"].as_array().unwrap().iter().filter_map(|f| f.as_str().map(String::from)).collect();
+    let live: Vec<String> = repaired["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str().map(String::from))
+        .collect();
     // The replaced files stay for the earlier versions, then vacuum
     // deletes them; the current version still reads whole.
     let written = parquet_files(&dl.join("events")).len();
@@ -622,7 +640,10 @@ fn compaction_swaps_each_partition_in_one_commit_through_kill_9_at_every_point()
     std::thread::sleep(std::time::Duration::from_secs(4));
     let o = chainetl(&["vacuum", &dl_spec]);
     assert!(o.status.success(), "{}", text(&o));
-    let left = parquet_files(&dl.join("events")).into_iter().filter(|p| !p.to_string_lossy().contains("_delta_log")).count();
+    let left = parquet_files(&dl.join("events"))
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("_delta_log"))
+        .count();
     assert_eq!(left, live.len(), "vacuum leaves the current version's files: {}", text(&o));
     let after = check_with(&dl.join("events"), keys_of("events"), Some(&pq.join("events")), true);
     assert_eq!(after["rows"], after["parquet_rows"]);
@@ -660,7 +681,11 @@ fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
         let doc = check(&out.join("blocks"), keys_of("blocks"), None);
         for v in doc["versions"].as_array().unwrap() {
             assert_eq!(v["rows"], v["distinct"], "blocks version {}: a block twice", v["version"]);
-            assert_eq!(v["broken_links"], 0, "blocks version {}: two branches side by side: {v}", v["version"]);
+            assert_eq!(
+                v["broken_links"], 0,
+                "blocks version {}: two branches side by side: {v}",
+                v["version"]
+            );
             assert_eq!(v["gaps"], 0, "blocks version {}: blocks missing: {v}", v["version"]);
         }
         // A repair swaps a block for its new branch's: never fewer blocks.
@@ -671,7 +696,10 @@ fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
             .iter()
             .map(|r| {
                 let r: serde_json::Value = serde_json::from_str(r.as_str().unwrap()).unwrap();
-                (r["number"].as_str().unwrap().parse().unwrap(), r["hash"].as_str().unwrap().to_string())
+                (
+                    r["number"].as_str().unwrap().parse().unwrap(),
+                    r["hash"].as_str().unwrap().to_string(),
+                )
             })
             .collect();
         let want: std::collections::BTreeMap<u64, String> = crate::truth::blocks(&data, Chain::Base, start..=last)

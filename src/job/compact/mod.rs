@@ -38,6 +38,19 @@
 //! it rolled forward, by the next run or `chainetl compact`. A reader
 //! listing the partition between the first rename and the last delete
 //! can see rows twice; no reader sees a row missing.
+//!
+//! # Delta tables
+//!
+//! In the `delta` format the files are those of the tables' current
+//! versions (read from the logs, not listed), a unit's files are final
+//! once published, and rolling forward is one commit: the inputs removed
+//! and the outputs added (`dataChange = false`) with the transaction
+//! `(chainetl-<job>-compact, generation)`, so a swap finished again after
+//! a crash finds itself in the log and commits nothing. Generations go on
+//! above every one a table's log has, so no file name a version
+//! references is written again. The inputs stay on storage for the
+//! earlier versions until `vacuum`. Partitions holding files that units
+//! exported again are to replace wait until they have.
 
 mod step;
 mod swap;
@@ -46,9 +59,9 @@ pub use step::{compact_job, finish_swaps};
 
 use super::error::RunError;
 use crate::sink::{MergeInput, Sink, compacted_name};
-use crate::storage::delta::{Change, Part};
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, JobFile, Listed, Mark, PendingCompaction, STATE_VERSION, StateStore, UnitState};
+use crate::storage::delta::{Change, Part};
 use crate::vocab::Chain;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -92,7 +105,7 @@ pub struct Compactor<'a> {
     /// Unix seconds: which day is over.
     pub now: i64,
     /// In the `delta` format, the last generation each table's log has
-    /// (or this process gave out): see *Delta tables* above.
+    /// (or this process gave out): see *Delta tables* in the module doc.
     generations: std::sync::Mutex<HashMap<String, u64>>,
 }
 
@@ -342,7 +355,9 @@ impl Compactor<'_> {
             JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
             JobFile::Unit(..) => None,
         });
-        let generation = self.next_generation(&record.partition, present.fold(record.generation, u64::max)).await?;
+        let generation = self
+            .next_generation(&record.partition, present.fold(record.generation, u64::max))
+            .await?;
         record.pending = Some(PendingCompaction {
             generation,
             swapping: false,
@@ -451,10 +466,7 @@ impl Compactor<'_> {
             }
         };
         let generation = last.max(logged) + 1;
-        self.generations
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(table, generation);
+        self.generations.lock().unwrap_or_else(|e| e.into_inner()).insert(table, generation);
         Ok(generation)
     }
 

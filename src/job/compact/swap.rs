@@ -172,7 +172,9 @@ impl Compactor<'_> {
             let table = super::table_of(&c.partition).to_string();
             let live = self.state.list_live_files(&[table].into()).await?.unwrap_or_default();
             let shared: Vec<String> = live.into_iter().map(|f| f.rel).filter(|r| compacted.contains(r)).collect();
-            self.state.restart_units(&c.dissolving, &above, &self.spec.tables(), &shared).await?;
+            self.state
+                .restart_units(&c.dissolving, &above, &self.spec.tables(), &shared)
+                .await?;
             self.delete_hidden(&c.partition, None).await?;
         } else {
             self.state.restart_units(&c.dissolving, &above, &self.spec.tables(), &[]).await?;
