@@ -3,6 +3,9 @@
 //! and shards.
 
 use crate::common::*;
+use crate::schedule::{head_at, post};
+use chainetl::sim::data::SimData;
+use chainetl::vocab::chain::Chain;
 use std::path::Path;
 use std::process::Command;
 
@@ -341,8 +344,10 @@ fn a_delta_export_on_s3_is_exact_at_every_version_after_kill_9() {
     let dir = tempfile::tempdir().unwrap();
     let pq = dir.path().join("pq");
     let body = |uri: &str, format: &str| {
+        // The parquet reference is left as written; the delta job compacts.
+        let compact = if format == "parquet" { "false" } else { "true" };
         format!(
-            "name = \"d3\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 4\npage_size = 200\n[output]\nuri = \"{uri}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
+            "name = \"d3\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 4\npage_size = 200\n[output]\nuri = \"{uri}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = {compact}\n\
              [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"20000000..20000299\"\nchunk_blocks = 50\n",
             s3.sim.url()
         )
@@ -360,7 +365,14 @@ fn a_delta_export_on_s3_is_exact_at_every_version_after_kill_9() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("AWS_CONDITIONAL_PUT"), "{}", text(&o));
     assert!(s3.download("lake", &dir.path().join("nothing")).is_empty(), "nothing written");
-    for point in ["before-delta-commit:3", "after-delta-commit:2", "after-file-write:4"] {
+    for point in [
+        "before-delta-commit:3",
+        "after-delta-commit:2",
+        "after-file-write:4",
+        "compact-swapping:1",
+        "compact-published:1",
+        "compact-committed:1",
+    ] {
         let o = s3.cmd_on(crash_bin(point), &["run", &spec, "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
     }
@@ -372,6 +384,11 @@ fn a_delta_export_on_s3_is_exact_at_every_version_after_kill_9() {
     let doc = check(&local, keys_of("events"), Some(&pq.join("events")));
     every_version_exact(&doc, "events on S3");
     assert_eq!(doc["rows"], doc["parquet_rows"]);
+    assert!(
+        doc["operations"].as_array().unwrap().iter().any(|o| o == "OPTIMIZE"),
+        "compacted in one commit a partition: {:?}",
+        doc["operations"]
+    );
 }
 
 #[test]
@@ -656,9 +673,6 @@ fn compaction_swaps_each_partition_in_one_commit_through_kill_9_at_every_point()
 /// around the commits, then a re-run: exact.
 #[test]
 fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
-    use crate::schedule::{head_at, post};
-    use chainetl::sim::data::SimData;
-    use chainetl::vocab::chain::Chain;
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -676,44 +690,7 @@ fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
             out.display()
         ),
     );
-    // The tables hold exactly blocks start..=last of the chain as it is.
-    let exact = |last: u64| {
-        let doc = check(&out.join("blocks"), keys_of("blocks"), None);
-        for v in doc["versions"].as_array().unwrap() {
-            assert_eq!(v["rows"], v["distinct"], "blocks version {}: a block twice", v["version"]);
-            assert_eq!(
-                v["broken_links"], 0,
-                "blocks version {}: two branches side by side: {v}",
-                v["version"]
-            );
-            assert_eq!(v["gaps"], 0, "blocks version {}: blocks missing: {v}", v["version"]);
-        }
-        // A repair swaps a block for its new branch's: never fewer blocks.
-        every_version_exact(&doc, "blocks");
-        let got: std::collections::BTreeMap<u64, String> = doc["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                let r: serde_json::Value = serde_json::from_str(r.as_str().unwrap()).unwrap();
-                (
-                    r["number"].as_str().unwrap().parse().unwrap(),
-                    r["hash"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect();
-        let want: std::collections::BTreeMap<u64, String> = crate::truth::blocks(&data, Chain::Base, start..=last)
-            .into_iter()
-            .map(|r| (r[1].parse().unwrap(), r[2].clone()))
-            .collect();
-        assert_eq!(got, want, "blocks {start}..={last}");
-        let events = check(&out.join("events"), keys_of("events"), None);
-        for v in events["versions"].as_array().unwrap() {
-            assert_eq!(v["rows"], v["distinct"], "events version {}: a row twice", v["version"]);
-        }
-        let want = crate::truth::events(&data, Chain::Base, start, last, &[], None).len();
-        assert_eq!(events["rows"].as_array().unwrap().len(), want, "events {start}..={last}");
-    };
+    let exact = |last: u64| assert_eq!(incremental_exact(&out, &data, start), last);
     let o = chainetl(&["run", &spec, "--progress-secs", "0"]);
     assert!(o.status.success(), "{}", text(&o));
     exact(head - 20);
@@ -738,4 +715,99 @@ fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
     assert!(text(&o).contains("1 reorg repaired"), "{}", text(&o));
     let o = chainetl(&["verify", &spec]);
     assert!(o.status.success(), "{}", text(&o));
+}
+
+/// The blocks and events tables of an incremental job from `start`: at
+/// every version no block twice, no blocks of two branches side by side,
+/// none missing, never fewer; the last version exactly the chain's blocks
+/// from `start` and their events. Returns the last block.
+fn incremental_exact(out: &Path, data: &SimData, start: u64) -> u64 {
+    let doc = check(&out.join("blocks"), keys_of("blocks"), None);
+    for v in doc["versions"].as_array().unwrap() {
+        assert_eq!(v["rows"], v["distinct"], "blocks version {}: a block twice", v["version"]);
+        assert_eq!(
+            v["broken_links"], 0,
+            "blocks version {}: two branches side by side: {v}",
+            v["version"]
+        );
+        assert_eq!(v["gaps"], 0, "blocks version {}: blocks missing: {v}", v["version"]);
+    }
+    // A repair swaps a block for its new branch's: never fewer blocks.
+    let rows = every_version_exact(&doc, "blocks");
+    assert!(rows > 0, "no blocks");
+    let last = start + rows - 1;
+    let got: std::collections::BTreeMap<u64, String> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let r: serde_json::Value = serde_json::from_str(r.as_str().unwrap()).unwrap();
+            (
+                r["number"].as_str().unwrap().parse().unwrap(),
+                r["hash"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: std::collections::BTreeMap<u64, String> = crate::truth::blocks(data, Chain::Base, start..=last)
+        .into_iter()
+        .map(|r| (r[1].parse().unwrap(), r[2].clone()))
+        .collect();
+    assert_eq!(got, want, "blocks {start}..={last}");
+    let events = check(&out.join("events"), keys_of("events"), None);
+    for v in events["versions"].as_array().unwrap() {
+        assert_eq!(v["rows"], v["distinct"], "events version {}: a row twice", v["version"]);
+    }
+    let want = crate::truth::events(data, Chain::Base, start, last, &[], None).len();
+    assert_eq!(events["rows"].as_array().unwrap().len(), want, "events {start}..={last}");
+    last
+}
+
+/// `--follow` into Delta tables across a reorg: each poll's segment joins
+/// the tables in one commit a table, the repair swaps the new branch in
+/// in one commit; SIGTERM stops it with every version exact.
+#[test]
+fn following_into_delta_tables_across_a_reorg_keeps_every_version_exact() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let data = SimData::new(42, 30);
+    let head = head_at(&data, Chain::Base, "2025-06-01T00:00:00Z");
+    let start = head - 100;
+    let spec = write_spec(
+        dir.path(),
+        "follow.toml",
+        &format!(
+            "name = \"dfol\"\npoll_interval = \"1s\"\nroll_interval = \"1s\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"delta\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 20\nchunk_blocks = 64\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 20\nchunk_blocks = 64\n",
+            sim.url(),
+            out.display()
+        ),
+    );
+    let child = bin()
+        .args(["run", &spec, "--follow", "--progress-secs", "0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for i in 0..4 {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        post(&sim, "/_sim/advance?secs=30");
+        if i == 1 {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            let forks: Vec<chainetl::sim::data::Fork> = serde_json::from_str(&post(&sim, "/_sim/reorg?depth=60&chain=base")).unwrap();
+            forks.into_iter().for_each(|fork| data.add_fork(fork));
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("reorg"), "the reorg is logged: {stderr}");
+    let last = incremental_exact(&out, &data, start);
+    assert!(last > head - 20 + 30, "followed the head: last block {last}, head {head}");
 }
