@@ -186,7 +186,15 @@ impl StateStore {
         // segment replaces.
         let marks = if self.is_delta() { self.load_marks().await? } else { Vec::new() };
         let replacing: HashSet<&str> = marks.iter().flat_map(|m| m.replacing.iter().map(String::as_str)).collect();
-        let (in_versions, restarted) = self.adopt_uncounted(&ours, states, tables, &replacing).await?;
+        // An incremental export's units (those with a mark) publish with
+        // their segment: no table holds their files before it closes, and
+        // what a repair re-plans is in the mark's `replacing`.
+        let adoptable: HashSet<String> = units
+            .iter()
+            .filter(|u| !marks.iter().any(|m| m.export == u.export && m.chain == u.chain))
+            .map(|u| u.id.clone())
+            .collect();
+        let (in_versions, restarted) = self.adopt_uncounted(&adoptable, states, tables, &replacing).await?;
         states.extend(restarted);
         let start: HashMap<&str, u64> = units
             .iter()
@@ -199,7 +207,7 @@ impl StateStore {
             })
             .collect();
         for (rel, unit, seq) in self.data_files(tables).await? {
-            if !ours.contains(&unit) || in_versions.contains(&rel) {
+            if !ours.contains(&unit) || in_versions.contains(&rel) || replacing.contains(rel.as_str()) {
                 continue;
             }
             // Without a checkpoint, the unit's files from the floor on are
@@ -230,6 +238,9 @@ impl StateStore {
         tables: &BTreeSet<String>,
         replacing: &HashSet<&str>,
     ) -> Result<(HashSet<String>, HashMap<String, UnitState>), StateError> {
+        if units.is_empty() {
+            return Ok(Default::default());
+        }
         let Some(live) = self.list_live_files(tables).await? else {
             return Ok(Default::default());
         };
