@@ -360,7 +360,11 @@ impl<'a> Passes<'a> {
         ids.sort();
         for id in ids {
             let st = &states[id];
-            if published.contains(id) || !st.done || st.published || (st.replaces.is_empty() && st.together.is_empty()) {
+            // An incremental export's units publish with their segment.
+            let incremental = super::compact::unit_export(id)
+                .and_then(|(e, _)| self.shared.spec.exports.get(e))
+                .is_some_and(|e| e.incremental.is_some());
+            if published.contains(id) || incremental || !st.done || st.published || (st.replaces.is_empty() && st.together.is_empty()) {
                 continue;
             }
             let mut st = st.clone();

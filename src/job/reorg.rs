@@ -21,7 +21,9 @@
 //! that segment is checked against the chain (an incremental export's
 //! segment is published whole, in one commit a table, when it finishes:
 //! `job::publish::publish_segment`). So a reader at any version sees the
-//! old branch or the new, never both and never neither.
+//! old branch or the new, never both. (Where the new branch's confirmed
+//! head is below the old one's, the old branch's blocks above it leave
+//! with the swap: the table is shorter until the head catches up.)
 
 use super::error::UnitError;
 use crate::api::{BlocksQuery, Client, Sort};
@@ -55,13 +57,44 @@ pub struct Reorg {
     pub at: String,
 }
 
+/// The units whose files hold the export's blocks now: in `parquet`,
+/// those with files on storage; in `delta`, those with files in the tables'
+/// current versions or with a checkpoint (a pending segment's) — storage
+/// also keeps the files earlier repairs rewound, whose units no longer
+/// hold anything (taking their ranges would rewind into blocks compacted
+/// since).
+async fn exported_units(
+    state: &StateStore,
+    tables: &std::collections::BTreeSet<String>,
+    prefix: &str,
+    files: &[(String, String, u64)],
+) -> Result<Vec<String>, UnitError> {
+    if !state.is_delta() {
+        return Ok(files.iter().map(|(_, u, _)| u.clone()).collect());
+    }
+    let mut units: Vec<String> = state
+        .list_live_files(tables)
+        .await?
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|f| match f.kind {
+            crate::state::JobFile::Unit(u, _) if u.starts_with(prefix) => Some(u),
+            _ => None,
+        })
+        .collect();
+    units.extend(state.load_units().await?.into_keys().filter(|id| id.starts_with(prefix)));
+    Ok(units)
+}
+
 /// The `delta` format's side of a repair from block `from`, recorded in
 /// `mark` before anything else changes: the rewound units' files still in
 /// the tables are to be replaced ([`Mark::replacing`]) by the next
 /// segment's, in one commit a table (`job::publish::publish_segment`); and
 /// the units exported again start their files above every rewound file
-/// and every transaction version the logs have for them
-/// ([`Mark::seq_floor`]), so no name or version is used twice.
+/// ([`Mark::seq_floor`]) — and so above every transaction version the logs
+/// have for them, which is a unit's next sequence after its files, and
+/// rewound files stay on storage while a table has them — so no name or
+/// version is used twice.
 async fn replace_in_tables(
     state: &StateStore,
     tables: &std::collections::BTreeSet<String>,
@@ -164,9 +197,10 @@ pub async fn repair(state: &StateStore, e: &Export, mark: &mut Mark, n0: u64, pe
     let files = state.unit_file_seqs(&tables, &prefix).await?;
     let from = match mark.repair_from {
         Some(f) => f,
-        None => files
+        None => exported_units(state, &tables, &prefix, &files)
+            .await?
             .iter()
-            .filter_map(|(_, u, _)| block_range_of(u))
+            .filter_map(|u| block_range_of(u))
             .filter(|(_, end)| *end > n0)
             .map(|(s, _)| s)
             .fold(n0, u64::min)
