@@ -14,6 +14,8 @@ mod compact_seams;
 mod decoded;
 /// Delta Lake output: every reader reads the parquet export's rows, every version exact.
 mod delta;
+/// Delta Lake output of incremental exports and `--follow`: reorg repairs swap branches in one commit.
+mod delta_follow;
 /// The docs: spec examples validate, relative links resolve.
 mod docs;
 /// `chainetl run` end to end: every dataset's rows equal the simulator's, row by row.
