@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use crate::delta::{check, every_version_exact, keys_of};
-use crate::schedule::{head_at, post};
+use crate::schedule::{head_at, post, stop};
 use chainetl::sim::data::SimData;
 use chainetl::vocab::chain::Chain;
 use std::path::Path;
@@ -143,13 +143,7 @@ fn following_into_delta_tables_across_a_reorg_keeps_every_version_exact() {
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(2500));
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
-    assert_eq!(o.status.code(), Some(143), "{stderr}");
+    let stderr = stop(child);
     assert!(stderr.contains("reorg"), "the reorg is logged: {stderr}");
     let last = incremental_exact(&out, &data, start);
     assert!(last > head - 20 + 30, "followed the head: last block {last}, head {head}");

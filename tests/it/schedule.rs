@@ -226,7 +226,7 @@ fn follow(args: &[&str]) -> Follower {
 }
 
 /// Stops a follower with SIGTERM; it exits 143. Returns its stderr.
-fn stop(child: std::process::Child) -> String {
+pub(crate) fn stop(child: std::process::Child) -> String {
     std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

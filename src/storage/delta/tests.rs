@@ -56,18 +56,25 @@ fn add(path: &str, size: u64, rows: i64) -> AddFile {
     }
 }
 
+/// Table `events` (partitioned by `chain`, a nullable `n`), created,
+/// checkpointing every 100 commits.
+async fn events_table(storage: &Storage) -> Arc<Table> {
+    let schema = Schema::new(vec![
+        Field::new("chain", DataType::Utf8, false),
+        Field::new("n", DataType::Int64, true),
+    ]);
+    let t = Arc::new(Table::new(storage, "events", 100));
+    t.create_if_absent(storage, &schema, &["chain".into()]).await.unwrap();
+    t
+}
+
 /// A file without bounds of a column (every value null) commits with
 /// files that have them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_with_and_without_a_columns_bounds_commit_together() {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(Storage::open(&output(&dir.path().to_string_lossy())).unwrap());
-    let schema = Schema::new(vec![
-        Field::new("chain", DataType::Utf8, false),
-        Field::new("n", DataType::Int64, true),
-    ]);
-    let t = Arc::new(Table::new(&storage, "events", 100));
-    t.create_if_absent(&storage, &schema, &["chain".into()]).await.unwrap();
+    let t = events_table(&storage).await;
     let a = data_file(&storage, "events/chain=base/a.parquet", 10).await;
     let b = data_file(&storage, "events/chain=base/b.parquet", 5).await;
     let with = add("chain=base/a.parquet", a, 10);
@@ -209,12 +216,7 @@ async fn commits_add_remove_and_record_transaction_ids_and_checkpoints_follow_th
 async fn opening_a_table_of_10000_commits() {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(Storage::open(&output(&dir.path().to_string_lossy())).unwrap());
-    let schema = Schema::new(vec![
-        Field::new("chain", DataType::Utf8, false),
-        Field::new("n", DataType::Int64, true),
-    ]);
-    let t = Arc::new(Table::new(&storage, "events", 100));
-    t.create_if_absent(&storage, &schema, &["chain".into()]).await.unwrap();
+    let t = events_table(&storage).await;
     let tt = t.clone();
     let started = std::time::Instant::now();
     tokio::task::spawn_blocking(move || {
