@@ -24,6 +24,16 @@ pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
     } else {
         unit_lines(view, &mut s);
     }
+    if let Some(c) = &view.conversion {
+        let _ = writeln!(
+            s,
+            "\nfrom stored rows: {} files ({:.1} MiB) converted from {} to {} first, 0 requests",
+            c.files,
+            c.bytes as f64 / (1024.0 * 1024.0),
+            c.from,
+            c.to
+        );
+    }
     let total: u64 = view.units.iter().map(|u| u.estimated_requests).sum();
     let note = "at least one per unit; events depend on their density";
     let n = view.units.len();

@@ -162,6 +162,24 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
             s.orphans_removed
         );
     }
+    if let Some(c) = &s.conversion {
+        let _ = writeln!(
+            out,
+            "converted the output from {} to {} from the files it holds (0 requests): {} files, {} rows, {:.1} MiB in {} tables{} in {:.1}s",
+            c.from,
+            c.to,
+            c.files,
+            c.rows,
+            c.bytes as f64 / (1024.0 * 1024.0),
+            c.tables,
+            if c.deleted > 0 {
+                format!("; {} files no current version read deleted", c.deleted)
+            } else {
+                String::new()
+            },
+            c.secs
+        );
+    }
     if let Some(c) = s.compaction.as_ref().filter(|c| c.partitions > 0 || !c.skipped.is_empty()) {
         let _ = writeln!(out, "{}", compaction(c));
     }

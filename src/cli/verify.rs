@@ -139,7 +139,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         if !finished.is_empty() {
             println!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
         }
-        let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh"));
+        let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh" | "conversion"));
         if !needs_run {
             return Box::pin(verify(args, repair, quick, quiet)).await;
         }
@@ -151,6 +151,11 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
     if problems.is_empty() && !repair {
         if interrupted.iter().any(|op| op.kind == "fresh") {
             println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
+        } else if interrupted.iter().any(|op| op.kind == "conversion") {
+            println!(
+                "run `chainetl run {}` (or `chainetl verify {} --repair`) to finish the conversion, with no request to the service",
+                args.spec, args.spec
+            );
         } else {
             println!(
                 "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",

@@ -92,6 +92,10 @@ pub enum RunError {
     /// `verify --repair` cannot export the damaged files' rows again.
     #[error("repair: {0}")]
     Repair(String),
+    /// A change of how the output stores its rows that this command cannot
+    /// make now (under `--shard`, mid-way, or from another command).
+    #[error("{0}")]
+    Migration(String),
     /// The process's environment cannot run a job (the open-file limit).
     #[error("{0}")]
     Environment(String),
@@ -118,6 +122,7 @@ impl RunError {
             | RunError::Follow
             | RunError::AsOf { .. }
             | RunError::Repair(_)
+            | RunError::Migration(_)
             | RunError::Environment(_)
             | RunError::Decoder { .. } => 2,
             _ => 1,

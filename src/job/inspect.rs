@@ -39,7 +39,7 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
             ..JobStatus::default()
         });
     }
-    let (units, states, interrupted) = match state.load_job().await? {
+    let (units, states, mut interrupted) = match state.load_job().await? {
         Some(job) => (
             plan::plan(spec, &job.windows, job.cutting(spec), &[]),
             state.load_units().await?,
@@ -47,6 +47,9 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         ),
         None => (Vec::new(), HashMap::new(), Vec::new()),
     };
+    if let Some(m) = state.load_migration().await? {
+        interrupted.insert(0, Interrupted::conversion(&m));
+    }
     Ok(JobStatus {
         units,
         states,
@@ -75,7 +78,7 @@ pub struct Verification {
 /// the files and bytes read.
 pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Verification, RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
-    let state = StateStore::new(sink, &spec.name);
+    let state = StateStore::new(sink.clone(), &spec.name);
     if state.clear_interrupted().await? {
         return Ok(Verification {
             interrupted: vec![Interrupted::fresh()],
@@ -83,9 +86,27 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
             started: true,
         });
     }
-    if state.load_job().await?.is_none() {
+    let Some(job) = state.load_job().await? else {
         return Ok(Verification::default());
+    };
+    // Part way between two formats, the files are checked once the run
+    // that finishes the conversion has made them one or the other.
+    if let Some(m) = state.load_migration().await? {
+        return Ok(Verification {
+            interrupted: vec![Interrupted::conversion(&m)],
+            problems: Vec::new(),
+            started: true,
+        });
     }
+    // Not converted yet: the files are checked as they are.
+    let stored = job.identity.as_ref().map(|i| i.format());
+    let state = match stored {
+        Some(f) if f != spec.output.format.name() => {
+            let old = super::migrate::spec_in(spec, &f);
+            StateStore::new(Arc::new(sink.as_output(&old.output)?), &spec.name)
+        }
+        _ => state,
+    };
     let states = state.load_units().await?;
     Ok(Verification {
         interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
@@ -110,6 +131,23 @@ pub struct PlanView {
     pub units: Vec<Unit>,
     /// Their checkpoints, by unit id.
     pub states: HashMap<String, UnitState>,
+    /// The change of output format the run makes first, from the files
+    /// the output holds.
+    pub conversion: Option<ConversionPlan>,
+}
+
+/// A change of output format `plan` foresees: made from the stored files,
+/// with no request.
+#[derive(Debug, Clone, Default)]
+pub struct ConversionPlan {
+    /// The format the output is in.
+    pub from: String,
+    /// The spec's.
+    pub to: String,
+    /// Files the output keeps in the new format (adopted, or left).
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 impl PlanView {
@@ -124,6 +162,7 @@ impl PlanView {
             segments,
             units,
             states: HashMap::new(),
+            conversion: None,
         }
     }
 }
@@ -142,11 +181,15 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
     let Some(job) = state.load_job().await? else {
         return Ok(PlanView::new_job(spec, now));
     };
-    let changes = match &job.identity {
-        Some(stored) => stored.changes(&JobIdentity::of(spec)),
-        None if job.spec_hash != spec.content_hash() => vec!["the spec (its hash differs from the job's)".into()],
-        None => Vec::new(),
+    let compared = match &job.identity {
+        Some(stored) => stored.compare(&JobIdentity::of(spec)),
+        None if job.spec_hash != spec.content_hash() => crate::spec::Comparison {
+            changes: vec!["the spec (its hash differs from the job's)".into()],
+            format: None,
+        },
+        None => Default::default(),
     };
+    let changes = compared.changes;
     if !changes.is_empty() {
         return Err(RunError::JobChanged {
             name: spec.name.clone(),
@@ -174,11 +217,33 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
         }
     }
     let units = plan::plan(spec, &windows, job.cutting(spec), &segments);
+    let conversion = match compared.format {
+        Some((from, to)) => Some(conversion_plan(spec, &state, &job, from, to).await?),
+        None => None,
+    };
     Ok(PlanView {
         started: Some(job.created_at.clone()),
         windows,
         segments,
         units,
         states: state.load_units().await?,
+        conversion,
     })
+}
+
+/// What converting the job's output from `from` to `to` keeps: the files
+/// a parquet reader sees that the job committed, or the Delta tables'
+/// current files.
+async fn conversion_plan(spec: &Spec, state: &StateStore, job: &crate::state::JobState, from: String, to: String) -> Result<ConversionPlan, RunError> {
+    let (files, bytes) = if from == "parquet" {
+        let (files, _) = super::migrate::parquet_files(spec, state, job).await?;
+        let files: Vec<_> = files.into_values().flatten().collect();
+        (files.len(), files.iter().map(|f| f.bytes).sum())
+    } else {
+        let old = super::migrate::spec_in(spec, &from);
+        let old_state = StateStore::new(Arc::new(Sink::open(&old.output)?), &spec.name);
+        let live = old_state.list_live_files(&spec.tables()).await?.unwrap_or_default();
+        (live.len(), live.iter().map(|f| f.bytes).sum())
+    };
+    Ok(ConversionPlan { from, to, files, bytes })
 }

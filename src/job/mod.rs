@@ -36,6 +36,7 @@ pub mod guard;
 pub mod incremental;
 pub mod inspect;
 pub mod live;
+pub mod migrate;
 mod pass;
 pub mod prepare;
 mod publish;
@@ -49,7 +50,7 @@ pub mod vacuum;
 
 pub use counters::ExportProgress;
 pub use error::{RunError, UnitError};
-pub use inspect::{JobStatus, PlanView, plan_view, status, verify};
+pub use inspect::{ConversionPlan, JobStatus, PlanView, plan_view, status, verify};
 pub use live::{Live, MarkProgress};
 pub use prepare::prepare;
 pub use reorg::Reorg;
@@ -221,7 +222,23 @@ async fn run_leased(
     started_at: String,
 ) -> Result<RunSummary, RunError> {
     let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
-    let (state, job) = prepare(&spec, sink.clone(), opts.fresh, now).await?;
+    let prepare::Opened { state, job, convert } = prepare::open(&spec, sink.clone(), opts.fresh, now).await?;
+    // A change of format is made first, from the stored files, holding
+    // the whole job: shards would each see part of the job's files.
+    let (job, conversion) = match &convert {
+        Some(c) if opts.shard.is_some() => {
+            return Err(RunError::Migration(format!(
+                "job `{}`: its output is in format {}, and the spec says {}: run once without --shard to convert it \
+                 (from the files the output holds, with no request to the service), then run the shards",
+                spec.name, c.from, c.to
+            )));
+        }
+        Some(c) => {
+            let (job, done) = migrate::convert(&spec, &sink, &state, job, c, now).await?;
+            (job, Some(done))
+        }
+        None => (job, None),
+    };
     // Temporary state files are unique per process, but a shard's lease
     // does not exclude the other shards' writes in progress.
     if opts.fresh || opts.shard.is_none() {
@@ -261,6 +278,7 @@ async fn run_leased(
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
     let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);
     let mut passes = Passes::new(shared.clone(), &job, &opts, now).await?;
+    passes.out.conversion = conversion;
     let result = passes.run().await;
     if let Some(sim) = sim {
         sim.task.abort();

@@ -2,7 +2,10 @@
 //! or doing one, then checking the spec against the job's recorded
 //! identity. A job whose exports changed is refused before anything is
 //! deleted; a grown job (exports appended, chains added) continues, the
-//! appended exports' windows frozen now and recorded in `exports/e<i>.json`.
+//! appended exports' windows frozen now and recorded in `exports/e<i>.json`;
+//! a job whose output format changed is to be converted from the rows its
+//! output holds ([`Opened::convert`], done by `super::migrate` before
+//! anything else), which only `run` does.
 
 use super::error::RunError;
 use crate::plan;
@@ -11,12 +14,54 @@ use crate::spec::{ExportIdentity, JobIdentity, Spec};
 use crate::state::{AddedExport, JobState, STATE_VERSION, StateStore};
 use std::sync::Arc;
 
+/// A change of the output's format, to make from the stored rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatChange {
+    /// The format the job's files are in.
+    pub from: String,
+    /// The spec's.
+    pub to: String,
+}
+
+/// A job's state, opened for a run.
+#[derive(Debug)]
+pub struct Opened {
+    /// The job's state.
+    pub state: StateStore,
+    /// Its document (windows for every export of the spec).
+    pub job: JobState,
+    /// The output's format is to change first.
+    pub convert: Option<FormatChange>,
+}
+
 /// Opens the job's state in `sink`, finishes or does a `--fresh`, and
 /// freezes (or reloads) the windows. A job whose spec changed is refused
 /// before anything is deleted, unless `fresh`; a grown job (exports
 /// appended, chains added) continues, the appended exports' windows frozen
-/// now.
+/// now. A job whose output format changed is refused here, naming the
+/// command that converts it (`run`, see [`open`]).
 pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<(StateStore, JobState), RunError> {
+    let opened = open(spec, sink, fresh, now).await?;
+    if let Some(c) = &opened.convert {
+        return Err(unconverted(spec, c));
+    }
+    Ok((opened.state, opened.job))
+}
+
+/// The refusal of a command other than `run` on a job whose format is to change.
+pub(crate) fn unconverted(spec: &Spec, c: &FormatChange) -> RunError {
+    RunError::Migration(format!(
+        "job `{}`: its output is in format {}, and the spec says {}: `chainetl run {}` converts it first, \
+         from the files the output holds, with no request to the service",
+        spec.name, c.from, c.to, spec.file
+    ))
+}
+
+/// [`prepare`], with a change of output format allowed: returned in
+/// [`Opened::convert`] for the run to make first. Also the way on for a
+/// conversion a dead run left (`migration.json`), which only the spec that
+/// asked for it may take.
+pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<Opened, RunError> {
     let state = StateStore::new(sink.clone(), &spec.name);
     let interrupted = state.clear_interrupted().await?;
     if interrupted && !fresh {
@@ -48,15 +93,37 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
             state.create_job(&job).await?
         }
     };
-    let job = adopt(spec, &state, job, &identity, now).await?;
+    let (job, convert) = adopt(spec, &state, job, &identity, now).await?;
     state.set_seq_floor(job.seq_floor);
-    Ok((state, job))
+    Ok(Opened { state, job, convert })
 }
 
 /// A job found in state, checked against `spec`: the same job, or grown
 /// (exports appended: their windows frozen now, or adopted from the shard
-/// that froze them first). Returns the job with a window for every export.
-async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, identity: &JobIdentity, now: i64) -> Result<JobState, RunError> {
+/// that froze them first), possibly in another output format. Returns the
+/// job with a window for every export, and the change of format to make.
+async fn adopt(
+    spec: &Spec,
+    state: &StateStore,
+    mut job: JobState,
+    identity: &JobIdentity,
+    now: i64,
+) -> Result<(JobState, Option<FormatChange>), RunError> {
+    let migration = state.load_migration().await?;
+    if let Some(m) = &migration
+        && m.identity != *identity
+    {
+        return Err(RunError::Migration(format!(
+            "job `{}`: a conversion of its output from format {} to {} was interrupted (begun {}); \
+             run the spec that asked for it again to finish it (with no request to the service), \
+             or re-run with --fresh to start over (this deletes the job's {})",
+            spec.name,
+            m.from,
+            m.to,
+            m.started_at,
+            fresh_deletes(spec, state).await?
+        )));
+    }
     let Some(stored) = job.identity.clone() else {
         // Started before identities were recorded: the whole spec hash.
         let hash = spec.content_hash();
@@ -67,9 +134,10 @@ async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, identity: &Jo
                 new: hash,
             });
         }
-        return Ok(job);
+        return Ok((job, None));
     };
-    let mut changes = stored.changes(identity);
+    let compared = stored.compare(identity);
+    let mut changes = compared.changes;
     if changes.is_empty() && spec.exports.len() > stored.exports.len() {
         let frozen = plan::freeze_windows(spec, now);
         for e in &spec.exports[stored.exports.len()..] {
@@ -87,7 +155,17 @@ async fn adopt(spec: &Spec, state: &StateStore, mut job: JobState, identity: &Jo
         }
     }
     if changes.is_empty() {
-        return Ok(job);
+        let convert = compared.format.map(|(from, to)| FormatChange { from, to });
+        if convert.is_none() && migration.is_some() {
+            // Its job document was written; only the record was left.
+            state.end_migration(&job).await?;
+        }
+        return Ok((job, convert));
+    }
+    if let Some((from, to)) = &compared.format {
+        changes.push(format!(
+            "(output.format: was {from}, now {to} — that alone `chainetl run` makes from the stored files, with no request)"
+        ));
     }
     Err(RunError::JobChanged {
         name: spec.name.clone(),

@@ -58,16 +58,30 @@ pub(crate) fn unit_tables(shared: &Shared, unit: &Unit) -> Vec<(String, SchemaRe
     let Some(export) = spec.exports.get(unit.export) else {
         return Vec::new();
     };
-    let tables = export.tables();
     let logs = shared.decoders.get(unit.export).cloned().flatten();
+    export_tables(spec, export, logs.as_deref())
+}
+
+/// Each table `export` writes, and its schema (see [`unit_tables`]);
+/// `logs`: its decoder of logs, if it decodes.
+pub(crate) fn export_tables(
+    spec: &crate::spec::Spec,
+    export: &crate::spec::Export,
+    logs: Option<&crate::decode::abi::LogDecoder>,
+) -> Vec<(String, SchemaRef)> {
     let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
-    let schemas = schemas.chain(std::iter::repeat_with(|| schema_for(unit.dataset, &spec.output)));
-    tables.into_iter().zip(schemas).collect()
+    let schemas = schemas.chain(std::iter::repeat_with(|| schema_for(export.dataset, &spec.output)));
+    export.tables().into_iter().zip(schemas).collect()
 }
 
 /// The application id of `unit`'s transactions.
 fn app_id(shared: &Shared, unit: &str) -> String {
-    format!("chainetl-{}", shared.state.file_prefix(unit))
+    unit_app_id(&shared.state, unit)
+}
+
+/// The application id of `unit`'s transactions in its tables' logs.
+pub(crate) fn unit_app_id(state: &crate::state::StateStore, unit: &str) -> String {
+    format!("chainetl-{}", state.file_prefix(unit))
 }
 
 /// Whether `unit`'s files wait to be published with its whole segment
@@ -309,7 +323,7 @@ pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Re
         let mut parts: std::collections::BTreeMap<String, Vec<crate::storage::delta::AddFile>> = Default::default();
         for f in &m.committed {
             let table = f.path.split('/').next().unwrap_or_default().to_string();
-            let add = delta.add_stored(&shared.sink, &table, &f.path, f.bytes, f.rows).await?;
+            let add = delta.add_stored(&shared.sink, &table, &f.path, f.bytes, Some(f.rows)).await?;
             parts.entry(table).or_default().push(add);
         }
         for (table, adds) in parts {

@@ -186,6 +186,10 @@ pub struct RunSummary {
     /// What compaction did, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compaction: Option<super::compact::CompactSummary>,
+    /// A change of the output's format this run made first, from the files
+    /// the output holds (no request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversion: Option<super::migrate::Converted>,
     /// `exports` as a list, each keyed by `export`, `dataset` and `chain`.
     pub tallies: Vec<Keyed<Tally>>,
     /// Aligned periods and incremental segments this run covered.
@@ -248,6 +252,8 @@ pub(crate) struct Outcome {
     pub(crate) periods: Vec<Resolved>,
     /// Compaction's work, summed over the run.
     pub(crate) compaction: Option<super::compact::CompactSummary>,
+    /// The conversion of the output's format made first.
+    pub(crate) conversion: Option<super::migrate::Converted>,
     /// Segments finished, or found finished, by this run.
     pub(crate) covered: Vec<(Segment, SegmentStatus)>,
 }
@@ -323,6 +329,7 @@ pub(crate) async fn summarize(
         reorgs: outcome.reorgs,
         passes: outcome.passes,
         compaction: outcome.compaction,
+        conversion: outcome.conversion,
         segments,
         incremental: shared.marks_live().iter().map(|(k, m)| Keyed::new(k, m.clone())).collect(),
         chainetl_version: env!("CARGO_PKG_VERSION").into(),

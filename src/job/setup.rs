@@ -82,6 +82,20 @@ pub(crate) async fn connect(
     Ok((Client::new(cfg)?.with_cancel(cancel.clone()), handle))
 }
 
+/// Decoding exports' decoders of logs, by export index.
+pub(crate) fn decoders(spec: &Spec) -> Result<Vec<Option<Arc<LogDecoder>>>, RunError> {
+    spec.exports
+        .iter()
+        .map(|e| {
+            e.decoding
+                .as_ref()
+                .map(|d| LogDecoder::of(d, spec.output.hash_encoding).map(Arc::new))
+                .transpose()
+                .map_err(|message| RunError::Decoder { export: e.index, message })
+        })
+        .collect()
+}
+
 /// What every unit task of a run shares.
 pub(crate) struct Shared {
     pub(crate) client: Client,
@@ -112,17 +126,7 @@ impl Shared {
         started: Instant,
         cancel: watch::Receiver<bool>,
     ) -> Result<Shared, RunError> {
-        let decoders = spec
-            .exports
-            .iter()
-            .map(|e| {
-                e.decoding
-                    .as_ref()
-                    .map(|d| LogDecoder::of(d, spec.output.hash_encoding).map(Arc::new))
-                    .transpose()
-                    .map_err(|message| RunError::Decoder { export: e.index, message })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let decoders = decoders(&spec)?;
         let keys: Vec<ExportKey> = spec
             .exports
             .iter()

@@ -145,9 +145,10 @@ impl DeltaTables {
     }
 
     /// The `add` of stored file `rel` of `table` (`bytes` long, `rows`
-    /// rows), its schema and statistics read from its footer: for files
-    /// the job's merges wrote, whose writer schema is the file's own.
-    pub async fn add_stored(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, rows: u64) -> Result<AddFile, SinkError> {
+    /// rows, or as many as its footer says), its schema and statistics
+    /// read from its footer: for files the job's merges wrote, whose
+    /// writer schema is the file's own, and files adopted as they are.
+    pub async fn add_stored(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, rows: Option<u64>) -> Result<AddFile, SinkError> {
         let storage = sink.storage();
         let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
         let unreadable = |e: String| SinkError::Read {
@@ -158,6 +159,7 @@ impl DeltaTables {
         let meta = footer.file_metadata();
         let schema = parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata())
             .map_err(|e| unreadable(e.to_string()))?;
+        let rows = rows.unwrap_or_else(|| meta.num_rows().max(0) as u64);
         self.add(table, &schema, rel, bytes, rows, &footer)
     }
 

@@ -154,9 +154,19 @@ impl Sink {
         Sink::build(output, Storage::with_store(output, store, prefix))
     }
 
+    /// This output as `output` (another format) would write it, on the
+    /// same storage (its fence and the versions of documents it saw).
+    pub fn as_output(&self, output: &Output) -> Result<Sink, SinkError> {
+        Sink::built(output, self.storage.clone())
+    }
+
     fn build(output: &Output, storage: Storage) -> Result<Sink, SinkError> {
+        Sink::built(output, Arc::new(storage))
+    }
+
+    fn built(output: &Output, storage: Arc<Storage>) -> Result<Sink, SinkError> {
         Ok(Sink {
-            storage: Arc::new(storage),
+            storage,
             props: encoding::writer_properties(output)?,
             partition_by: output.partition_by.clone(),
             delta: (output.format == crate::spec::OutputFormat::Delta)

@@ -152,6 +152,15 @@ impl ExportIdentity {
     }
 }
 
+/// What [`JobIdentity::compare`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Comparison {
+    /// `(from, to)`: the output format changed.
+    pub format: Option<(String, String)>,
+    /// Every other change, one line a key.
+    pub changes: Vec<String>,
+}
+
 fn show(v: &Value) -> String {
     match v {
         Value::Null => "unset".into(),
@@ -186,6 +195,33 @@ impl JobIdentity {
         JobIdentity {
             output: output_identity(&spec.output),
             exports: spec.exports.iter().map(ExportIdentity::of).collect(),
+        }
+    }
+
+    /// The output format it records (`parquet` where none is recorded).
+    pub fn format(&self) -> String {
+        output_key(&self.output, "format").as_str().unwrap_or("parquet").to_string()
+    }
+
+    /// This identity with output format `format`, recorded as
+    /// [`JobIdentity::of`] records it (nothing for `parquet`).
+    pub fn with_format(&self, format: &str) -> JobIdentity {
+        let mut out = self.clone();
+        out.output.remove("format");
+        if format != "parquet" {
+            out.output.insert("format".into(), json!(format));
+        }
+        out
+    }
+
+    /// How `now` differs from `self` (a job's stored identity): a change
+    /// of output format, which is made from the rows the output holds,
+    /// apart from every other change (see [`JobIdentity::changes`]).
+    pub fn compare(&self, now: &JobIdentity) -> Comparison {
+        let (was, is) = (self.format(), now.format());
+        Comparison {
+            changes: self.with_format(&is).changes(now),
+            format: (was != is).then_some((was, is)),
         }
     }
 

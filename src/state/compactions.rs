@@ -236,7 +236,7 @@ impl StateStore {
     }
 
     /// What file name `name` is to this job, if it is one of its files.
-    pub(super) fn classify(&self, name: &str) -> Option<JobFile> {
+    pub fn classify(&self, name: &str) -> Option<JobFile> {
         classify(&self.job, name)
     }
 }

@@ -55,6 +55,7 @@
 //! | `periods/<segment-id>.json` ([`SegmentDoc`]) | [`StateStore::save_period_done`] | an aligned period is complete | atomic replace |
 //! | `runs/<run-id>.json` (run report, its schema versioned by the job stage) | [`StateStore::save_doc`] | at the end of every run; never read back | atomic replace |
 //! | `runs/latest.json` (a copy of the last run's report) | [`StateStore::save_doc`] | after that run's own report | atomic replace |
+//! | `migration.json` ([`Migration`]) | [`StateStore::save_migration`] | a run begins a change of the output's format (made from the rows it holds), and reaches a phase of it | atomic replace; deleted by [`StateStore::end_migration`] after `job.json` records the new identity |
 //! | `clearing.json` (`{started_at}`) | [`StateStore::clear`] | first thing a `--fresh` writes, last thing it deletes (between them it deletes everything above but the leases) | atomic replace |
 //! | `leases/<scope>.lock` (local disk) | [`lease::Lease::acquire`] | taken for the whole run; holds the holder's JSON, rewritten in place and read tolerantly | OS lock (`flock`) on the open file |
 //! | `leases/<scope>.json` (object stores) | [`lease::Lease::acquire`] | taken for the whole run, renewed every [`lease::RENEW`], deleted on release | create-if-absent, then PUTs conditional on the ETag |
@@ -176,6 +177,7 @@ mod docs;
 mod files;
 mod job;
 pub mod lease;
+mod migration;
 mod persist;
 mod units;
 mod verify;
@@ -187,6 +189,7 @@ pub use compactions::{Compactions, JobFile, Listed, repair_closure};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
+pub use migration::Migration;
 pub use persist::{Removed, Superseded};
 pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::{Depth, Progress};

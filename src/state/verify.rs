@@ -49,8 +49,9 @@ pub struct FileProblem {
 pub struct Interrupted {
     /// A word for scripts: `compaction_swap` (new files written, old ones
     /// not all deleted), `compaction` (new files written hidden, before the
-    /// swap), `repair` (a `verify --repair` dissolving compacted files), or
-    /// `fresh` (a `--fresh` clearing).
+    /// swap), `repair` (a `verify --repair` dissolving compacted files),
+    /// `conversion` (a change of the output's format, made from its
+    /// rows), or `fresh` (a `--fresh` clearing).
     pub kind: &'static str,
     /// Where: a partition (`events/chain=base/date=2025-05-31`), or the job.
     pub at: String,
@@ -100,6 +101,18 @@ impl Interrupted {
             });
         }
         out
+    }
+
+    /// An interrupted change of the output's format (`migration.json`).
+    pub fn conversion(m: &super::Migration) -> Interrupted {
+        Interrupted {
+            kind: "conversion",
+            at: format!("the job's output, {} to {}", m.from, m.to),
+            what: "a conversion of the output's format was interrupted",
+            readers: "each table whole in one format or the other (a Delta table's commit adds all its files at once); \
+                      converting to parquet, files no Delta version read are deleted before the logs",
+            finish: "`chainetl run` with the spec that changed the format finishes it, with no request to the service",
+        }
     }
 
     /// An interrupted `--fresh`.

@@ -353,6 +353,23 @@ impl Storage {
         Ok(bytes)
     }
 
+    /// Removes the folder `rel` once it is empty, on local disk (object
+    /// stores have no folders): after its last object was deleted, so
+    /// that a listing of its parent no longer shows it. A folder still
+    /// holding something, or gone, is left as it is.
+    pub async fn remove_empty_dir(&self, rel: &str) -> Result<(), StorageError> {
+        let Some(root) = &self.local_root else {
+            return Ok(());
+        };
+        let dir = root.join(rel.trim_end_matches('/'));
+        blocking(move || match std::fs::remove_dir(&dir) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
+            Err(e) => Err(e),
+        })
+        .await
+    }
+
     /// Deletes what writers that died left under `dirs` (recursively) and
     /// `which` selects by file name: staging files of unfinished uploads
     /// and temporary files of atomic writes. Only local disk has such

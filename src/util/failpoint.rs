@@ -8,7 +8,12 @@
 //! (swap recorded, nothing written), `compact-writing` (after each batch of
 //! an output), `compact-written` (outputs durable and hidden, swap not
 //! recorded), `compact-swapping` (swap recorded, nothing published),
-//! `compact-deleting` (after each input deleted).
+//! `compact-deleting` (after each input deleted); changing the output's
+//! format: `conversion-recorded` (its record written, nothing changed),
+//! `during-conversion` (after each table's commit, or each file deleted),
+//! `conversion-logs` (every file deleted, the Delta logs not yet),
+//! `migration-recorded` (the job's new identity written, the record not
+//! yet deleted).
 //!
 //! Invariant: nothing in the library or the `chainetl` binary arms a crash
 //! point, and nothing here reads the environment. Only the test tool

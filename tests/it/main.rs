@@ -4,6 +4,8 @@
 mod client;
 /// CLI comforts: completions, man pages, `--version`, the container image and its Kubernetes example.
 mod comforts;
+/// Changing a job's output format from the files it holds, with no request, exact through kill -9.
+mod changing;
 /// Fixtures: the simulator, the binary, Parquet read-back, ground truth as rows.
 mod common;
 /// Compaction: one sorted file per partition, exactly once under kill -9, engines read it alike.

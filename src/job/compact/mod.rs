@@ -482,7 +482,7 @@ impl Compactor<'_> {
         let table = table_of(partition);
         let mut adds = Vec::with_capacity(p.outputs.len());
         for out in &p.outputs {
-            adds.push(delta.add_stored(self.sink, table, &out.path, out.bytes, out.rows).await?);
+            adds.push(delta.add_stored(self.sink, table, &out.path, out.bytes, Some(out.rows)).await?);
         }
         let in_table = |rel: &String| rel.strip_prefix(table).and_then(|r| r.strip_prefix('/')).unwrap_or(rel).to_string();
         let change = Change {

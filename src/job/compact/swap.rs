@@ -29,7 +29,7 @@ impl Compactor<'_> {
     }
 
     /// Finishes every swap and repair a dead run left.
-    async fn recover_all(&self) -> Result<(), RunError> {
+    pub(crate) async fn recover_all(&self) -> Result<(), RunError> {
         for mut c in self.state.load_compactions().await? {
             self.recover(&mut c).await?;
         }

@@ -1,0 +1,530 @@
+//! Changing how a job's rows are stored, from the rows its output holds,
+//! with no request to the service: today, the output format.
+//!
+//! A run whose spec changes only `output.format` (besides what a run may
+//! change anyway: appended exports, added chains, operational settings)
+//! converts the output first, holding the whole job's lease, then runs as
+//! a job started in the new format. It is recorded in `migration.json`
+//! (see `crate::state`'s migration record) before anything changes, so a
+//! crash at any point is finished by the next run of the same spec.
+//!
+//! # parquet → delta: the files are adopted, not rewritten
+//!
+//! The files a parquet reader of the job sees, less work not committed,
+//! join each table in **one commit a table**: the committed files of
+//! every unit (with the unit's transaction id, `(chainetl-<job>-<unit>,
+//! next_seq)`, exactly what a delta run records, so the run that follows
+//! publishes nothing twice), the current compacted files, and the files
+//! of units whose checkpoints a closed period or segment dropped. Each
+//! `add` carries statistics from the file's footer. A table that already
+//! holds some of them (a conversion killed after its commit) gets only
+//! the rest; files of the job a table holds that are no longer the job's
+//! output leave it in the same commit. Left out, and so deleted by the
+//! next pass as any orphan would be: files past a unit's checkpoint, and
+//! files of units of a pending incremental segment, which in `delta`
+//! join their tables with their segment, once it is checked against the
+//! chain. Done units are then marked published.
+//!
+//! # delta → parquet: the current versions' files stay
+//!
+//! A parquet reader lists the folder, so what stays is what the tables'
+//! current versions read, plus what the job's checkpoints count that the
+//! logs do not have yet (files of a pending incremental segment, or of a
+//! unit whose run died before its commit). Everything else of the job's
+//! under its tables — files kept for earlier versions, uncommitted work —
+//! is deleted, then the tables' `_delta_log/` folders (recorded as the
+//! phase `logs` first: once a log is partly gone it no longer says which
+//! files are current). Refused before anything changes: a table holding
+//! other jobs' files (its log is theirs too), and a repair not finished
+//! (`verify --repair` or a reorg repair, whose files replace others in
+//! one commit): the run in `delta` finishes it first.
+//!
+//! # What readers see meanwhile
+//!
+//! Converting to delta, each table appears whole at its one commit; the
+//! parquet files stay as they were. Converting to parquet, the Delta
+//! tables read as before until their logs go; a parquet reader listing a
+//! folder before the conversion ends can see files of earlier versions
+//! (rows twice), the window `docs/changing-a-job.md` describes.
+
+use super::compact::Compactor;
+use super::error::RunError;
+use super::prepare::FormatChange;
+use super::publish::{export_tables, unit_app_id};
+use crate::plan;
+use crate::sink::Sink;
+use crate::spec::{JobIdentity, OutputFormat, Spec};
+use crate::state::{JobFile, JobState, Listed, Migration, StateStore, UnitState};
+use crate::storage::delta::{AddFile, Change, Part};
+use arrow_schema::SchemaRef;
+use futures::{StreamExt, TryStreamExt};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Footers read (or files deleted) at once.
+const AT_ONCE: usize = 16;
+
+/// What a conversion did.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Converted {
+    /// The format the output was in.
+    pub from: String,
+    /// The format it is in now.
+    pub to: String,
+    /// Tables converted.
+    pub tables: usize,
+    /// Files the output holds in the new format (adopted, or kept).
+    pub files: usize,
+    /// Their rows, as their footers or checkpoints say.
+    pub rows: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Files deleted: kept only for earlier Delta versions, or not committed.
+    pub deleted: usize,
+    /// Requests sent to the service: none.
+    pub requests: u64,
+    /// Seconds spent.
+    pub secs: f64,
+}
+
+/// The format named `name`.
+fn format_named(name: &str) -> OutputFormat {
+    if name == "delta" { OutputFormat::Delta } else { OutputFormat::Parquet }
+}
+
+/// The spec as it was before the change: the same, in format `from`.
+pub(crate) fn spec_in(spec: &Spec, from: &str) -> Spec {
+    let mut old = spec.clone();
+    old.output.format = format_named(from);
+    old
+}
+
+/// Converts the job's output as `change` says, holding the whole job's
+/// lease, then records the spec's identity as the job's. Returns the job
+/// as recorded and what was done.
+pub(crate) async fn convert(
+    spec: &Spec,
+    sink: &Arc<Sink>,
+    state: &StateStore,
+    mut job: JobState,
+    change: &FormatChange,
+    now: i64,
+) -> Result<(JobState, Converted), RunError> {
+    let started = Instant::now();
+    let old_spec = spec_in(spec, &change.from);
+    let old_sink = Arc::new(sink.as_output(&old_spec.output)?);
+    let old_state = StateStore::new(old_sink.clone(), &spec.name);
+    old_state.set_seq_floor(job.seq_floor);
+    let identity = JobIdentity::of(spec);
+    let mut migration = match state.load_migration().await? {
+        Some(m) => {
+            tracing::info!(from = %m.from, to = %m.to, "finishing an interrupted conversion of the output's format");
+            m
+        }
+        None => Migration::new(&change.from, &change.to, identity.clone()),
+    };
+    let mut done = match change.to.as_str() {
+        "delta" => {
+            let old = Old {
+                spec: &old_spec,
+                sink: &old_sink,
+                state: &old_state,
+            };
+            to_delta(spec, sink, state, &job, &old, &mut migration, now).await?
+        }
+        _ => {
+            let old = Old {
+                spec: &old_spec,
+                sink: &old_sink,
+                state: &old_state,
+            };
+            to_parquet(spec, sink, &old, &mut migration, now).await?
+        }
+    };
+    job.spec_hash = identity.hash();
+    job.identity = Some(identity);
+    state.end_migration(&job).await?;
+    done.from = change.from.clone();
+    done.to = change.to.clone();
+    done.secs = started.elapsed().as_secs_f64();
+    tracing::info!(
+        from = %done.from,
+        to = %done.to,
+        tables = done.tables,
+        files = done.files,
+        deleted = done.deleted,
+        "converted the output's format from the files it holds, with no request to the service"
+    );
+    Ok((job, done))
+}
+
+/// The job as it was: its spec, output and state in the old format.
+struct Old<'a> {
+    spec: &'a Spec,
+    sink: &'a Arc<Sink>,
+    state: &'a StateStore,
+}
+
+/// Each table of `spec` and its schema (the writers', partition columns
+/// they lack left out).
+fn table_schemas(spec: &Spec) -> Result<BTreeMap<String, SchemaRef>, RunError> {
+    let decoders = super::setup::decoders(spec)?;
+    let mut out = BTreeMap::new();
+    for e in &spec.exports {
+        let logs = decoders.get(e.index).cloned().flatten();
+        for (table, schema) in export_tables(spec, e, logs.as_deref()) {
+            out.entry(table).or_insert(schema);
+        }
+    }
+    Ok(out)
+}
+
+/// The files a parquet reader of the job sees that the job committed, by
+/// table, and the units' checkpoints: the job's files under its tables,
+/// less hidden compaction outputs, compacted files of another generation
+/// than their partition's record, unit files a compaction replaced, files
+/// past a unit's checkpoint, files of units without a checkpoint that the
+/// next run plans (uncommitted work), and files of units of a pending
+/// incremental segment (`held`, published with their segment in `delta`).
+pub(crate) async fn parquet_files(
+    spec: &Spec,
+    state: &StateStore,
+    job: &JobState,
+) -> Result<(BTreeMap<String, Vec<Listed>>, HashMap<String, UnitState>), RunError> {
+    let states = state.load_units().await?;
+    let records = state.load_compactions().await?;
+    let segments = state.load_segments().await?;
+    let planned: HashMap<String, plan::Unit> = plan::plan(spec, &job.windows, job.cutting(spec), &segments)
+        .into_iter()
+        .map(|u| (u.id.clone(), u))
+        .collect();
+    let held = |unit: &str| {
+        planned
+            .get(unit)
+            .is_some_and(|u| spec.exports.get(u.export).is_some_and(|e| e.incremental.is_some()))
+    };
+    let replaced: HashSet<&str> = records.iter().flat_map(|r| r.replaced.iter().map(String::as_str)).collect();
+    let generation: HashMap<&str, u64> = records.iter().map(|r| (r.partition.as_str(), r.generation)).collect();
+    let mut out: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
+    for f in state.list_files(&spec.tables()).await? {
+        let partition = f.rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+        let committed = match &f.kind {
+            JobFile::Hidden(_) => false,
+            JobFile::Compacted(g, _) => generation.get(partition) == Some(g),
+            JobFile::Unit(unit, seq) => {
+                !replaced.contains(f.rel.as_str())
+                    && !held(unit)
+                    && match states.get(unit) {
+                        Some(st) => *seq < st.next_seq && (st.committed.is_empty() || st.committed.iter().any(|c| c.path == f.rel)),
+                        None => !planned.contains_key(unit) && *seq >= job.seq_floor,
+                    }
+            }
+        };
+        if committed {
+            let table = f.rel.split('/').next().unwrap_or_default().to_string();
+            out.entry(table).or_default().push(f);
+        }
+    }
+    Ok((out, states))
+}
+
+/// parquet → delta (see the module doc).
+async fn to_delta(
+    spec: &Spec,
+    sink: &Arc<Sink>,
+    state: &StateStore,
+    job: &JobState,
+    old: &Old<'_>,
+    migration: &mut Migration,
+    now: i64,
+) -> Result<Converted, RunError> {
+    let Some(delta) = sink.delta() else {
+        return Err(RunError::Migration("converting to delta needs a delta output".into()));
+    };
+    // The tables exist with the spec's layout (or the run is refused)
+    // before anything is recorded.
+    let schemas = table_schemas(spec)?;
+    for (table, schema) in &schemas {
+        delta.check_table(sink, table, schema).await.map_err(|e| match e {
+            crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
+            e => RunError::Sink(e),
+        })?;
+    }
+    state.save_migration(migration).await?;
+    crate::util::failpoint::hit("conversion-recorded");
+    // A compaction a dead parquet run left is finished the parquet way.
+    Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
+    let (files, states) = parquet_files(spec, state, job).await?;
+    let mut out = Converted::default();
+    for table in schemas.keys() {
+        let files = files.get(table).map(Vec::as_slice).unwrap_or_default();
+        let t = delta.table(sink, table);
+        let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to delta: {e}"));
+        let live: HashSet<String> = t.blocking(|t| t.live_files()).await.map_err(failed)?.into_iter().map(|f| f.path).collect();
+        let dir = format!("{table}/");
+        let in_table = |rel: &str| rel.strip_prefix(&dir).unwrap_or(rel).to_string();
+        let kept: HashSet<String> = files.iter().map(|f| in_table(&f.rel)).collect();
+        let removes: Vec<String> = live
+            .iter()
+            .filter(|p| !kept.contains(*p) && p.rsplit('/').next().and_then(|n| state.classify(n)).is_some())
+            .cloned()
+            .collect();
+        let states = &states;
+        let adds: Vec<(Option<String>, AddFile)> = futures::stream::iter(files.iter().filter(|f| !live.contains(&in_table(&f.rel))))
+            .map(|f| async move {
+                let unit = match &f.kind {
+                    JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
+                    _ => None,
+                };
+                let add = delta.add_stored(sink, table, &f.rel, f.bytes, None).await?;
+                Ok::<_, RunError>((unit, add))
+            })
+            .buffered(AT_ONCE)
+            .try_collect()
+            .await?;
+        let mut parts: BTreeMap<Option<String>, Vec<AddFile>> = BTreeMap::new();
+        for (unit, add) in adds {
+            parts.entry(unit).or_default().push(add);
+        }
+        // Every unit with a checkpoint counting files here records its
+        // version, whatever compaction made of its files.
+        for (id, st) in states {
+            let here = st.committed.iter().any(|c| c.path.starts_with(&dir))
+                || files.iter().any(|f| matches!(&f.kind, JobFile::Unit(u, _) if u == id));
+            if here && st.next_seq > 0 && parts.keys().all(|k| k.as_deref() != Some(id.as_str())) {
+                parts.insert(Some(id.clone()), Vec::new());
+            }
+        }
+        let parts: Vec<Part> = parts
+            .into_iter()
+            .filter(|(unit, adds)| unit.is_some() || !adds.is_empty())
+            .map(|(unit, adds)| Part {
+                txn: unit.and_then(|u| states.get(&u).map(|st| (unit_app_id(state, &u), st.next_seq as i64))),
+                adds,
+            })
+            .collect();
+        if !parts.is_empty() || !removes.is_empty() {
+            let change = Change {
+                parts,
+                removes,
+                rearranges: false,
+                may_be_in: true,
+            };
+            delta.commit(sink, table, change).await?;
+            crate::util::failpoint::hit("during-conversion");
+        }
+        out.tables += 1;
+        out.files += files.len();
+        out.bytes += files.iter().map(|f| f.bytes).sum::<u64>();
+    }
+    out.rows = rows_of(
+        files.values().flatten().map(|f| f.rel.as_str()),
+        &states,
+        &state.load_compactions().await?,
+    );
+    let marked = state.mark_published().await?;
+    tracing::debug!(units = marked, "units marked published");
+    Ok(out)
+}
+
+/// The rows in `files`, as the checkpoints and compaction records count them.
+fn rows_of<'a>(
+    files: impl Iterator<Item = &'a str>,
+    states: &HashMap<String, UnitState>,
+    records: &[crate::state::Compaction],
+) -> u64 {
+    let mut rows: HashMap<&str, u64> = HashMap::new();
+    for st in states.values() {
+        for c in &st.committed {
+            rows.insert(c.path.as_str(), c.rows);
+        }
+    }
+    for r in records {
+        for c in &r.files {
+            rows.insert(c.path.as_str(), c.rows);
+        }
+    }
+    files.filter_map(|f| rows.get(f)).sum()
+}
+
+/// delta → parquet (see the module doc).
+async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mut Migration, now: i64) -> Result<Converted, RunError> {
+    let tables = spec.tables();
+    let mut out = Converted::default();
+    if migration.phase != "logs" {
+        refuse_unfinished(spec, old.state).await?;
+        let foreign = foreign_files(old, &tables).await?;
+        if let Some((table, n)) = foreign.iter().next() {
+            return Err(RunError::Migration(format!(
+                "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: converting this job \
+                 to parquet would delete the log they are read through; keep format = \"delta\", or give the job an \
+                 output of its own (--fresh, another uri)",
+                spec.name,
+                if *n == 1 { "" } else { "s" }
+            )));
+        }
+        old.state.save_migration(migration).await?;
+        crate::util::failpoint::hit("conversion-recorded");
+        Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
+        let keep = delta_files(old, &tables).await?;
+        let listed = old.state.list_files(&tables).await?;
+        let doomed: Vec<&Listed> = listed.iter().filter(|f| !keep.contains(&f.rel)).collect();
+        out.deleted = doomed.len();
+        futures::stream::iter(doomed)
+            .map(|f| async move {
+                sink.delete(&f.rel).await?;
+                crate::util::failpoint::hit("during-conversion");
+                Ok::<_, RunError>(())
+            })
+            .buffer_unordered(AT_ONCE)
+            .try_collect::<Vec<()>>()
+            .await?;
+        let kept: Vec<&Listed> = listed.iter().filter(|f| keep.contains(&f.rel)).collect();
+        out.files = kept.len();
+        out.bytes = kept.iter().map(|f| f.bytes).sum();
+        out.rows = rows_of(
+            kept.iter().map(|f| f.rel.as_str()),
+            &old.state.load_units().await?,
+            &old.state.load_compactions().await?,
+        );
+        migration.phase = "logs".into();
+        old.state.save_migration(migration).await?;
+        crate::util::failpoint::hit("conversion-logs");
+    }
+    for table in &tables {
+        let log = format!("{table}/_delta_log/");
+        let mut found: Vec<String> = sink
+            .storage()
+            .list(&log)
+            .await
+            .map_err(|e| RunError::Migration(format!("listing {log}: {e}")))?
+            .iter()
+            .map(|m| sink.storage().rel_of(&m.location))
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        // What readers find first goes first: the pointer to the last
+        // checkpoint, then the log from its newest commit down.
+        found.sort_by(|a, b| b.ends_with("_last_checkpoint").cmp(&a.ends_with("_last_checkpoint")).then(b.cmp(a)));
+        for rel in found {
+            sink.delete(&rel).await?;
+        }
+        sink.storage()
+            .remove_empty_dir(&log)
+            .await
+            .map_err(|e| RunError::Migration(format!("removing {log}: {e}")))?;
+        out.tables += 1;
+    }
+    Ok(out)
+}
+
+/// A repair the delta format finishes in one commit a table — a `verify
+/// --repair` (units exported again) or a reorg repair whose segment is
+/// still to replace rewound files — cannot go on in parquet.
+async fn refuse_unfinished(spec: &Spec, state: &StateStore) -> Result<(), RunError> {
+    let refuse = |what: String| {
+        RunError::Migration(format!(
+            "job `{}`: {what} is not finished: run once more with format = \"delta\" to finish it, then convert",
+            spec.name
+        ))
+    };
+    if let Some(c) = state.load_compactions().await?.iter().find(|c| !c.dissolving.is_empty()) {
+        return Err(refuse(format!("a repair of the compacted partition {}", c.partition)));
+    }
+    if let Some(u) = state
+        .load_units()
+        .await?
+        .values()
+        .find(|s| !s.replaces.is_empty() || !s.together.is_empty())
+    {
+        return Err(refuse(format!("unit {}, exported again to replace its files,", u.unit)));
+    }
+    if let Some(m) = state.load_marks().await?.iter().find(|m| !m.replacing.is_empty()) {
+        return Err(refuse(format!("a reorg repair of export[{}] on {}", m.export, m.chain)));
+    }
+    Ok(())
+}
+
+/// Tables whose current version holds files that are not the job's, and
+/// how many.
+async fn foreign_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<BTreeMap<String, usize>, RunError> {
+    let Some(delta) = old.sink.delta() else {
+        return Ok(BTreeMap::new());
+    };
+    let mut out = BTreeMap::new();
+    for table in tables {
+        let t = delta.table(old.sink, table);
+        let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to parquet: {e}"));
+        if !t.exists(old.sink.storage()).await.map_err(failed)? {
+            continue;
+        }
+        let n = t
+            .blocking(|t| t.live_files())
+            .await
+            .map_err(failed)?
+            .iter()
+            .filter(|f| f.path.rsplit('/').next().and_then(|n| old.state.classify(n)).is_none())
+            .count();
+        if n > 0 {
+            out.insert(table.clone(), n);
+        }
+    }
+    Ok(out)
+}
+
+/// The job's files a parquet output keeps (paths relative to the output
+/// root): those of the tables' current versions, and those checkpoints
+/// count that the logs do not have yet — files of a unit at or above the
+/// version its tables' logs record for it (a pending segment's, or a run's
+/// that died before its commit).
+async fn delta_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<HashSet<String>, RunError> {
+    let live = old.state.list_live_files(tables).await?.unwrap_or_default();
+    let mut keep: HashSet<String> = live.into_iter().map(|f| f.rel).collect();
+    let Some(delta) = old.sink.delta() else {
+        return Ok(keep);
+    };
+    let records = old.state.load_compactions().await?;
+    let replaced: HashSet<&str> = records.iter().flat_map(|r| r.replaced.iter().map(String::as_str)).collect();
+    for st in old.state.load_units().await?.values() {
+        let waiting: Vec<&crate::state::CommittedFile> = st
+            .committed
+            .iter()
+            .filter(|c| !keep.contains(&c.path) && !replaced.contains(c.path.as_str()))
+            .collect();
+        let mut logged: HashMap<String, i64> = HashMap::new();
+        for c in waiting {
+            let table = c.path.split('/').next().unwrap_or_default().to_string();
+            let version = match logged.get(&table) {
+                Some(v) => *v,
+                None => {
+                    let t = delta.table(old.sink, &table);
+                    let app = unit_app_id(old.state, &st.unit);
+                    let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to parquet: {e}"));
+                    let v = if t.exists(old.sink.storage()).await.map_err(failed)? {
+                        t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    logged.insert(table, v);
+                    v
+                }
+            };
+            let seq = c
+                .path
+                .rsplit('/')
+                .next()
+                .and_then(|n| old.state.classify(n))
+                .and_then(|k| match k {
+                    JobFile::Unit(u, s) if u == st.unit => Some(s),
+                    _ => None,
+                });
+            if seq.is_some_and(|s| s as i64 >= version && s < st.next_seq) {
+                keep.insert(c.path.clone());
+            }
+        }
+    }
+    Ok(keep)
+}

@@ -1,0 +1,291 @@
+//! Changing a finished job's output format: made from the files the output
+//! holds, with no request to the service (the conversion runs point at a
+//! port nothing listens on: one request would fail them), exact for every
+//! reader at every Delta version, through kill -9 at every step.
+
+use crate::common::*;
+use crate::delta::{check, every_version_exact, keys_of};
+use std::path::Path;
+
+/// A spec of job `cv` into `uri` in `format`, against `url`.
+fn body(url: &str, uri: &str, format: &str, extra_output: &str) -> String {
+    format!(
+        r#"name = "cv"
+[source]
+base_url = "{url}"
+max_concurrency = 4
+max_retries = 1
+[output]
+uri = "{uri}"
+format = "{format}"
+{extra_output}
+[[export]]
+dataset = "events"
+chains = ["ethereum", "base"]
+window = "20000000..20000299"
+chunk_blocks = 50
+[[export]]
+dataset = "events"
+chains = ["polygon"]
+window = "20000000..20000099"
+decode = true
+also_raw = true
+table = "transfers"
+signatures = ["event Transfer(address indexed from, address indexed to, uint256 value)"]
+[[export]]
+dataset = "blocks"
+chains = ["ethereum"]
+window = "20000000..20000199"
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["0x28c6c06298d514db089934071355e5743bf21d60"]
+window = "2025-05-20T00:00:00Z..2025-06-01T00:00:00Z"
+[[export]]
+dataset = "tokens"
+chains = ["ethereum"]
+addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
+"#
+    )
+}
+
+const TABLES: [&str; 5] = ["blocks", "events", "portfolio", "tokens", "transfers"];
+
+/// A base URL nothing answers at: a run that sends one request fails.
+fn dead_url() -> String {
+    format!("http://127.0.0.1:{}", free_port())
+}
+
+/// Runs `args` and returns its JSON summary, asserting it exited 0 and sent
+/// no request.
+fn run_without_requests(c: &mut std::process::Command) -> serde_json::Value {
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(summary["requests"], 0, "no request: {summary}");
+    summary
+}
+
+/// Every table of `out` read by deltalake, Polars and DuckDB: every
+/// version exact and never shorter, the last one's rows those of the
+/// parquet folders under `reference`, with the types and partition
+/// columns of the fresh delta export `fresh`.
+fn delta_equals(out: &Path, reference: &Path, fresh: &Path) {
+    for t in TABLES {
+        let doc = check(&out.join(t), keys_of(t), Some(&reference.join(t)));
+        every_version_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: the rows of the parquet export");
+        let n = doc["rows"].as_array().unwrap().len() as u64;
+        assert!(n > 0, "{t} has rows");
+        assert_eq!(doc["polars_rows"].as_u64(), Some(n), "{t}: polars");
+        assert_eq!(doc["duckdb_rows"].as_u64(), Some(n), "{t}: duckdb");
+        let want = check(&fresh.join(t), keys_of(t), None);
+        assert_eq!(doc["types"], want["types"], "{t}: the types of a fresh delta export");
+        assert_eq!(doc["partitions"], want["partitions"], "{t}: the partition columns of a fresh delta export");
+    }
+}
+
+/// Every table of `out` as plain parquet: no Delta log, the rows of
+/// `reference`.
+fn parquet_equals(out: &Path, reference: &Path) {
+    for t in TABLES {
+        assert!(!out.join(t).join("_delta_log").exists(), "{t}: its Delta log is gone");
+        let cols: &[&str] = keys_of(t);
+        let got = read_rows(&out.join(t), cols);
+        assert!(!got.is_empty(), "{t} has rows");
+        assert_eq!(got, read_rows(&reference.join(t), cols), "{t}: each row once, none missing");
+    }
+}
+
+#[test]
+fn a_finished_parquet_job_becomes_delta_and_back_from_its_files_with_no_request() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq, dl) = (dir.path().join("out"), dir.path().join("pq"), dir.path().join("dl"));
+    let s = |name: &str, url: &str, uri: &Path, format: &str| write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), format, ""));
+    for (name, uri, format) in [("pq.toml", &pq, "parquet"), ("dl.toml", &dl, "delta"), ("p.toml", &out, "parquet")] {
+        let o = chainetl(&["run", &s(name, &sim.url(), uri, format)]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let to_delta = s("d-dead.toml", &dead_url(), &out, "delta");
+    // plan says what the run will do: the files, and no request.
+    let p = chainetl(&["plan", &to_delta]);
+    assert!(p.status.success(), "{}", text(&p));
+    assert!(text(&p).contains("from stored rows") && text(&p).contains("0 requests"), "{}", text(&p));
+    // Other commands name the command that converts.
+    let c = chainetl(&["compact", &to_delta]);
+    assert_eq!(c.status.code(), Some(2), "{}", text(&c));
+    assert!(text(&c).contains("chainetl run"), "{}", text(&c));
+    let summary = run_without_requests(bin().args(["run", &to_delta, "--summary", "json"]));
+    let conv = &summary["conversion"];
+    assert_eq!((conv["from"].as_str(), conv["to"].as_str()), (Some("parquet"), Some("delta")), "{summary}");
+    assert!(conv["files"].as_u64().unwrap() > 0 && conv["rows"].as_u64().unwrap() > 0, "{summary}");
+    assert_eq!(conv["requests"], 0);
+    delta_equals(&out, &pq, &dl);
+    for t in TABLES {
+        let doc = check(&out.join(t), keys_of(t), None);
+        let ops = doc["operations"].as_array().unwrap();
+        assert_eq!(ops.len(), 2, "{t}: created, then one commit adds every file: {ops:?}");
+    }
+    let v = chainetl(&["verify", &to_delta]);
+    assert!(v.status.success(), "{}", text(&v));
+    // The job is a delta job now: a run has nothing to do.
+    let again = run_without_requests(bin().args(["run", &s("d.toml", &sim.url(), &out, "delta"), "--summary", "json"]));
+    assert!(again["conversion"].is_null(), "{again}");
+    // And back: the current versions' files stay, the logs go.
+    let to_parquet = s("p-dead.toml", &dead_url(), &out, "parquet");
+    let summary = run_without_requests(bin().args(["run", &to_parquet, "--summary", "json"]));
+    assert_eq!(summary["conversion"]["to"], "parquet", "{summary}");
+    parquet_equals(&out, &pq);
+    let v = chainetl(&["verify", &to_parquet]);
+    assert!(v.status.success(), "{}", text(&v));
+    let n = duckdb(&format!(
+        "select count(*) as n from read_parquet('{}/events/**/*.parquet', hive_partitioning = true)",
+        out.display()
+    ));
+    let want = read_rows(&pq.join("events"), &["block_number"]).len().to_string();
+    assert_eq!(n[0][0].as_str(), Some(want.as_str()), "DuckDB reads each row once");
+}
+
+/// kill -9 at every step of a conversion each way, then a re-run: every
+/// Delta version holds no key twice and never fewer rows than the one
+/// before; the parquet output ends with each row once. Meanwhile the
+/// old spec is refused, and `status` names the conversion.
+#[test]
+fn a_conversion_killed_at_every_step_finishes_exactly_on_the_next_run() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq, dl) = (dir.path().join("out"), dir.path().join("pq"), dir.path().join("dl"));
+    let s = |name: &str, url: &str, uri: &Path, format: &str, extra: &str| {
+        write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), format, extra))
+    };
+    for (name, uri, format) in [("pq.toml", &pq, "parquet"), ("dl.toml", &dl, "delta")] {
+        let o = chainetl(&["run", &s(name, &sim.url(), uri, format, "")]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    // Not compacted as parquet; compacted once delta (a run setting):
+    // the Delta tables then keep files for earlier versions, which the
+    // way back deletes.
+    let o = chainetl(&["run", &s("p.toml", &sim.url(), &out, "parquet", "compact = false")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let old = s("p-dead.toml", &dead_url(), &out, "parquet", "compact = false");
+    let to_delta = s("d-dead.toml", &dead_url(), &out, "delta", "");
+    for point in ["conversion-recorded:1", "during-conversion:1", "during-conversion:3", "migration-recorded:1"] {
+        let o = crash_bin(point).args(["run", &to_delta, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+        for t in TABLES {
+            if out.join(t).join("_delta_log").exists() {
+                every_version_exact(&check(&out.join(t), keys_of(t), None), t);
+            }
+        }
+        if point != "migration-recorded:1" {
+            let st = chainetl(&["status", &to_delta, "--format", "json"]);
+            assert!(text(&st).contains("conversion"), "{point}: status names it\n{}", text(&st));
+            let o = chainetl(&["run", &old]);
+            assert_eq!(o.status.code(), Some(2), "{point}: the old spec waits\n{}", text(&o));
+            assert!(text(&o).contains("was interrupted"), "{}", text(&o));
+        }
+    }
+    run_without_requests(bin().args(["run", &to_delta, "--summary", "json"]));
+    delta_equals(&out, &pq, &dl);
+    let v = chainetl(&["verify", &to_delta]);
+    assert!(v.status.success(), "{}", text(&v));
+    let ops = check(&out.join("events"), keys_of("events"), None)["operations"].clone();
+    assert!(ops.as_array().unwrap().iter().any(|o| o == "OPTIMIZE"), "compacted as delta: {ops}");
+    // The way back, killed at each step.
+    let to_parquet = s("p2-dead.toml", &dead_url(), &out, "parquet", "");
+    for point in ["conversion-recorded:1", "during-conversion:2", "conversion-logs:1", "migration-recorded:1"] {
+        let o = crash_bin(point).args(["run", &to_parquet, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+    }
+    run_without_requests(bin().args(["run", &to_parquet, "--summary", "json"]));
+    parquet_equals(&out, &pq);
+    let v = chainetl(&["verify", &to_parquet]);
+    assert!(v.status.success(), "{}", text(&v));
+    // Converted twice, the job still exports what a spec adds to it.
+    let mut grown = body(&sim.url(), &out.to_string_lossy(), "delta", "");
+    grown.push_str("[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"20000000..20000049\"\n");
+    let o = chainetl(&["run", &write_spec(dir.path(), "grown.toml", &grown), "--summary", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = check(&out.join("blocks"), keys_of("blocks"), None);
+    every_version_exact(&doc, "blocks");
+    assert_eq!(
+        doc["rows"].as_array().unwrap().len(),
+        read_rows(&pq.join("blocks"), &["number"]).len() + 50
+    );
+}
+
+#[test]
+fn a_conversion_that_cannot_be_made_now_is_refused_before_anything_changes() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let job = |name: &str, format: &str, window: &str| {
+        format!(
+            "name = \"{name}\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"{window}\"\n",
+            sim.url(),
+            out.display()
+        )
+    };
+    let o = chainetl(&["run", &write_spec(dir.path(), "a.toml", &job("a", "parquet", "20000000..20000009"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Shards each see part of the job: the conversion needs it whole.
+    let a_delta = write_spec(dir.path(), "ad.toml", &job("a", "delta", "20000000..20000009"));
+    let o = chainetl(&["run", &a_delta, "--shard", "1/2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("without --shard"), "{}", text(&o));
+    // Another change beside the format: the window is what needs --fresh.
+    let o = chainetl(&["run", &write_spec(dir.path(), "aw.toml", &job("a", "delta", "20000000..20000019"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("window") && text(&o).contains("--fresh"), "{}", text(&o));
+    assert!(!out.join("blocks/_delta_log").exists(), "nothing converted");
+    // Converted, then another job adds its rows to the same table: the
+    // way back would delete the log they are read through.
+    let o = chainetl(&["run", &a_delta]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &write_spec(dir.path(), "b.toml", &job("b", "delta", "20000010..20000019"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &write_spec(dir.path(), "ap.toml", &job("a", "parquet", "20000000..20000009"))]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("other jobs"), "{}", text(&o));
+    assert!(out.join("blocks/_delta_log").exists());
+    assert!(chainetl(&["verify", &a_delta]).status.success());
+}
+
+#[test]
+fn a_parquet_job_on_s3_becomes_delta_and_back_with_no_request() {
+    let s3 = crate::s3::S3::start("bkt-convert");
+    let dir = tempfile::tempdir().unwrap();
+    let pq = dir.path().join("pq");
+    let uri = format!("s3://{}/lake", s3.bucket);
+    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&s3.sim.url(), &pq.to_string_lossy(), "parquet", ""))]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = s3
+        .cmd(&["run", &write_spec(dir.path(), "p.toml", &body(&s3.sim.url(), &uri, "parquet", "")), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let to_delta = write_spec(dir.path(), "d.toml", &body(&dead_url(), &uri, "delta", ""));
+    let o = s3.cmd_on(crash_bin("during-conversion:2"), &["run", &to_delta, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    run_without_requests(&mut s3.cmd(&["run", &to_delta, "--summary", "json"]));
+    let copy = dir.path().join("copy");
+    for t in TABLES {
+        let keys = s3.download(&format!("lake/{t}"), &copy.join(t));
+        assert!(keys.iter().any(|k| k.starts_with("_delta_log/")), "{t}: {keys:?}");
+        let doc = check(&copy.join(t), keys_of(t), Some(&pq.join(t)));
+        every_version_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t} on S3");
+    }
+    assert!(s3.cmd(&["verify", &to_delta]).output().unwrap().status.success());
+    let to_parquet = write_spec(dir.path(), "p2.toml", &body(&dead_url(), &uri, "parquet", ""));
+    run_without_requests(&mut s3.cmd(&["run", &to_parquet, "--summary", "json"]));
+    let back = dir.path().join("back");
+    for t in TABLES {
+        let keys = s3.download(&format!("lake/{t}"), &back.join(t));
+        assert!(!keys.iter().any(|k| k.starts_with("_delta_log/")), "{t}: {keys:?}");
+    }
+    parquet_equals(&back, &pq);
+    assert!(s3.cmd(&["verify", &to_parquet]).output().unwrap().status.success());
+}
