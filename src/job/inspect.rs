@@ -236,14 +236,17 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
 /// current files.
 async fn conversion_plan(spec: &Spec, state: &StateStore, job: &crate::state::JobState, from: String, to: String) -> Result<ConversionPlan, RunError> {
     let (files, bytes) = if from == "parquet" {
-        let (files, _) = super::migrate::parquet_files(spec, state, job).await?;
-        let files: Vec<_> = files.into_values().flatten().collect();
+        let stored = super::migrate::parquet_files(spec, state, job).await?;
+        let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
         let old = super::migrate::spec_in(spec, &from);
-        let old_state = StateStore::new(Arc::new(Sink::open(&old.output)?), &spec.name);
-        let live = old_state.list_live_files(&spec.tables()).await?.unwrap_or_default();
-        (live.len(), live.iter().map(|f| f.bytes).sum())
+        let old_sink = Arc::new(Sink::open(&old.output)?);
+        let old_state = StateStore::new(old_sink.clone(), &spec.name);
+        let tables = spec.tables();
+        let keep = super::migrate::delta_files(&old_sink, &old_state, &tables).await?;
+        let kept: Vec<_> = old_state.list_files(&tables).await?.into_iter().filter(|f| keep.contains(&f.rel)).collect();
+        (kept.len(), kept.iter().map(|f| f.bytes).sum())
     };
     Ok(ConversionPlan { from, to, files, bytes })
 }

@@ -181,18 +181,25 @@ fn table_schemas(spec: &Spec) -> Result<BTreeMap<String, SchemaRef>, RunError> {
     Ok(out)
 }
 
+/// What a parquet output of the job holds that the job committed.
+pub(crate) struct ParquetFiles {
+    /// The files, by table.
+    pub(crate) files: BTreeMap<String, Vec<Listed>>,
+    /// The units' checkpoints.
+    pub(crate) states: HashMap<String, UnitState>,
+    /// Units of a pending incremental segment: in `delta`, their files
+    /// join the tables with their segment, once it is checked against the
+    /// chain.
+    pub(crate) held: HashSet<String>,
+}
+
 /// The files a parquet reader of the job sees that the job committed, by
-/// table, and the units' checkpoints: the job's files under its tables,
-/// less hidden compaction outputs, compacted files of another generation
-/// than their partition's record, unit files a compaction replaced, files
-/// past a unit's checkpoint, files of units without a checkpoint that the
-/// next run plans (uncommitted work), and files of units of a pending
-/// incremental segment (`held`, published with their segment in `delta`).
-pub(crate) async fn parquet_files(
-    spec: &Spec,
-    state: &StateStore,
-    job: &JobState,
-) -> Result<(BTreeMap<String, Vec<Listed>>, HashMap<String, UnitState>), RunError> {
+/// table: the job's files under its tables, less hidden compaction
+/// outputs, compacted files no compaction record names (of a generation
+/// a later swap replaced), unit files a compaction replaced, files past a
+/// unit's checkpoint, files of units without a checkpoint that the next
+/// run plans (uncommitted work), and files of `held` units.
+pub(crate) async fn parquet_files(spec: &Spec, state: &StateStore, job: &JobState) -> Result<ParquetFiles, RunError> {
     let states = state.load_units().await?;
     let records = state.load_compactions().await?;
     let segments = state.load_segments().await?;
@@ -200,22 +207,21 @@ pub(crate) async fn parquet_files(
         .into_iter()
         .map(|u| (u.id.clone(), u))
         .collect();
-    let held = |unit: &str| {
-        planned
-            .get(unit)
-            .is_some_and(|u| spec.exports.get(u.export).is_some_and(|e| e.incremental.is_some()))
-    };
+    let held: HashSet<String> = planned
+        .values()
+        .filter(|u| spec.exports.get(u.export).is_some_and(|e| e.incremental.is_some()))
+        .map(|u| u.id.clone())
+        .collect();
     let replaced: HashSet<&str> = records.iter().flat_map(|r| r.replaced.iter().map(String::as_str)).collect();
-    let generation: HashMap<&str, u64> = records.iter().map(|r| (r.partition.as_str(), r.generation)).collect();
-    let mut out: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
+    let compacted: HashSet<&str> = records.iter().flat_map(|r| r.files.iter().map(|f| f.path.as_str())).collect();
+    let mut files: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
     for f in state.list_files(&spec.tables()).await? {
-        let partition = f.rel.rsplit_once('/').map_or("", |(dir, _)| dir);
         let committed = match &f.kind {
             JobFile::Hidden(_) => false,
-            JobFile::Compacted(g, _) => generation.get(partition) == Some(g),
+            JobFile::Compacted(..) => compacted.contains(f.rel.as_str()),
             JobFile::Unit(unit, seq) => {
                 !replaced.contains(f.rel.as_str())
-                    && !held(unit)
+                    && !held.contains(unit)
                     && match states.get(unit) {
                         Some(st) => *seq < st.next_seq && (st.committed.is_empty() || st.committed.iter().any(|c| c.path == f.rel)),
                         None => !planned.contains_key(unit) && *seq >= job.seq_floor,
@@ -224,13 +230,22 @@ pub(crate) async fn parquet_files(
         };
         if committed {
             let table = f.rel.split('/').next().unwrap_or_default().to_string();
-            out.entry(table).or_default().push(f);
+            files.entry(table).or_default().push(f);
         }
     }
-    Ok((out, states))
+    Ok(ParquetFiles { files, states, held })
 }
 
-/// parquet → delta (see the module doc).
+/// One table's commit of a conversion to delta.
+struct TableChange {
+    table: String,
+    change: Change,
+}
+
+/// parquet → delta (see the module doc). Everything that can refuse the
+/// conversion — a table of another layout, an unfinished reorg repair, a
+/// footer that cannot be read — does so before it is recorded, so the old
+/// spec still runs.
 async fn to_delta(
     spec: &Spec,
     sink: &Arc<Sink>,
@@ -243,8 +258,13 @@ async fn to_delta(
     let Some(delta) = sink.delta() else {
         return Err(RunError::Migration("converting to delta needs a delta output".into()));
     };
-    // The tables exist with the spec's layout (or the run is refused)
-    // before anything is recorded.
+    if let Some(m) = state.load_marks().await?.iter().find(|m| m.repair_from.is_some()) {
+        return Err(RunError::Migration(format!(
+            "job `{}`: a reorg repair of export[{}] on {} is not finished: run once more with format = \"{}\" to finish \
+             it, then convert",
+            spec.name, m.export, m.chain, migration.from
+        )));
+    }
     let schemas = table_schemas(spec)?;
     for (table, schema) in &schemas {
         delta.check_table(sink, table, schema).await.map_err(|e| match e {
@@ -252,81 +272,103 @@ async fn to_delta(
             e => RunError::Sink(e),
         })?;
     }
-    state.save_migration(migration).await?;
-    crate::util::failpoint::hit("conversion-recorded");
     // A compaction a dead parquet run left is finished the parquet way.
     Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
-    let (files, states) = parquet_files(spec, state, job).await?;
+    let stored = parquet_files(spec, state, job).await?;
     let mut out = Converted::default();
+    let mut changes = Vec::new();
     for table in schemas.keys() {
-        let files = files.get(table).map(Vec::as_slice).unwrap_or_default();
-        let t = delta.table(sink, table);
-        let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to delta: {e}"));
-        let live: HashSet<String> = t.blocking(|t| t.live_files()).await.map_err(failed)?.into_iter().map(|f| f.path).collect();
-        let dir = format!("{table}/");
-        let in_table = |rel: &str| rel.strip_prefix(&dir).unwrap_or(rel).to_string();
-        let kept: HashSet<String> = files.iter().map(|f| in_table(&f.rel)).collect();
-        let removes: Vec<String> = live
-            .iter()
-            .filter(|p| !kept.contains(*p) && p.rsplit('/').next().and_then(|n| state.classify(n)).is_some())
-            .cloned()
-            .collect();
-        let states = &states;
-        let adds: Vec<(Option<String>, AddFile)> = futures::stream::iter(files.iter().filter(|f| !live.contains(&in_table(&f.rel))))
-            .map(|f| async move {
-                let unit = match &f.kind {
-                    JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
-                    _ => None,
-                };
-                let add = delta.add_stored(sink, table, &f.rel, f.bytes, None).await?;
-                Ok::<_, RunError>((unit, add))
-            })
-            .buffered(AT_ONCE)
-            .try_collect()
-            .await?;
-        let mut parts: BTreeMap<Option<String>, Vec<AddFile>> = BTreeMap::new();
-        for (unit, add) in adds {
-            parts.entry(unit).or_default().push(add);
-        }
-        // Every unit with a checkpoint counting files here records its
-        // version, whatever compaction made of its files.
-        for (id, st) in states {
-            let here = st.committed.iter().any(|c| c.path.starts_with(&dir))
-                || files.iter().any(|f| matches!(&f.kind, JobFile::Unit(u, _) if u == id));
-            if here && st.next_seq > 0 && parts.keys().all(|k| k.as_deref() != Some(id.as_str())) {
-                parts.insert(Some(id.clone()), Vec::new());
-            }
-        }
-        let parts: Vec<Part> = parts
-            .into_iter()
-            .filter(|(unit, adds)| unit.is_some() || !adds.is_empty())
-            .map(|(unit, adds)| Part {
-                txn: unit.and_then(|u| states.get(&u).map(|st| (unit_app_id(state, &u), st.next_seq as i64))),
-                adds,
-            })
-            .collect();
-        if !parts.is_empty() || !removes.is_empty() {
-            let change = Change {
-                parts,
-                removes,
-                rearranges: false,
-                may_be_in: true,
-            };
-            delta.commit(sink, table, change).await?;
-            crate::util::failpoint::hit("during-conversion");
-        }
+        let files = stored.files.get(table).map(Vec::as_slice).unwrap_or_default();
+        changes.push(table_change(state, sink, table, files, &stored).await?);
         out.tables += 1;
         out.files += files.len();
         out.bytes += files.iter().map(|f| f.bytes).sum::<u64>();
     }
+    state.save_migration(migration).await?;
+    crate::util::failpoint::hit("conversion-recorded");
+    for TableChange { table, change } in changes {
+        if !change.parts.is_empty() || !change.removes.is_empty() {
+            delta.commit(sink, &table, change).await?;
+            crate::util::failpoint::hit("during-conversion");
+        }
+    }
     out.rows = rows_of(
-        files.values().flatten().map(|f| f.rel.as_str()),
-        &states,
+        stored.files.values().flatten().map(|f| f.rel.as_str()),
+        &stored.states,
         &state.load_compactions().await?,
     );
-    let marked = state.mark_published().await?;
+    let marked = state.mark_published(&stored.held).await?;
     tracing::debug!(units = marked, "units marked published");
     Ok(out)
+}
+
+/// The commit that makes `table` hold `files` of the job: the files not
+/// yet in it (each unit's with its transaction id, statistics from their
+/// footers), every unit with a checkpoint counting files there recording
+/// its version, and the removal of files of the job it holds that are no
+/// longer the job's output.
+async fn table_change(state: &StateStore, sink: &Arc<Sink>, table: &str, files: &[Listed], stored: &ParquetFiles) -> Result<TableChange, RunError> {
+    let Some(delta) = sink.delta() else {
+        return Err(RunError::Migration("converting to delta needs a delta output".into()));
+    };
+    let t = delta.table(sink, table);
+    let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to delta: {e}"));
+    let live: HashSet<String> = t.blocking(|t| t.live_files()).await.map_err(failed)?.into_iter().map(|f| f.path).collect();
+    let dir = format!("{table}/");
+    let in_table = |rel: &str| rel.strip_prefix(&dir).unwrap_or(rel).to_string();
+    let kept: HashSet<String> = files.iter().map(|f| in_table(&f.rel)).collect();
+    let removes: Vec<String> = live
+        .iter()
+        .filter(|p| !kept.contains(*p) && p.rsplit('/').next().and_then(|n| state.classify(n)).is_some())
+        .cloned()
+        .collect();
+    let states = &stored.states;
+    let adds: Vec<(Option<String>, AddFile)> = futures::stream::iter(files.iter().filter(|f| !live.contains(&in_table(&f.rel))))
+        .map(|f| async move {
+            let unit = match &f.kind {
+                JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
+                _ => None,
+            };
+            let add = delta.add_stored(sink, table, &f.rel, f.bytes, None).await?;
+            Ok::<_, RunError>((unit, add))
+        })
+        .buffered(AT_ONCE)
+        .try_collect()
+        .await?;
+    let mut parts: BTreeMap<Option<String>, Vec<AddFile>> = BTreeMap::new();
+    for (unit, add) in adds {
+        parts.entry(unit).or_default().push(add);
+    }
+    // Every unit with a checkpoint counting files here records its
+    // version, whatever compaction made of its files — but a held unit,
+    // whose files join with its segment under this very version.
+    for (id, st) in states {
+        if stored.held.contains(id) {
+            continue;
+        }
+        let here = st.committed.iter().any(|c| c.path.starts_with(&dir))
+            || files.iter().any(|f| matches!(&f.kind, JobFile::Unit(u, _) if u == id));
+        if here && st.next_seq > 0 {
+            parts.entry(Some(id.clone())).or_default();
+        }
+    }
+    let parts: Vec<Part> = parts
+        .into_iter()
+        .filter(|(unit, adds)| unit.is_some() || !adds.is_empty())
+        .map(|(unit, adds)| Part {
+            txn: unit.and_then(|u| states.get(&u).map(|st| (unit_app_id(state, &u), st.next_seq as i64))),
+            adds,
+        })
+        .collect();
+    Ok(TableChange {
+        table: table.to_string(),
+        change: Change {
+            parts,
+            removes,
+            rearranges: false,
+            may_be_in: true,
+        },
+    })
 }
 
 /// The rows in `files`, as the checkpoints and compaction records count them.
@@ -355,20 +397,11 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mu
     let mut out = Converted::default();
     if migration.phase != "logs" {
         refuse_unfinished(spec, old.state).await?;
-        let foreign = foreign_files(old, &tables).await?;
-        if let Some((table, n)) = foreign.iter().next() {
-            return Err(RunError::Migration(format!(
-                "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: converting this job \
-                 to parquet would delete the log they are read through; keep format = \"delta\", or give the job an \
-                 output of its own (--fresh, another uri)",
-                spec.name,
-                if *n == 1 { "" } else { "s" }
-            )));
-        }
+        refuse_shared(spec, &foreign_files(old.sink, old.state, &tables).await?)?;
         old.state.save_migration(migration).await?;
         crate::util::failpoint::hit("conversion-recorded");
         Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
-        let keep = delta_files(old, &tables).await?;
+        let keep = delta_files(old.sink, old.state, &tables).await?;
         let listed = old.state.list_files(&tables).await?;
         let doomed: Vec<&Listed> = listed.iter().filter(|f| !keep.contains(&f.rel)).collect();
         out.deleted = doomed.len();
@@ -406,9 +439,18 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mu
         if found.is_empty() {
             continue;
         }
-        // What readers find first goes first: the pointer to the last
-        // checkpoint, then the log from its newest commit down.
-        found.sort_by(|a, b| b.ends_with("_last_checkpoint").cmp(&a.ends_with("_last_checkpoint")).then(b.cmp(a)));
+        // Another job may have published to the table since the check
+        // before anything was deleted (it holds a lease of its own): while
+        // the log still reads, it is checked again. (One this conversion
+        // began deleting no longer reads, and is finished.)
+        let one: BTreeSet<String> = std::iter::once(table.clone()).collect();
+        if let Ok(foreign) = foreign_files(old.sink, old.state, &one).await {
+            refuse_shared(spec, &foreign)?;
+        }
+        // Oldest first: a reader meanwhile finds a log that starts too
+        // late, or a checkpoint gone, and fails; never an older version
+        // whose removed files are deleted already, read as if current.
+        found.sort();
         for rel in found {
             sink.delete(&rel).await?;
         }
@@ -419,6 +461,20 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mu
         out.tables += 1;
     }
     Ok(out)
+}
+
+/// Refuses a conversion to parquet of tables that hold other jobs' files.
+fn refuse_shared(spec: &Spec, foreign: &BTreeMap<String, usize>) -> Result<(), RunError> {
+    let Some((table, n)) = foreign.iter().next() else {
+        return Ok(());
+    };
+    Err(RunError::Migration(format!(
+        "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: converting this job \
+         to parquet would delete the log they are read through; keep format = \"delta\", or give the job an \
+         output of its own (--fresh, another uri)",
+        spec.name,
+        if *n == 1 { "" } else { "s" }
+    )))
 }
 
 /// A repair the delta format finishes in one commit a table — a `verify
@@ -450,15 +506,15 @@ async fn refuse_unfinished(spec: &Spec, state: &StateStore) -> Result<(), RunErr
 
 /// Tables whose current version holds files that are not the job's, and
 /// how many.
-async fn foreign_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<BTreeMap<String, usize>, RunError> {
-    let Some(delta) = old.sink.delta() else {
+async fn foreign_files(sink: &Arc<Sink>, state: &StateStore, tables: &BTreeSet<String>) -> Result<BTreeMap<String, usize>, RunError> {
+    let Some(delta) = sink.delta() else {
         return Ok(BTreeMap::new());
     };
     let mut out = BTreeMap::new();
     for table in tables {
-        let t = delta.table(old.sink, table);
+        let t = delta.table(sink, table);
         let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to parquet: {e}"));
-        if !t.exists(old.sink.storage()).await.map_err(failed)? {
+        if !t.exists(sink.storage()).await.map_err(failed)? {
             continue;
         }
         let n = t
@@ -466,7 +522,7 @@ async fn foreign_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<BTree
             .await
             .map_err(failed)?
             .iter()
-            .filter(|f| f.path.rsplit('/').next().and_then(|n| old.state.classify(n)).is_none())
+            .filter(|f| f.path.rsplit('/').next().and_then(|n| state.classify(n)).is_none())
             .count();
         if n > 0 {
             out.insert(table.clone(), n);
@@ -480,15 +536,15 @@ async fn foreign_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<BTree
 /// count that the logs do not have yet — files of a unit at or above the
 /// version its tables' logs record for it (a pending segment's, or a run's
 /// that died before its commit).
-async fn delta_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<HashSet<String>, RunError> {
-    let live = old.state.list_live_files(tables).await?.unwrap_or_default();
+pub(crate) async fn delta_files(sink: &Arc<Sink>, state: &StateStore, tables: &BTreeSet<String>) -> Result<HashSet<String>, RunError> {
+    let live = state.list_live_files(tables).await?.unwrap_or_default();
     let mut keep: HashSet<String> = live.into_iter().map(|f| f.rel).collect();
-    let Some(delta) = old.sink.delta() else {
+    let Some(delta) = sink.delta() else {
         return Ok(keep);
     };
-    let records = old.state.load_compactions().await?;
+    let records = state.load_compactions().await?;
     let replaced: HashSet<&str> = records.iter().flat_map(|r| r.replaced.iter().map(String::as_str)).collect();
-    for st in old.state.load_units().await?.values() {
+    for st in state.load_units().await?.values() {
         let waiting: Vec<&crate::state::CommittedFile> = st
             .committed
             .iter()
@@ -500,10 +556,10 @@ async fn delta_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<HashSet
             let version = match logged.get(&table) {
                 Some(v) => *v,
                 None => {
-                    let t = delta.table(old.sink, &table);
-                    let app = unit_app_id(old.state, &st.unit);
+                    let t = delta.table(sink, &table);
+                    let app = unit_app_id(state, &st.unit);
                     let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to parquet: {e}"));
-                    let v = if t.exists(old.sink.storage()).await.map_err(failed)? {
+                    let v = if t.exists(sink.storage()).await.map_err(failed)? {
                         t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0)
                     } else {
                         0
@@ -516,7 +572,7 @@ async fn delta_files(old: &Old<'_>, tables: &BTreeSet<String>) -> Result<HashSet
                 .path
                 .rsplit('/')
                 .next()
-                .and_then(|n| old.state.classify(n))
+                .and_then(|n| state.classify(n))
                 .and_then(|k| match k {
                     JobFile::Unit(u, s) if u == st.unit => Some(s),
                     _ => None,

@@ -131,8 +131,20 @@ pub async fn vacuum_job(spec: &Spec) -> Result<Option<VacuumSummary>, RunError> 
     let lease = crate::state::lease::Lease::acquire(sink.clone(), &spec.name, &crate::state::lease::scope(None)).await?;
     let result = async {
         let state = StateStore::new(sink.clone(), &spec.name);
-        if state.load_job().await?.is_none() {
+        let Some(job) = state.load_job().await? else {
             return Ok(None);
+        };
+        // Files not yet in a table (a conversion to delta not begun or not
+        // finished) are not files the tables dropped.
+        let recorded = job.identity.as_ref().map(|i| i.format());
+        if state.load_migration().await?.is_some() || recorded.as_deref().is_some_and(|f| f != spec.output.format.name()) {
+            return Err(super::prepare::unconverted(
+                spec,
+                &super::prepare::FormatChange {
+                    from: recorded.unwrap_or_else(|| "parquet".into()),
+                    to: spec.output.format.name().into(),
+                },
+            ));
         }
         Ok(Some(vacuum_tables(spec, &sink, &state).await?))
     }

@@ -378,17 +378,54 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
             ),
         });
     }
-    if have.partitions != partitions || have.columns != want {
+    // A table that lacks columns this job writes, and has every other as
+    // it writes it, gains them (a newer release, a new decoded column):
+    // a metadata-only commit, old files reading them as null.
+    let kept: Vec<&(String, serde_json::Value)> = have.columns.iter().filter(|c| want.contains(c)).collect();
+    if have.partitions == partitions && kept.len() == have.columns.len() && have.columns.len() < want.len() {
+        let added: Vec<serde_json::Value> = full
+            .fields()
+            .iter()
+            .filter(|f| !have.columns.iter().any(|(n, _)| n == f.name()))
+            .map(|f| crate::storage::delta::delta_field(f, true))
+            .collect::<Result<_, _>>()
+            .map_err(|message| DeltaError::Refused {
+                table: table.rel().to_string(),
+                message,
+            })?;
+        let names: Vec<String> = added.iter().filter_map(|f| f["name"].as_str().map(String::from)).collect();
+        if let Some(version) = table.blocking(move |t| t.add_columns(&added, 100)).await? {
+            tracing::info!(table = table.rel(), version, columns = %names.join(", "), "added columns to the Delta table (metadata only: files written before read them as null)");
+        }
+        return Ok(());
+    }
+    let same = |a: &[(String, serde_json::Value)], b: &[(String, serde_json::Value)]| {
+        a.len() == b.len() && a.iter().all(|c| b.contains(c))
+    };
+    if have.partitions != partitions || !same(&have.columns, &want) {
         let show = |cols: &[(String, serde_json::Value)]| {
             cols.iter()
                 .map(|(n, t)| format!("{n} {}", t.as_str().map_or_else(|| t.to_string(), String::from)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let ty = |t: &serde_json::Value| t.as_str().map_or_else(|| t.to_string(), String::from);
+        let mut why = Vec::new();
+        for (n, t) in &have.columns {
+            match want.iter().find(|(w, _)| w == n) {
+                None => why.push(format!("column {n} would be removed (columns are only ever added)")),
+                Some((_, u)) if u != t => why.push(format!("column {n} would change type from {} to {} (a type never changes)", ty(t), ty(u))),
+                Some(_) => {}
+            }
+        }
+        if have.partitions != partitions {
+            why.push("its partition columns differ".into());
+        }
         return Err(DeltaError::Refused {
             table: table.rel().to_string(),
             message: format!(
-                "layout: the Delta table at {} is partitioned by [{}] with columns [{}]; this job writes [{}] with [{}] (another job sharing the output with another output.partition_by or hash_encoding?)",
+                "layout: {}: the Delta table at {} is partitioned by [{}] with columns [{}]; this job writes [{}] with [{}] (another job sharing the output with another output.partition_by or hash_encoding?)",
+                why.join("; "),
                 table.rel(),
                 have.partitions.join(", "),
                 show(&have.columns),

@@ -96,16 +96,17 @@ impl StateStore {
     }
 
     /// Marks every done unit `published` (its files are in its tables'
-    /// logs: a conversion to `delta` added them) in one manifest, after
+    /// logs: a conversion to `delta` added them) but those of `held` (an
+    /// incremental segment's, published with it), in one manifest, after
     /// folding the per-unit checkpoints of done units. Only with the whole
     /// job's lease. Returns how many it marked.
-    pub async fn mark_published(&self) -> Result<usize, StateError> {
+    pub async fn mark_published(&self, held: &std::collections::HashSet<String>) -> Result<usize, StateError> {
         self.fold_units(|_| true).await?;
         let stored = self.load_stored().await?;
         let marked: Vec<super::UnitState> = stored
             .folded()
             .into_values()
-            .filter(|s| s.done && !s.published && !stored.files.contains_key(&s.unit))
+            .filter(|s| s.done && !s.published && !stored.files.contains_key(&s.unit) && !held.contains(&s.unit))
             .map(|mut s| {
                 s.published = true;
                 s

@@ -289,3 +289,112 @@ fn a_parquet_job_on_s3_becomes_delta_and_back_with_no_request() {
     parquet_equals(&back, &pq);
     assert!(s3.cmd(&["verify", &to_parquet]).output().unwrap().status.success());
 }
+
+/// An incremental job converted part way through a segment: the units of
+/// the pending segment that were done as parquet join the table with
+/// their segment, once it is checked against the chain — not dropped
+/// (their version recorded with no file) nor added twice.
+#[test]
+fn an_incremental_job_converted_mid_segment_publishes_the_segment_whole() {
+    use chainetl::sim::data::SimData;
+    use chainetl::vocab::chain::Chain;
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq) = (dir.path().join("out"), dir.path().join("pq"));
+    let data = SimData::new(42, 30);
+    let start = crate::schedule::head_at(&data, Chain::Base, "2025-06-01T00:00:00Z") - 200;
+    let s = |name: &str, uri: &Path, format: &str| {
+        write_spec(
+            dir.path(),
+            name,
+            &format!(
+                "name = \"ci\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 1\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncompact = false\n\
+                 [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 20\nchunk_blocks = 32\n",
+                sim.url(),
+                uri.display()
+            ),
+        )
+    };
+    let o = chainetl(&["run", &s("pq.toml", &pq, "parquet")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = crash_bin("after-file-write:3").args(["run", &s("p.toml", &out, "parquet")]).output().unwrap();
+    assert!(!o.status.success(), "the run should have died\n{}", text(&o));
+    let o = chainetl(&["run", &s("d.toml", &out, "delta")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = check(&out.join("blocks"), keys_of("blocks"), Some(&pq.join("blocks")));
+    every_version_exact(&doc, "blocks");
+    assert_eq!(doc["rows"], doc["parquet_rows"], "every block of the segment once");
+    for v in doc["versions"].as_array().unwrap() {
+        assert_eq!(v["broken_links"], 0, "{v}");
+        assert_eq!(v["gaps"], 0, "the segment joined whole: {v}");
+    }
+    assert!(chainetl(&["verify", &s("d.toml", &out, "delta")]).status.success());
+}
+
+/// A Delta table written by a release whose dataset lacked a column
+/// (here: the table's metadata rewritten without `withdrawals_root`,
+/// a nullable column) gains it by a metadata-only commit on the next run;
+/// a column whose type would change is refused, saying which and why.
+#[test]
+fn a_delta_table_gains_a_new_column_by_a_metadata_commit_and_refuses_a_changed_type() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = write_spec(
+        dir.path(),
+        "b.toml",
+        &format!(
+            "name = \"ev\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"delta\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000049\"\n",
+            sim.url(),
+            out.display()
+        ),
+    );
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let table = out.join("blocks");
+    let before = check(&table, keys_of("blocks"), None);
+    let column = "withdrawals_root";
+    assert!(before["types"].get(column).is_some(), "{}", before["types"]);
+    // The table as an older release would have left it: a metadata
+    // commit whose schema lacks the column.
+    let rewrite = |f: &dyn Fn(&mut Vec<serde_json::Value>)| {
+        let log = table.join("_delta_log");
+        let first = std::fs::read_to_string(log.join(format!("{:020}.json", 0))).unwrap();
+        let mut meta: serde_json::Value = first
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|a| a.get("metaData").is_some())
+            .unwrap();
+        let mut schema: serde_json::Value = serde_json::from_str(meta["metaData"]["schemaString"].as_str().unwrap()).unwrap();
+        f(schema["fields"].as_array_mut().unwrap());
+        meta["metaData"]["schemaString"] = schema.to_string().into();
+        let next = std::fs::read_dir(&log)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json")?.parse::<u64>().ok())
+            .max()
+            .unwrap()
+            + 1;
+        let info = serde_json::json!({"commitInfo": {"timestamp": 0, "operation": "SET TBLPROPERTIES"}});
+        std::fs::write(log.join(format!("{next:020}.json")), format!("{info}\n{meta}\n")).unwrap();
+    };
+    rewrite(&|fields| fields.retain(|f| f["name"] != column));
+    let older = check(&table, keys_of("blocks"), None);
+    assert!(older["types"].get(column).is_none(), "the older table lacks it");
+    let o = chainetl(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    let after = check(&table, keys_of("blocks"), None);
+    assert_eq!(after["types"][column], before["types"][column], "{}", after["types"]);
+    assert_eq!(after["rows"], before["rows"], "the same rows");
+    assert_eq!(after["operations"].as_array().unwrap().last().unwrap(), "ALTER TABLE", "one metadata-only commit");
+    every_version_exact(&after, "blocks");
+    // A type that would change is refused, naming the column.
+    rewrite(&|fields| {
+        for f in fields.iter_mut().filter(|f| f["name"] == "size") {
+            f["type"] = "string".into();
+        }
+    });
+    let o = chainetl(&["run", &spec]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("column size would change type from string to long"), "{}", text(&o));
+}

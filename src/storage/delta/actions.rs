@@ -16,12 +16,17 @@ pub fn delta_columns(schema: &Schema) -> Result<Vec<(String, serde_json::Value)>
         .collect()
 }
 
+/// Column `f` in Delta's JSON form (nullable, as `nullable` says).
+pub fn delta_field(f: &arrow_schema::Field, nullable: bool) -> Result<serde_json::Value, String> {
+    Ok(serde_json::json!({"name": f.name(), "type": delta_type(f.data_type())?, "nullable": nullable, "metadata": {}}))
+}
+
 /// The table's first commit: protocol and metadata, one JSON action a line.
 pub(super) fn first_commit(schema: &Schema, partition_columns: &[String], checkpoint_interval: u64) -> Result<String, String> {
     let fields: Vec<serde_json::Value> = schema
         .fields()
         .iter()
-        .map(|f| Ok(serde_json::json!({"name": f.name(), "type": delta_type(f.data_type())?, "nullable": f.is_nullable(), "metadata": {}})))
+        .map(|f| delta_field(f, f.is_nullable()))
         .collect::<Result<_, String>>()?;
     for p in partition_columns {
         if schema.field_with_name(p).is_err() {

@@ -56,7 +56,7 @@ mod log;
 #[cfg(test)]
 mod tests;
 
-pub use actions::delta_columns;
+pub use actions::{delta_columns, delta_field};
 use actions::{add_batch, first_commit};
 
 /// Who writes the commits (`commitInfo.engineInfo`).
@@ -409,6 +409,50 @@ impl Table {
         }
         Err(self.refused(format!(
             "no commit landed in {attempts} attempts (other writers kept committing first); retry the run"
+        )))
+    }
+
+    /// Adds the columns `fields` (Delta's JSON form of a column: name,
+    /// type, `nullable: true`, metadata) that the table lacks, in one
+    /// metadata-only commit (`ALTER TABLE`, `dataChange = false`): files
+    /// written before read them as null. A conflict with another writer is
+    /// retried on the new version, adding only what is still missing.
+    /// Returns the version committed, or None when nothing was missing.
+    pub fn add_columns(&self, fields: &[serde_json::Value], attempts: u32) -> Result<Option<u64>, DeltaError> {
+        for attempt in 0..attempts.max(1) {
+            let snapshot = self.snapshot()?;
+            let have: HashSet<String> = snapshot.schema().fields().map(|f| f.name().to_string()).collect();
+            let missing: Vec<&serde_json::Value> = fields
+                .iter()
+                .filter(|f| f["name"].as_str().is_some_and(|n| !have.contains(n)))
+                .collect();
+            if missing.is_empty() {
+                return Ok(None);
+            }
+            let mut builder = snapshot.clone().update_table(UpdateTableOperation::AlterTable, ENGINE_INFO, false);
+            for f in missing {
+                let field: delta_kernel::schema::StructField =
+                    serde_json::from_value(f.clone()).map_err(|e| self.refused(format!("column {f}: {e}")))?;
+                builder = builder.add_column(field);
+            }
+            let txn = builder
+                .build(self.engine.as_ref(), Box::new(FileSystemCommitter::new()))
+                .map_err(|e| self.kernel(e))?;
+            match txn.commit(self.engine.as_ref()).map_err(|e| self.kernel(e))? {
+                CommitResult::Committed(c) => {
+                    if let Some(s) = c.post_commit_snapshot() {
+                        self.remember(s);
+                    }
+                    return Ok(Some(c.commit_version()));
+                }
+                CommitResult::Conflicted(_) | CommitResult::Retryable(_) => {
+                    let ceiling = 10u64 << attempt.min(6);
+                    std::thread::sleep(std::time::Duration::from_millis(fastrand::u64(1..=ceiling)));
+                }
+            }
+        }
+        Err(self.refused(format!(
+            "no commit adding columns landed in {attempts} attempts (other writers kept committing first); retry the run"
         )))
     }
 
