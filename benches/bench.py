@@ -202,6 +202,8 @@ def main():
             "rss_big_mib": median(rss_big),
             "rss_big_runs": rss_big,
         }
+        # (m) changing the format of (b)'s last output from its files.
+        res["m_conversion"] = conversion_bench(blocks_1m, small)
         # (g) decoding: the same events job decoded into a table per event
         # (no raw table), against the raw job of (b); CPU µs per log.
         # (CHAINETL_BENCH_RAW_ONLY=1: binaries from before decoding existed.)
@@ -298,6 +300,35 @@ def main():
         res["ratios"]["note"] = "smoke sizes: peak RSS is still ramping up, so its growth is not a flatness measure; run `make bench`"
     json.dump(res, open(os.path.join(OUT, "results.json"), "w"), indent=2)
     print(json.dumps(res, indent=2))
+
+
+def conversion_bench(blocks, fresh):
+    """(m): the output of (b)'s last run converted parquet → delta, then
+    back, from its files, pointed at a port nothing answers (one request
+    would fail the run): wall, CPU and peak RSS, against a fresh export."""
+    name = "cpu1m"
+    dead = f"http://127.0.0.1:{free_port()}"
+    out = {}
+    for to in ("delta", "parquet"):
+        path = spec(name, dead, blocks, output_extra=f'compact = false\nformat = "{to}"')
+        cpu = []
+        secs, rss = run_rss([BIN, "run", path, "-q"], cpu)
+        r = report(name)
+        c = r.get("conversion") or {}
+        out[f"to_{to}"] = {
+            "seconds": round(secs, 3),
+            "cpu_seconds": round(cpu[0], 3),
+            "peak_rss_mib": round(rss, 1),
+            "requests": r["requests"],
+            "files": c.get("files"),
+            "rows": c.get("rows"),
+        }
+    wall = median([r["seconds"] for r in fresh])
+    cpu = median([r["cpu_seconds"] for r in fresh])
+    out["fresh_export_seconds"] = wall
+    out["to_delta_wall_over_fresh_export"] = round(out["to_delta"]["seconds"] / wall, 4)
+    out["to_delta_cpu_over_fresh_export"] = round(out["to_delta"]["cpu_seconds"] / cpu, 4)
+    return out
 
 
 def delta_figures(parquet, delta, log):

@@ -116,6 +116,7 @@ impl Metrics {
         if let Some(live) = &live {
             self.export_families(&r, live)?;
             self.mark_families(&r, live)?;
+            conversion_families(&r, &self.pipeline, live)?;
         }
         let mut out = Vec::new();
         TextEncoder::new().encode(&r.gather(), &mut out)?;
@@ -252,6 +253,31 @@ fn counter(r: &Registry, name: &str, help: &str) -> Result<IntCounterVec, promet
     let c = IntCounterVec::new(Opts::new(name, help), &KEY_LABELS)?;
     r.register(Box::new(c.clone()))?;
     Ok(c)
+}
+
+/// What the run's change of output format kept, by the formats it went
+/// between (made from the stored files, with no request).
+fn conversion_families(r: &Registry, pipeline: &str, live: &Live) -> Result<(), prometheus::Error> {
+    let Some(c) = live.conversion() else {
+        return Ok(());
+    };
+    let labels = ["pipeline", "from", "to"];
+    let files = IntGaugeVec::new(
+        Opts::new(
+            "chainetl_converted_files",
+            "Files the output's conversion to another format kept (no request)",
+        ),
+        &labels,
+    )?;
+    let rows = IntGaugeVec::new(
+        Opts::new("chainetl_converted_rows", "Rows in the files the output's conversion kept"),
+        &labels,
+    )?;
+    r.register(Box::new(files.clone()))?;
+    r.register(Box::new(rows.clone()))?;
+    files.with_label_values(&[pipeline, &c.from, &c.to]).set(clamp(c.files as u64));
+    rows.with_label_values(&[pipeline, &c.from, &c.to]).set(clamp(c.rows));
+    Ok(())
 }
 
 fn int_gauge(r: &Registry, name: &str, help: &str) -> Result<IntGaugeVec, prometheus::Error> {

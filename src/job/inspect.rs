@@ -234,7 +234,13 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
 /// What converting the job's output from `from` to `to` keeps: the files
 /// a parquet reader sees that the job committed, or the Delta tables'
 /// current files.
-async fn conversion_plan(spec: &Spec, state: &StateStore, job: &crate::state::JobState, from: String, to: String) -> Result<ConversionPlan, RunError> {
+async fn conversion_plan(
+    spec: &Spec,
+    state: &StateStore,
+    job: &crate::state::JobState,
+    from: String,
+    to: String,
+) -> Result<ConversionPlan, RunError> {
     let (files, bytes) = if from == "parquet" {
         let stored = super::migrate::parquet_files(spec, state, job).await?;
         let files: Vec<_> = stored.files.into_values().flatten().collect();
@@ -245,7 +251,12 @@ async fn conversion_plan(spec: &Spec, state: &StateStore, job: &crate::state::Jo
         let old_state = StateStore::new(old_sink.clone(), &spec.name);
         let tables = spec.tables();
         let keep = super::migrate::delta_files(&old_sink, &old_state, &tables).await?;
-        let kept: Vec<_> = old_state.list_files(&tables).await?.into_iter().filter(|f| keep.contains(&f.rel)).collect();
+        let kept: Vec<_> = old_state
+            .list_files(&tables)
+            .await?
+            .into_iter()
+            .filter(|f| keep.contains(&f.rel))
+            .collect();
         (kept.len(), kept.iter().map(|f| f.bytes).sum())
     };
     Ok(ConversionPlan { from, to, files, bytes })

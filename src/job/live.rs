@@ -69,6 +69,16 @@ impl Live {
         final_tallies(&self.shared, &[])
     }
 
+    /// The change of output format the run made first, from the files
+    /// the output holds (no request).
+    pub fn conversion(&self) -> Option<super::migrate::Converted> {
+        self.shared
+            .conversion
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// When the run started (unix seconds).
     pub fn started_unix(&self) -> f64 {
         self.started_unix

@@ -91,7 +91,11 @@ pub struct Converted {
 
 /// The format named `name`.
 fn format_named(name: &str) -> OutputFormat {
-    if name == "delta" { OutputFormat::Delta } else { OutputFormat::Parquet }
+    if name == "delta" {
+        OutputFormat::Delta
+    } else {
+        OutputFormat::Parquet
+    }
 }
 
 /// The spec as it was before the change: the same, in format `from`.
@@ -307,13 +311,25 @@ async fn to_delta(
 /// footers), every unit with a checkpoint counting files there recording
 /// its version, and the removal of files of the job it holds that are no
 /// longer the job's output.
-async fn table_change(state: &StateStore, sink: &Arc<Sink>, table: &str, files: &[Listed], stored: &ParquetFiles) -> Result<TableChange, RunError> {
+async fn table_change(
+    state: &StateStore,
+    sink: &Arc<Sink>,
+    table: &str,
+    files: &[Listed],
+    stored: &ParquetFiles,
+) -> Result<TableChange, RunError> {
     let Some(delta) = sink.delta() else {
         return Err(RunError::Migration("converting to delta needs a delta output".into()));
     };
     let t = delta.table(sink, table);
     let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to delta: {e}"));
-    let live: HashSet<String> = t.blocking(|t| t.live_files()).await.map_err(failed)?.into_iter().map(|f| f.path).collect();
+    let live: HashSet<String> = t
+        .blocking(|t| t.live_files())
+        .await
+        .map_err(failed)?
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
     let dir = format!("{table}/");
     let in_table = |rel: &str| rel.strip_prefix(&dir).unwrap_or(rel).to_string();
     let kept: HashSet<String> = files.iter().map(|f| in_table(&f.rel)).collect();
@@ -372,11 +388,7 @@ async fn table_change(state: &StateStore, sink: &Arc<Sink>, table: &str, files: 
 }
 
 /// The rows in `files`, as the checkpoints and compaction records count them.
-fn rows_of<'a>(
-    files: impl Iterator<Item = &'a str>,
-    states: &HashMap<String, UnitState>,
-    records: &[crate::state::Compaction],
-) -> u64 {
+fn rows_of<'a>(files: impl Iterator<Item = &'a str>, states: &HashMap<String, UnitState>, records: &[crate::state::Compaction]) -> u64 {
     let mut rows: HashMap<&str, u64> = HashMap::new();
     for st in states.values() {
         for c in &st.committed {
@@ -568,15 +580,10 @@ pub(crate) async fn delta_files(sink: &Arc<Sink>, state: &StateStore, tables: &B
                     v
                 }
             };
-            let seq = c
-                .path
-                .rsplit('/')
-                .next()
-                .and_then(|n| state.classify(n))
-                .and_then(|k| match k {
-                    JobFile::Unit(u, s) if u == st.unit => Some(s),
-                    _ => None,
-                });
+            let seq = c.path.rsplit('/').next().and_then(|n| state.classify(n)).and_then(|k| match k {
+                JobFile::Unit(u, s) if u == st.unit => Some(s),
+                _ => None,
+            });
             if seq.is_some_and(|s| s as i64 >= version && s < st.next_seq) {
                 keep.insert(c.path.clone());
             }

@@ -277,6 +277,7 @@ async fn run_leased(
     prepare::check_as_of(&spec, &job, opts.as_of)?;
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
     let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);
+    *shared.conversion.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = conversion.clone();
     let mut passes = Passes::new(shared.clone(), &job, &opts, now).await?;
     passes.out.conversion = conversion;
     let result = passes.run().await;

@@ -115,6 +115,8 @@ pub(crate) struct Shared {
     pub(crate) marks: Mutex<BTreeMap<ExportKey, MarkProgress>>,
     /// Whether to measure lag (someone watches it).
     pub(crate) watch_lag: AtomicBool,
+    /// The change of output format this run made first, from the stored files.
+    pub(crate) conversion: Mutex<Option<super::migrate::Converted>>,
 }
 
 impl Shared {
@@ -168,6 +170,7 @@ impl Shared {
             cancel,
             marks: Mutex::default(),
             watch_lag: AtomicBool::new(false),
+            conversion: Mutex::default(),
         })
     }
 

@@ -399,9 +399,7 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
         }
         return Ok(());
     }
-    let same = |a: &[(String, serde_json::Value)], b: &[(String, serde_json::Value)]| {
-        a.len() == b.len() && a.iter().all(|c| b.contains(c))
-    };
+    let same = |a: &[(String, serde_json::Value)], b: &[(String, serde_json::Value)]| a.len() == b.len() && a.iter().all(|c| b.contains(c));
     if have.partitions != partitions || !same(&have.columns, &want) {
         let show = |cols: &[(String, serde_json::Value)]| {
             cols.iter()
@@ -414,7 +412,11 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
         for (n, t) in &have.columns {
             match want.iter().find(|(w, _)| w == n) {
                 None => why.push(format!("column {n} would be removed (columns are only ever added)")),
-                Some((_, u)) if u != t => why.push(format!("column {n} would change type from {} to {} (a type never changes)", ty(t), ty(u))),
+                Some((_, u)) if u != t => why.push(format!(
+                    "column {n} would change type from {} to {} (a type never changes)",
+                    ty(t),
+                    ty(u)
+                )),
                 Some(_) => {}
             }
         }

@@ -81,7 +81,10 @@ fn delta_equals(out: &Path, reference: &Path, fresh: &Path) {
         assert_eq!(doc["duckdb_rows"].as_u64(), Some(n), "{t}: duckdb");
         let want = check(&fresh.join(t), keys_of(t), None);
         assert_eq!(doc["types"], want["types"], "{t}: the types of a fresh delta export");
-        assert_eq!(doc["partitions"], want["partitions"], "{t}: the partition columns of a fresh delta export");
+        assert_eq!(
+            doc["partitions"], want["partitions"],
+            "{t}: the partition columns of a fresh delta export"
+        );
     }
 }
 
@@ -111,15 +114,26 @@ fn a_finished_parquet_job_becomes_delta_and_back_from_its_files_with_no_request(
     // plan says what the run will do: the files, and no request.
     let p = chainetl(&["plan", &to_delta]);
     assert!(p.status.success(), "{}", text(&p));
-    assert!(text(&p).contains("from stored rows") && text(&p).contains("0 requests"), "{}", text(&p));
+    assert!(
+        text(&p).contains("from stored rows") && text(&p).contains("0 requests"),
+        "{}",
+        text(&p)
+    );
     // Other commands name the command that converts.
     let c = chainetl(&["compact", &to_delta]);
     assert_eq!(c.status.code(), Some(2), "{}", text(&c));
     assert!(text(&c).contains("chainetl run"), "{}", text(&c));
     let summary = run_without_requests(bin().args(["run", &to_delta, "--summary", "json"]));
     let conv = &summary["conversion"];
-    assert_eq!((conv["from"].as_str(), conv["to"].as_str()), (Some("parquet"), Some("delta")), "{summary}");
-    assert!(conv["files"].as_u64().unwrap() > 0 && conv["rows"].as_u64().unwrap() > 0, "{summary}");
+    assert_eq!(
+        (conv["from"].as_str(), conv["to"].as_str()),
+        (Some("parquet"), Some("delta")),
+        "{summary}"
+    );
+    assert!(
+        conv["files"].as_u64().unwrap() > 0 && conv["rows"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
     assert_eq!(conv["requests"], 0);
     delta_equals(&out, &pq, &dl);
     for t in TABLES {
@@ -170,7 +184,12 @@ fn a_conversion_killed_at_every_step_finishes_exactly_on_the_next_run() {
     assert!(o.status.success(), "{}", text(&o));
     let old = s("p-dead.toml", &dead_url(), &out, "parquet", "compact = false");
     let to_delta = s("d-dead.toml", &dead_url(), &out, "delta", "");
-    for point in ["conversion-recorded:1", "during-conversion:1", "during-conversion:3", "migration-recorded:1"] {
+    for point in [
+        "conversion-recorded:1",
+        "during-conversion:1",
+        "during-conversion:3",
+        "migration-recorded:1",
+    ] {
         let o = crash_bin(point).args(["run", &to_delta, "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
         for t in TABLES {
@@ -186,6 +205,13 @@ fn a_conversion_killed_at_every_step_finishes_exactly_on_the_next_run() {
             assert!(text(&o).contains("was interrupted"), "{}", text(&o));
         }
     }
+    // verify names the conversion; --repair finishes it (no request).
+    let v = chainetl(&["verify", &to_delta]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("conversion"), "{}", text(&v));
+    let r = chainetl(&["verify", &to_delta, "--repair"]);
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(!out.join("_chainetl/cv/migration.json").exists(), "finished by verify --repair");
     run_without_requests(bin().args(["run", &to_delta, "--summary", "json"]));
     delta_equals(&out, &pq, &dl);
     let v = chainetl(&["verify", &to_delta]);
@@ -194,7 +220,12 @@ fn a_conversion_killed_at_every_step_finishes_exactly_on_the_next_run() {
     assert!(ops.as_array().unwrap().iter().any(|o| o == "OPTIMIZE"), "compacted as delta: {ops}");
     // The way back, killed at each step.
     let to_parquet = s("p2-dead.toml", &dead_url(), &out, "parquet", "");
-    for point in ["conversion-recorded:1", "during-conversion:2", "conversion-logs:1", "migration-recorded:1"] {
+    for point in [
+        "conversion-recorded:1",
+        "during-conversion:2",
+        "conversion-logs:1",
+        "migration-recorded:1",
+    ] {
         let o = crash_bin(point).args(["run", &to_parquet, "-q"]).output().unwrap();
         assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
     }
@@ -246,7 +277,10 @@ fn a_conversion_that_cannot_be_made_now_is_refused_before_anything_changes() {
     assert!(o.status.success(), "{}", text(&o));
     let o = chainetl(&["run", &write_spec(dir.path(), "b.toml", &job("b", "delta", "20000010..20000019"))]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = chainetl(&["run", &write_spec(dir.path(), "ap.toml", &job("a", "parquet", "20000000..20000009"))]);
+    let o = chainetl(&[
+        "run",
+        &write_spec(dir.path(), "ap.toml", &job("a", "parquet", "20000000..20000009")),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("other jobs"), "{}", text(&o));
     assert!(out.join("blocks/_delta_log").exists());
@@ -259,15 +293,25 @@ fn a_parquet_job_on_s3_becomes_delta_and_back_with_no_request() {
     let dir = tempfile::tempdir().unwrap();
     let pq = dir.path().join("pq");
     let uri = format!("s3://{}/lake", s3.bucket);
-    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&s3.sim.url(), &pq.to_string_lossy(), "parquet", ""))]);
+    let o = chainetl(&[
+        "run",
+        &write_spec(dir.path(), "pq.toml", &body(&s3.sim.url(), &pq.to_string_lossy(), "parquet", "")),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let o = s3
-        .cmd(&["run", &write_spec(dir.path(), "p.toml", &body(&s3.sim.url(), &uri, "parquet", "")), "-q"])
+        .cmd(&[
+            "run",
+            &write_spec(dir.path(), "p.toml", &body(&s3.sim.url(), &uri, "parquet", "")),
+            "-q",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let to_delta = write_spec(dir.path(), "d.toml", &body(&dead_url(), &uri, "delta", ""));
-    let o = s3.cmd_on(crash_bin("during-conversion:2"), &["run", &to_delta, "-q"]).output().unwrap();
+    let o = s3
+        .cmd_on(crash_bin("during-conversion:2"), &["run", &to_delta, "-q"])
+        .output()
+        .unwrap();
     assert!(!o.status.success(), "{}", text(&o));
     run_without_requests(&mut s3.cmd(&["run", &to_delta, "--summary", "json"]));
     let copy = dir.path().join("copy");
@@ -317,7 +361,10 @@ fn an_incremental_job_converted_mid_segment_publishes_the_segment_whole() {
     };
     let o = chainetl(&["run", &s("pq.toml", &pq, "parquet")]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = crash_bin("after-file-write:3").args(["run", &s("p.toml", &out, "parquet")]).output().unwrap();
+    let o = crash_bin("after-file-write:3")
+        .args(["run", &s("p.toml", &out, "parquet")])
+        .output()
+        .unwrap();
     assert!(!o.status.success(), "the run should have died\n{}", text(&o));
     let o = chainetl(&["run", &s("d.toml", &out, "delta")]);
     assert!(o.status.success(), "{}", text(&o));
@@ -386,7 +433,11 @@ fn a_delta_table_gains_a_new_column_by_a_metadata_commit_and_refuses_a_changed_t
     let after = check(&table, keys_of("blocks"), None);
     assert_eq!(after["types"][column], before["types"][column], "{}", after["types"]);
     assert_eq!(after["rows"], before["rows"], "the same rows");
-    assert_eq!(after["operations"].as_array().unwrap().last().unwrap(), "ALTER TABLE", "one metadata-only commit");
+    assert_eq!(
+        after["operations"].as_array().unwrap().last().unwrap(),
+        "ALTER TABLE",
+        "one metadata-only commit"
+    );
     every_version_exact(&after, "blocks");
     // A type that would change is refused, naming the column.
     rewrite(&|fields| {
@@ -396,5 +447,57 @@ fn a_delta_table_gains_a_new_column_by_a_metadata_commit_and_refuses_a_changed_t
     });
     let o = chainetl(&["run", &spec]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("column size would change type from string to long"), "{}", text(&o));
+    assert!(
+        text(&o).contains("column size would change type from string to long"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A parquet output whose older files lack a column a newer release
+/// writes reads by name, the missing values null, as
+/// docs/changing-a-job.md says: DuckDB `union_by_name`, Polars
+/// `how="diagonal"`.
+#[test]
+fn parquet_files_with_and_without_a_column_read_by_name() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = format!(
+        "name = \"pc\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\ncompact = false\n\
+         [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000099\"\nchunk_blocks = 50\n",
+        sim.url(),
+        out.display()
+    );
+    let o = chainetl(&["run", &write_spec(dir.path(), "b.toml", &spec)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let files = parquet_files(&out.join("blocks"));
+    assert!(files.len() >= 2, "{files:?}");
+    // One file as an older release wrote it: without the column.
+    let script = r#"
+import json, sys
+import pyarrow.parquet as pq, duckdb, polars as pl
+older, root, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+t = pq.read_table(older)
+pq.write_table(t.drop_columns(["withdrawals_root"]), older)
+q = f"select count(*), count(withdrawals_root) from read_parquet('{root}/**/*.parquet', hive_partitioning = true, union_by_name = true)"
+total, valued = duckdb.sql(q).fetchall()[0]
+frame = pl.concat([pl.read_parquet(f) for f in files], how="diagonal")
+print(json.dumps({"duckdb": [total, valued], "polars": [frame.height, frame["withdrawals_root"].null_count()], "older": t.num_rows}))
+"#;
+    let mut c = std::process::Command::new(python());
+    c.args(["-c", script]).arg(&files[0]).arg(out.join("blocks"));
+    c.args(&files);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let older = doc["older"].as_u64().unwrap();
+    let total = doc["duckdb"][0].as_u64().unwrap();
+    assert_eq!(total, 100, "every block once: {doc}");
+    assert!(
+        doc["duckdb"][1].as_u64().unwrap() <= total - older,
+        "the older file's values are null: {doc}"
+    );
+    assert_eq!(doc["polars"][0].as_u64(), Some(total), "{doc}");
+    assert!(doc["polars"][1].as_u64().unwrap() >= older, "{doc}");
 }

@@ -1,11 +1,11 @@
 //! Integration tests: one binary, a module per area.
 
+/// Changing a job's output format from the files it holds, with no request, exact through kill -9.
+mod changing;
 /// The typed client against each simulator fault: exact results, retries accounted, the key never shown.
 mod client;
 /// CLI comforts: completions, man pages, `--version`, the container image and its Kubernetes example.
 mod comforts;
-/// Changing a job's output format from the files it holds, with no request, exact through kill -9.
-mod changing;
 /// Fixtures: the simulator, the binary, Parquet read-back, ground truth as rows.
 mod common;
 /// Compaction: one sorted file per partition, exactly once under kill -9, engines read it alike.

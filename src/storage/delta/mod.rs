@@ -56,8 +56,8 @@ mod log;
 #[cfg(test)]
 mod tests;
 
-pub use actions::{delta_columns, delta_field};
 use actions::{add_batch, first_commit};
+pub use actions::{delta_columns, delta_field};
 
 /// Who writes the commits (`commitInfo.engineInfo`).
 const ENGINE_INFO: &str = concat!("chainetl/", env!("CARGO_PKG_VERSION"));
