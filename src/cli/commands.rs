@@ -88,9 +88,34 @@ pub(super) fn load(args: &SpecArgs) -> Result<Spec, CliError> {
 
 fn validate(args: &SpecArgs) -> Result<Exit, CliError> {
     let s = load(args)?;
+    for w in decoding_warnings(&s) {
+        eprintln!("warning: {w}");
+    }
     let n = s.exports.len();
     println!("{}: ok ({n} export{})", args.spec, if n == 1 { "" } else { "s" });
     Ok(Exit::Success)
+}
+
+/// Decoded events that declare no `indexed` parameter: the form people
+/// paste from block explorers, which logs carrying their parameters in
+/// topics never fit.
+fn decoding_warnings(s: &crate::spec::Spec) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in &s.exports {
+        for t in e.decoding.iter().flat_map(|d| d.tables.iter()) {
+            let inputs = &t.event.inputs;
+            if !inputs.is_empty() && inputs.iter().all(|p| !p.indexed) {
+                out.push(format!(
+                    "export[{}]: event {} declares no indexed parameter, so it fits only logs with topic0 alone; \
+                     most events index some (ERC-20 Transfer: `Transfer(address indexed from, address indexed to, uint256 value)`, \
+                     or dataset = \"erc20_transfers\"): copy the event from the contract's ABI, `indexed` marks included",
+                    e.index,
+                    t.event.signature()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `plan`: the next run's units, from the job's state when it has one. A

@@ -138,6 +138,9 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
                 "{} logs fit no decoded event (undecodable: left out of the decoded tables)",
                 t.undecodable
             ));
+            if let Some(hint) = &t.decode_hint {
+                notes.push(format!("{} of them: {hint}", t.layout_mismatched));
+            }
         }
         if t.decimal38_nulls > 0 {
             notes.push(format!(

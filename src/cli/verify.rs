@@ -153,7 +153,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
             println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
         } else if interrupted.iter().any(|op| op.kind == "conversion") {
             println!(
-                "run `chainetl run {}` (or `chainetl verify {} --repair`) to finish the conversion, with no request to the service",
+                "run `chainetl run {}` (or `chainetl verify {} --repair`) to finish the conversion (itself with no request to the service; the run then does what else it has to)",
                 args.spec, args.spec
             );
         } else {

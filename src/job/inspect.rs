@@ -190,6 +190,16 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
         None => Default::default(),
     };
     let changes = compared.changes;
+    // As `run` refuses it: a conversion another spec began.
+    if let Some(m) = state.load_migration().await?
+        && m.identity != JobIdentity::of(spec)
+    {
+        return Err(RunError::Migration(format!(
+            "job `{}`: a conversion of its output from format {} to {} was interrupted (begun {}); run the spec \
+             that asked for it again to finish it (with no request to the service), or re-run with --fresh",
+            spec.name, m.from, m.to, m.started_at
+        )));
+    }
     if !changes.is_empty() {
         return Err(RunError::JobChanged {
             name: spec.name.clone(),
@@ -250,12 +260,16 @@ async fn conversion_plan(
         let old_sink = Arc::new(Sink::open(&old.output)?);
         let old_state = StateStore::new(old_sink.clone(), &spec.name);
         let tables = spec.tables();
-        let keep = super::migrate::delta_files(&old_sink, &old_state, &tables).await?;
+        // A conversion killed while deleting the logs: what is left stays.
+        let keep = super::migrate::delta_files(&old_sink, &old_state, &tables).await.ok();
         let kept: Vec<_> = old_state
             .list_files(&tables)
             .await?
             .into_iter()
-            .filter(|f| keep.contains(&f.rel))
+            .filter(|f| {
+                keep.as_ref()
+                    .map_or(!matches!(f.kind, crate::state::JobFile::Hidden(_)), |k| k.contains(&f.rel))
+            })
             .collect();
         (kept.len(), kept.iter().map(|f| f.bytes).sum())
     };

@@ -66,6 +66,24 @@ use std::time::Instant;
 /// Footers read (or files deleted) at once.
 const AT_ONCE: usize = 16;
 
+/// A failure reading or writing a table's log or files: worth a retry
+/// (exit 1), unlike a refusal.
+fn io_failed(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> RunError {
+    RunError::Sink(crate::sink::SinkError::Write {
+        path: what.to_string(),
+        source: Box::new(e),
+    })
+}
+
+/// A write-stage error of a conversion: a file that cannot join a table
+/// as it is refuses it (exit 2); anything else is worth a retry.
+fn sink_failed(e: crate::sink::SinkError) -> RunError {
+    match e {
+        crate::sink::SinkError::Config { .. } => RunError::Migration(format!("converting to delta: {e}")),
+        e => RunError::Sink(e),
+    }
+}
+
 /// What a conversion did.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Converted {
@@ -270,23 +288,26 @@ async fn to_delta(
         )));
     }
     let schemas = table_schemas(spec)?;
-    for (table, schema) in &schemas {
-        delta.check_table(sink, table, schema).await.map_err(|e| match e {
-            crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
-            e => RunError::Sink(e),
-        })?;
-    }
     // A compaction a dead parquet run left is finished the parquet way.
     Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
     let stored = parquet_files(spec, state, job).await?;
     let mut out = Converted::default();
     let mut changes = Vec::new();
-    for table in schemas.keys() {
+    for (table, schema) in &schemas {
         let files = stored.files.get(table).map(Vec::as_slice).unwrap_or_default();
-        changes.push(table_change(state, sink, table, files, &stored).await?);
+        let (want, _) = sink.file_columns(schema);
+        changes.push(table_change(state, sink, table, &want, files, &stored).await?);
         out.tables += 1;
         out.files += files.len();
         out.bytes += files.iter().map(|f| f.bytes).sum::<u64>();
+    }
+    // Every file fits: the tables are created (or found with this
+    // layout) last, so a refusal leaves no log in a parquet output.
+    for (table, schema) in &schemas {
+        delta.check_table(sink, table, schema).await.map_err(|e| match e {
+            crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
+            e => RunError::Sink(e),
+        })?;
     }
     state.save_migration(migration).await?;
     crate::util::failpoint::hit("conversion-recorded");
@@ -315,6 +336,7 @@ async fn table_change(
     state: &StateStore,
     sink: &Arc<Sink>,
     table: &str,
+    want: &arrow_schema::Schema,
     files: &[Listed],
     stored: &ParquetFiles,
 ) -> Result<TableChange, RunError> {
@@ -322,14 +344,17 @@ async fn table_change(
         return Err(RunError::Migration("converting to delta needs a delta output".into()));
     };
     let t = delta.table(sink, table);
-    let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to delta: {e}"));
-    let live: HashSet<String> = t
-        .blocking(|t| t.live_files())
-        .await
-        .map_err(failed)?
-        .into_iter()
-        .map(|f| f.path)
-        .collect();
+    let failed = |e: crate::storage::delta::DeltaError| io_failed(table, e);
+    let live: HashSet<String> = if t.exists(sink.storage()).await.map_err(failed)? {
+        t.blocking(|t| t.live_files())
+            .await
+            .map_err(failed)?
+            .into_iter()
+            .map(|f| f.path)
+            .collect()
+    } else {
+        HashSet::new()
+    };
     let dir = format!("{table}/");
     let in_table = |rel: &str| rel.strip_prefix(&dir).unwrap_or(rel).to_string();
     let kept: HashSet<String> = files.iter().map(|f| in_table(&f.rel)).collect();
@@ -345,7 +370,7 @@ async fn table_change(
                 JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
                 _ => None,
             };
-            let add = delta.add_stored(sink, table, &f.rel, f.bytes, None).await?;
+            let add = delta.add_adopted(sink, table, &f.rel, f.bytes, want).await.map_err(sink_failed)?;
             Ok::<_, RunError>((unit, add))
         })
         .buffered(AT_ONCE)
@@ -440,15 +465,7 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mu
     }
     for table in &tables {
         let log = format!("{table}/_delta_log/");
-        let mut found: Vec<String> = sink
-            .storage()
-            .list(&log)
-            .await
-            .map_err(|e| RunError::Migration(format!("listing {log}: {e}")))?
-            .iter()
-            .map(|m| sink.storage().rel_of(&m.location))
-            .collect();
-        if found.is_empty() {
+        if sink.storage().list(&log).await.map_err(|e| io_failed(&log, e))?.is_empty() {
             continue;
         }
         // Another job may have published to the table since the check
@@ -459,17 +476,7 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mu
         if let Ok(foreign) = foreign_files(old.sink, old.state, &one).await {
             refuse_shared(spec, &foreign)?;
         }
-        // Oldest first: a reader meanwhile finds a log that starts too
-        // late, or a checkpoint gone, and fails; never an older version
-        // whose removed files are deleted already, read as if current.
-        found.sort();
-        for rel in found {
-            sink.delete(&rel).await?;
-        }
-        sink.storage()
-            .remove_empty_dir(&log)
-            .await
-            .map_err(|e| RunError::Migration(format!("removing {log}: {e}")))?;
+        delete_logs(sink, &one).await?;
         out.tables += 1;
     }
     Ok(out)
@@ -487,6 +494,31 @@ fn refuse_shared(spec: &Spec, foreign: &BTreeMap<String, usize>) -> Result<(), R
         spec.name,
         if *n == 1 { "" } else { "s" }
     )))
+}
+
+/// Deletes the Delta logs of `tables` (`<table>/_delta_log/`), oldest
+/// file first: a reader meanwhile finds a log that starts too late, or a
+/// checkpoint gone, and fails; never an older version whose removed files
+/// are deleted already, read as if current.
+pub(crate) async fn delete_logs(sink: &Sink, tables: &BTreeSet<String>) -> Result<(), RunError> {
+    for table in tables {
+        let log = format!("{table}/_delta_log/");
+        let mut found: Vec<String> = sink
+            .storage()
+            .list(&log)
+            .await
+            .map_err(|e| io_failed(&log, e))?
+            .iter()
+            .map(|m| sink.storage().rel_of(&m.location))
+            .collect();
+        found.sort();
+        for rel in found {
+            sink.delete(&rel).await?;
+            crate::util::failpoint::hit("during-log-delete");
+        }
+        sink.storage().remove_empty_dir(&log).await.map_err(|e| io_failed(&log, e))?;
+    }
+    Ok(())
 }
 
 /// A repair the delta format finishes in one commit a table — a `verify
@@ -525,7 +557,7 @@ async fn foreign_files(sink: &Arc<Sink>, state: &StateStore, tables: &BTreeSet<S
     let mut out = BTreeMap::new();
     for table in tables {
         let t = delta.table(sink, table);
-        let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to parquet: {e}"));
+        let failed = |e: crate::storage::delta::DeltaError| io_failed(table, e);
         if !t.exists(sink.storage()).await.map_err(failed)? {
             continue;
         }
@@ -570,7 +602,7 @@ pub(crate) async fn delta_files(sink: &Arc<Sink>, state: &StateStore, tables: &B
                 None => {
                     let t = delta.table(sink, &table);
                     let app = unit_app_id(state, &st.unit);
-                    let failed = |e: crate::storage::delta::DeltaError| RunError::Migration(format!("converting to parquet: {e}"));
+                    let failed = |e: crate::storage::delta::DeltaError| io_failed(&table, e);
                     let v = if t.exists(sink.storage()).await.map_err(failed)? {
                         t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0)
                     } else {

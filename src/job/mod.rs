@@ -223,6 +223,8 @@ async fn run_leased(
 ) -> Result<RunSummary, RunError> {
     let now = opts.as_of.unwrap_or_else(|| plan::job_now(&spec));
     let prepare::Opened { state, job, convert } = prepare::open(&spec, sink.clone(), opts.fresh, now).await?;
+    // Refused before a conversion changes anything.
+    prepare::check_as_of(&spec, &job, opts.as_of)?;
     // A change of format is made first, from the stored files, holding
     // the whole job: shards would each see part of the job's files.
     let (job, conversion) = match &convert {
@@ -274,7 +276,6 @@ async fn run_leased(
         opts.repair.clone()
     };
     prepare::delete_repaired(&spec, &state, &repair).await?;
-    prepare::check_as_of(&spec, &job, opts.as_of)?;
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
     let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);
     *shared.conversion.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = conversion.clone();

@@ -69,6 +69,14 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
     }
     let mut seq_floor = 0;
     if fresh || interrupted {
+        // A conversion to parquet killed while deleting the Delta logs
+        // leaves logs that no longer read: they go first, as it would
+        // have finished.
+        if let Some(m) = state.load_migration().await?
+            && m.phase == "logs"
+        {
+            super::migrate::delete_logs(&sink, &tables_to_clear(spec, &state).await).await?;
+        }
         let (n, floor) = state.clear(&tables_to_clear(spec, &state).await).await?;
         seq_floor = floor;
         tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");

@@ -94,6 +94,14 @@ pub struct Tally {
     /// Decoding exports: logs that fit no decoded event (left out of the
     /// decoded tables; kept in the raw table with `also_raw`).
     pub undecodable: u64,
+    /// Decoding exports: of the undecodable logs, those that carried a
+    /// decoded event's topic0 but whose topics and data fit none of its
+    /// tables.
+    pub layout_mismatched: u64,
+    /// Decoding exports: why those logs did not fit, and a signature (or
+    /// preset) that fits them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_hint: Option<String>,
     /// Decoding exports: wide integers too large for `_decimal38` (null there).
     pub decimal38_nulls: u64,
     /// Decoding exports: `string` values that were not UTF-8 (written as hex).

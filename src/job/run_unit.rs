@@ -354,8 +354,15 @@ impl UnitRun<'_> {
         let rows = self.pending.rows;
         let counts = self.pending.counts;
         let elapsed = self.shared.started.elapsed().as_secs_f64();
+        let hint = counts
+            .shape
+            .and_then(|shape| self.shared.decoders.get(self.unit.export)?.as_ref()?.hint(shape));
         self.shared.tally(self.key, |t| {
             t.undecodable += counts.undecodable;
+            t.layout_mismatched += counts.mismatched;
+            if t.decode_hint.is_none() {
+                t.decode_hint = hint;
+            }
             t.decimal38_nulls += counts.decimal38_nulls;
             t.invalid_utf8 += counts.invalid_utf8;
             t.rows += rows;

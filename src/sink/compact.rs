@@ -262,6 +262,26 @@ impl Sink {
                 sorted,
             });
         };
+        // Files of a partition written by releases with other columns (one
+        // added since) are not merged: taking the first one's columns
+        // would drop a newer column's values, or fail on every run. The
+        // partition stays as it is, said as skipped.
+        let columns = |s: &arrow_schema::Schema| -> Vec<String> { s.fields().iter().map(|f| f.name().clone()).collect() };
+        let want = columns(first.schema());
+        if let Some(other) = opened
+            .iter()
+            .find(|i| i.builder.as_ref().is_some_and(|b| columns(b.schema()) != want))
+        {
+            return Err(Stop::Failed(SinkError::Read {
+                path: other.rel.clone(),
+                source: format!(
+                    "its columns differ from {}'s (a release that added a column wrote one of them): files of \
+                     different columns are not merged",
+                    opened[0].rel
+                )
+                .into(),
+            }));
+        }
         let (schema, _) = self.file_columns(first.schema());
         let (key, props) = self.output_encoding(&schema, sorted)?;
         let rows: u64 = opened.iter().map(|i| i.rows).sum();

@@ -163,6 +163,56 @@ impl DeltaTables {
         self.add(table, &schema, rel, bytes, rows, &footer)
     }
 
+    /// The `add` of stored file `rel` of `table` (`bytes` long) adopted as
+    /// it is (a conversion to `delta`): refused, as a layout error, when
+    /// its columns are not `want`'s (the writer's file columns) — a file
+    /// an older release wrote without a column, or with another type,
+    /// would break the table's schema for readers.
+    pub async fn add_adopted(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, want: &Schema) -> Result<AddFile, SinkError> {
+        let storage = sink.storage();
+        let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
+        let unreadable = |e: String| SinkError::Read {
+            path: rel.into(),
+            source: e.into(),
+        };
+        let footer = reader.get_metadata(None).await.map_err(|e| unreadable(e.to_string()))?;
+        let meta = footer.file_metadata();
+        let schema = parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata())
+            .map_err(|e| unreadable(e.to_string()))?;
+        let plain = |t: &DataType| match t {
+            DataType::Dictionary(_, v) => v.as_ref().clone(),
+            t => t.clone(),
+        };
+        let mut why = Vec::new();
+        for f in want.fields() {
+            match schema.field_with_name(f.name()) {
+                Err(_) => why.push(format!("it has no column {}", f.name())),
+                Ok(g) if plain(g.data_type()) != plain(f.data_type()) => {
+                    why.push(format!("its column {} is {}, not {}", f.name(), g.data_type(), f.data_type()))
+                }
+                Ok(_) => {}
+            }
+        }
+        for g in schema.fields() {
+            if want.field_with_name(g.name()).is_err() {
+                why.push(format!("it has a column {} the table does not", g.name()));
+            }
+        }
+        if !why.is_empty() {
+            return Err(SinkError::Config {
+                uri: rel.into(),
+                message: format!(
+                    "{}: a file another release wrote cannot join the Delta table as it is; convert with that release, \
+                     or start over with --fresh",
+                    why.join("; ")
+                ),
+                source: None,
+            });
+        }
+        let rows = meta.num_rows().max(0) as u64;
+        self.add(table, &schema, rel, bytes, rows, &footer)
+    }
+
     /// Makes `change` to `table` in one commit, in the table's turn (after
     /// the units' commits in flight in this process). The table exists.
     pub async fn commit(&self, sink: &Sink, table: &str, change: Change) -> Result<u64, SinkError> {

@@ -12,6 +12,7 @@
 //! format: `conversion-recorded` (its record written, nothing changed),
 //! `during-conversion` (after each table's commit, or each file deleted),
 //! `conversion-logs` (every file deleted, the Delta logs not yet),
+//! `during-log-delete` (after each Delta log file deleted),
 //! `migration-recorded` (the job's new identity written, the record not
 //! yet deleted).
 //!

@@ -233,11 +233,24 @@ fn a_conversion_killed_at_every_step_finishes_exactly_on_the_next_run() {
     parquet_equals(&out, &pq);
     let v = chainetl(&["verify", &to_parquet]);
     assert!(v.status.success(), "{}", text(&v));
-    // Converted twice, the job still exports what a spec adds to it.
+    // Converted twice, the job changes its format again and grows in the
+    // same run: the stored files are adopted, only the new export fetched.
     let mut grown = body(&sim.url(), &out.to_string_lossy(), "delta", "");
     grown.push_str("[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"20000000..20000049\"\n");
     let o = chainetl(&["run", &write_spec(dir.path(), "grown.toml", &grown), "--summary", "json"]);
     assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["conversion"]["to"], "delta", "{summary}");
+    let fetched: Vec<&serde_json::Value> = summary["tallies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["requests"].as_u64() > Some(0))
+        .collect();
+    assert!(
+        fetched.len() == 1 && fetched[0]["export"] == 5,
+        "only the appended export fetched: {summary}"
+    );
     let doc = check(&out.join("blocks"), keys_of("blocks"), None);
     every_version_exact(&doc, "blocks");
     assert_eq!(
@@ -500,4 +513,79 @@ print(json.dumps({"duckdb": [total, valued], "polars": [frame.height, frame["wit
     );
     assert_eq!(doc["polars"][0].as_u64(), Some(total), "{doc}");
     assert!(doc["polars"][1].as_u64().unwrap() >= older, "{doc}");
+}
+
+/// A file an older release wrote with other columns is not adopted into
+/// a Delta table whose schema it would break: the conversion is refused
+/// before anything is written (no log left in the parquet output), and
+/// the old spec still runs.
+#[test]
+fn a_file_with_other_columns_refuses_the_conversion_before_anything_is_written() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = |name: &str, format: &str| {
+        write_spec(
+            dir.path(),
+            name,
+            &format!(
+                "name = \"oc\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncompact = false\n\
+                 [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000099\"\nchunk_blocks = 50\n",
+                sim.url(),
+                out.display()
+            ),
+        )
+    };
+    let o = chainetl(&["run", &s("p.toml", "parquet")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let older = parquet_files(&out.join("blocks")).remove(0);
+    let script = "import sys, pyarrow.parquet as pq\nt = pq.read_table(sys.argv[1])\npq.write_table(t.drop_columns(['withdrawals_root']), sys.argv[1])";
+    let o = std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(&older)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("d.toml", "delta")]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("it has no column withdrawals_root"), "{}", text(&o));
+    assert!(!out.join("blocks/_delta_log").exists(), "no table created");
+    assert!(!out.join("_chainetl/oc/migration.json").exists(), "nothing recorded");
+    let o = chainetl(&["run", &s("p.toml", "parquet")]);
+    assert!(o.status.success(), "the old spec runs: {}", text(&o));
+}
+
+/// A conversion to parquet killed while deleting the Delta logs, then
+/// `--fresh`: the logs left no longer read, and the clearing goes on
+/// rather than failing on them for good.
+#[test]
+fn fresh_after_a_conversion_killed_while_deleting_the_logs_starts_over() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq) = (dir.path().join("out"), dir.path().join("pq"));
+    let s = |name: &str, uri: &Path, format: &str| {
+        write_spec(
+            dir.path(),
+            name,
+            &format!(
+                "name = \"fl\"\n[source]\nbase_url = \"{}\"\npage_size = 200\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\n\
+                 [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000099\"\nchunk_blocks = 25\n",
+                sim.url(),
+                uri.display()
+            ),
+        )
+    };
+    for (name, uri, format) in [("ref.toml", &pq, "parquet"), ("d.toml", &out, "delta")] {
+        let o = chainetl(&["run", &s(name, uri, format)]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let to_parquet = s("p.toml", &out, "parquet");
+    let o = crash_bin("during-log-delete:1").args(["run", &to_parquet]).output().unwrap();
+    assert!(!o.status.success(), "the run should have died\n{}", text(&o));
+    assert!(out.join("events/_delta_log").exists(), "part of the log is left");
+    let o = chainetl(&["run", &to_parquet, "--fresh"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!out.join("events/_delta_log").exists());
+    let cols = keys_of("events");
+    assert_eq!(read_rows(&out.join("events"), cols), read_rows(&pq.join("events"), cols));
 }

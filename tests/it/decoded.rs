@@ -318,3 +318,45 @@ fn fresh_clears_a_renamed_table_and_artifact_abis_match_pasted_signatures() {
     let o = chainetl(&["validate", &s]);
     assert!(o.status.success(), "the same event from an artifact and a signature: {}", text(&o));
 }
+
+/// A signature pasted without its `indexed` marks: `validate` warns, and
+/// the run says why its logs fit nothing (the topics and data words they
+/// carry against what the signature declares) and what would fit, in
+/// the summary and the run report.
+#[test]
+fn a_signature_without_indexed_marks_is_warned_of_and_the_run_says_what_fits() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let path = write_spec(
+        dir.path(),
+        "pasted.toml",
+        &spec(
+            &sim.url(),
+            &out,
+            1,
+            "[[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000049\"\ndecode = true\nsignatures = [\"Transfer(address,address,uint256)\"]\n",
+        ),
+    );
+    let v = chainetl(&["validate", &path]);
+    assert!(v.status.success(), "a warning, not an error: {}", text(&v));
+    assert!(
+        text(&v).contains("warning") && text(&v).contains("declares no indexed parameter"),
+        "{}",
+        text(&v)
+    );
+    let o = chainetl(&["run", &path]);
+    assert!(o.status.success(), "{}", text(&o));
+    let fits = "write `Transfer(address indexed,address indexed,uint256)`, or use dataset = \"erc20_transfers\"";
+    assert!(
+        text(&o).contains("3 topics and 1 word of data") && text(&o).contains(fits),
+        "{}",
+        text(&o)
+    );
+    let mismatched = report_tally(&out, "layout_mismatched");
+    assert!(mismatched > 0 && mismatched == report_tally(&out, "undecodable"), "{mismatched}");
+    let runs = out.join("_chainetl/dec/runs/latest.json");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(runs).unwrap()).unwrap();
+    let hint = doc["tallies"][0]["decode_hint"].as_str().unwrap_or_default().to_string();
+    assert!(hint.contains(fits), "{doc}");
+}

@@ -26,6 +26,7 @@
 //! `events` table.
 
 mod columns;
+mod hint;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -56,6 +57,7 @@ pub const IDENTITY: [&str; 7] = [
 /// Extra columns of integers wider than 64 bits (`u256 = [...]`).
 pub use crate::spec::U256Columns as WideColumns;
 pub use crate::spec::decoding::snake_case;
+pub use hint::LogShape;
 
 /// How a parameter becomes columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +170,12 @@ impl EventTable {
 pub struct DecodeCounts {
     /// Logs that fit no decoded event.
     pub undecodable: u64,
+    /// Of those, logs that carried a decoded event's topic0 but whose
+    /// topics and data fit none of its tables (a signature without its
+    /// `indexed` marks, most often).
+    pub mismatched: u64,
+    /// The first such log's shape, for [`LogDecoder::hint`].
+    pub shape: Option<LogShape>,
     /// Wide integers too large for `_decimal38` (left null there).
     pub decimal38_nulls: u64,
     /// `string` values that were not UTF-8 (written as 0x-hex).
@@ -177,6 +185,8 @@ pub struct DecodeCounts {
 impl std::ops::AddAssign for DecodeCounts {
     fn add_assign(&mut self, o: DecodeCounts) {
         self.undecodable += o.undecodable;
+        self.mismatched += o.mismatched;
+        self.shape = self.shape.or(o.shape);
         self.decimal38_nulls += o.decimal38_nulls;
         self.invalid_utf8 += o.invalid_utf8;
     }
@@ -275,7 +285,8 @@ impl LogDecoder {
                 topics.push(topic_word(&t.0).map_err(|m| ctx.err(row, "topics", m))?);
             }
             let data = data_bytes(log.data.as_deref()).map_err(|m| ctx.err(row, "data", m))?;
-            let fitted = topics.first().and_then(|t0| self.by_topic.get(t0)).and_then(|candidates| {
+            let candidates = topics.first().and_then(|t0| self.by_topic.get(t0));
+            let fitted = candidates.and_then(|candidates| {
                 candidates.iter().find_map(|&i| {
                     let t = &self.tables[i];
                     let d = t.decoder.decode_log_parts(topics.iter().copied(), &data).ok()?;
@@ -284,7 +295,17 @@ impl LogDecoder {
             });
             match fitted {
                 Some((i, decoded)) => counts += builders[i].append(&id, &self.tables[i].params, &decoded),
-                None => counts.undecodable += 1,
+                None => {
+                    counts.undecodable += 1;
+                    counts.mismatched += 1;
+                    if counts.shape.is_none() {
+                        counts.shape = candidates.and_then(|c| c.first()).map(|&table| LogShape {
+                            table,
+                            topics: topics.len(),
+                            words: data.len().div_ceil(32),
+                        });
+                    }
+                }
             }
         }
         let tables = builders

@@ -383,3 +383,49 @@ fn generated_column_names_never_repeat_in_any_case_nor_hide_partition_keys() {
         assert!(!names.contains(&"date".to_string()), "{sig}: {names:?}");
     }
 }
+
+#[test]
+fn logs_with_the_topic0_but_not_the_layout_say_why_and_what_would_fit() {
+    let t20 = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+    let a = "0x0000000000000000000000001b63142628311395ceafeea5667e7c9026c862ca";
+    let b = "0x000000000000000000000000ac4df82fe37ea2187bc8c011a23d743b4f39019a";
+    let logs = vec![
+        log_json(
+            10,
+            0,
+            "0xf4eced2f682ce333f96f2d8966c613ded8fc95dd",
+            &[t20, a, b],
+            &format!("0x{:064x}", 5),
+        ),
+        log_json(
+            10,
+            1,
+            "0xf4eced2f682ce333f96f2d8966c613ded8fc95dd",
+            &[t20, a, b],
+            &format!("0x{:064x}", 6),
+        ),
+    ];
+    // As pasted from a block explorer: no `indexed` marks.
+    let pasted = || {
+        vec![table(
+            "event Transfer(address from, address to, uint256 value)",
+            WideColumns::default(),
+        )]
+    };
+    let d = decode(pasted(), WideColumns::default(), &logs);
+    assert_eq!(d.tables[0].batch.num_rows(), 0);
+    assert_eq!((d.counts.undecodable, d.counts.mismatched), (2, 2));
+    let shape = d.counts.shape.unwrap();
+    assert_eq!((shape.table, shape.topics, shape.words), (0, 3, 1));
+    let hint = LogDecoder::new(pasted(), HashEncoding::Hex, WideColumns::default())
+        .hint(shape)
+        .unwrap();
+    assert!(hint.contains("3 topics and 1 word of data"), "{hint}");
+    assert!(hint.contains("declares 1 topic and 3 words"), "{hint}");
+    assert!(hint.contains("write `Transfer(address indexed,address indexed,uint256)`"), "{hint}");
+    assert!(hint.contains("dataset = \"erc20_transfers\""), "{hint}");
+    // A log of another event is undecodable, not a mismatch.
+    let other = log_json(10, 2, "0xf4eced2f682ce333f96f2d8966c613ded8fc95dd", &[a], "0x");
+    let d = decode(pasted(), WideColumns::default(), &[other]);
+    assert_eq!((d.counts.undecodable, d.counts.mismatched, d.counts.shape), (1, 0, None));
+}

@@ -421,7 +421,21 @@ impl Table {
     pub fn add_columns(&self, fields: &[serde_json::Value], attempts: u32) -> Result<Option<u64>, DeltaError> {
         for attempt in 0..attempts.max(1) {
             let snapshot = self.snapshot()?;
-            let have: HashSet<String> = snapshot.schema().fields().map(|f| f.name().to_string()).collect();
+            let schema = snapshot.schema();
+            // One another writer added meanwhile must have the type asked for.
+            for f in fields {
+                if let Some(h) = f["name"].as_str().and_then(|n| schema.field(n)) {
+                    let ty = serde_json::to_value(h.data_type()).unwrap_or_default();
+                    if ty != f["type"] {
+                        return Err(self.refused(format!(
+                            "layout: column {} has type {ty} in the table; this job writes {}",
+                            h.name(),
+                            f["type"]
+                        )));
+                    }
+                }
+            }
+            let have: HashSet<String> = schema.fields().map(|f| f.name().to_string()).collect();
             let missing: Vec<&serde_json::Value> = fields
                 .iter()
                 .filter(|f| f["name"].as_str().is_some_and(|n| !have.contains(n)))
@@ -432,12 +446,14 @@ impl Table {
             let mut builder = snapshot.clone().update_table(UpdateTableOperation::AlterTable, ENGINE_INFO, false);
             for f in missing {
                 let field: delta_kernel::schema::StructField =
-                    serde_json::from_value(f.clone()).map_err(|e| self.refused(format!("column {f}: {e}")))?;
+                    serde_json::from_value(f.clone()).map_err(|e| self.refused(format!("layout: column {f}: {e}")))?;
                 builder = builder.add_column(field);
             }
+            // A change the kernel will not make (a name differing only in
+            // case, a table with column mapping) is for the user to fix.
             let txn = builder
                 .build(self.engine.as_ref(), Box::new(FileSystemCommitter::new()))
-                .map_err(|e| self.kernel(e))?;
+                .map_err(|e| self.refused(format!("layout: the columns cannot be added: {e}")))?;
             match txn.commit(self.engine.as_ref()).map_err(|e| self.kernel(e))? {
                 CommitResult::Committed(c) => {
                     if let Some(s) = c.post_commit_snapshot() {
