@@ -147,19 +147,10 @@ impl DeltaTables {
     /// The `add` of stored file `rel` of `table` (`bytes` long, `rows`
     /// rows, or as many as its footer says), its schema and statistics
     /// read from its footer: for files the job's merges wrote, whose
-    /// writer schema is the file's own, and files adopted as they are.
+    /// writer schema is the file's own.
     pub async fn add_stored(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, rows: Option<u64>) -> Result<AddFile, SinkError> {
-        let storage = sink.storage();
-        let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
-        let unreadable = |e: String| SinkError::Read {
-            path: rel.into(),
-            source: e.into(),
-        };
-        let footer = reader.get_metadata(None).await.map_err(|e| unreadable(e.to_string()))?;
-        let meta = footer.file_metadata();
-        let schema = parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata())
-            .map_err(|e| unreadable(e.to_string()))?;
-        let rows = rows.unwrap_or_else(|| meta.num_rows().max(0) as u64);
+        let (footer, schema) = footer_of(sink, rel, bytes).await?;
+        let rows = rows.unwrap_or_else(|| footer.file_metadata().num_rows().max(0) as u64);
         self.add(table, &schema, rel, bytes, rows, &footer)
     }
 
@@ -169,16 +160,7 @@ impl DeltaTables {
     /// an older release wrote without a column, or with another type,
     /// would break the table's schema for readers.
     pub async fn add_adopted(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, want: &Schema) -> Result<AddFile, SinkError> {
-        let storage = sink.storage();
-        let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
-        let unreadable = |e: String| SinkError::Read {
-            path: rel.into(),
-            source: e.into(),
-        };
-        let footer = reader.get_metadata(None).await.map_err(|e| unreadable(e.to_string()))?;
-        let meta = footer.file_metadata();
-        let schema = parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata())
-            .map_err(|e| unreadable(e.to_string()))?;
+        let (footer, schema) = footer_of(sink, rel, bytes).await?;
         let plain = |t: &DataType| match t {
             DataType::Dictionary(_, v) => v.as_ref().clone(),
             t => t.clone(),
@@ -209,7 +191,7 @@ impl DeltaTables {
                 source: None,
             });
         }
-        let rows = meta.num_rows().max(0) as u64;
+        let rows = footer.file_metadata().num_rows().max(0) as u64;
         self.add(table, &schema, rel, bytes, rows, &footer)
     }
 
@@ -378,6 +360,22 @@ impl DeltaTables {
             }),
         }
     }
+}
+
+/// The footer of stored file `rel` (`bytes` long) and the Arrow schema it
+/// records.
+async fn footer_of(sink: &Sink, rel: &str, bytes: u64) -> Result<(Arc<ParquetMetaData>, Schema), SinkError> {
+    let storage = sink.storage();
+    let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
+    let unreadable = |e: String| SinkError::Read {
+        path: rel.into(),
+        source: e.into(),
+    };
+    let footer = reader.get_metadata(None).await.map_err(|e| unreadable(e.to_string()))?;
+    let meta = footer.file_metadata();
+    let schema =
+        parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata()).map_err(|e| unreadable(e.to_string()))?;
+    Ok((footer, schema))
 }
 
 /// A committed-or-not error of the log as the write stage's.
