@@ -147,23 +147,14 @@ pub(crate) async fn convert(
         }
         None => Migration::new(&change.from, &change.to, identity.clone()),
     };
+    let old = Old {
+        spec: &old_spec,
+        sink: &old_sink,
+        state: &old_state,
+    };
     let mut done = match change.to.as_str() {
-        "delta" => {
-            let old = Old {
-                spec: &old_spec,
-                sink: &old_sink,
-                state: &old_state,
-            };
-            to_delta(spec, sink, state, &job, &old, &mut migration, now).await?
-        }
-        _ => {
-            let old = Old {
-                spec: &old_spec,
-                sink: &old_sink,
-                state: &old_state,
-            };
-            to_parquet(spec, sink, &old, &mut migration, now).await?
-        }
+        "delta" => to_delta(spec, sink, state, &job, &old, &mut migration, now).await?,
+        _ => to_parquet(spec, sink, &old, &mut migration, now).await?,
     };
     job.spec_hash = identity.hash();
     job.identity = Some(identity);
