@@ -101,10 +101,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     // Not converted yet: the files are checked as they are.
     let stored = job.identity.as_ref().map(|i| i.format());
     let state = match stored {
-        Some(f) if f != spec.output.format.name() => {
-            let old = super::migrate::spec_in(spec, &f);
-            StateStore::new(Arc::new(sink.as_output(&old.output)?), &spec.name)
-        }
+        Some(f) if f != spec.output.format.name() => super::migrate::Old::of(spec, &sink, &f)?.state,
         _ => state,
     };
     let states = state.load_units().await?;
@@ -173,7 +170,7 @@ impl PlanView {
 pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunError> {
     let now = as_of.unwrap_or_else(|| plan::job_now(spec));
     let sink = Arc::new(Sink::open(&spec.output)?);
-    let state = StateStore::new(sink, &spec.name);
+    let state = StateStore::new(sink.clone(), &spec.name);
     // After an interrupted --fresh the next run starts over.
     if state.clear_interrupted().await? {
         return Ok(PlanView::new_job(spec, now));
@@ -190,16 +187,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
         None => Default::default(),
     };
     let changes = compared.changes;
-    // As `run` refuses it: a conversion another spec began.
-    if let Some(m) = state.load_migration().await?
-        && m.identity != JobIdentity::of(spec)
-    {
-        return Err(RunError::Migration(format!(
-            "job `{}`: a conversion of its output from format {} to {} was interrupted (begun {}); run the spec \
-             that asked for it again to finish it (with no request to the service), or re-run with --fresh",
-            spec.name, m.from, m.to, m.started_at
-        )));
-    }
+    super::prepare::migration_of(spec, &state, &JobIdentity::of(spec)).await?;
     if !changes.is_empty() {
         return Err(RunError::JobChanged {
             name: spec.name.clone(),
@@ -228,7 +216,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
     }
     let units = plan::plan(spec, &windows, job.cutting(spec), &segments);
     let conversion = match compared.format {
-        Some((from, to)) => Some(conversion_plan(spec, &state, &job, from, to).await?),
+        Some((from, to)) => Some(conversion_plan(spec, &sink, &state, &job, from, to).await?),
         None => None,
     };
     Ok(PlanView {
@@ -246,6 +234,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
 /// current files.
 async fn conversion_plan(
     spec: &Spec,
+    sink: &Arc<Sink>,
     state: &StateStore,
     job: &crate::state::JobState,
     from: String,
@@ -256,13 +245,12 @@ async fn conversion_plan(
         let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
-        let old = super::migrate::spec_in(spec, &from);
-        let old_sink = Arc::new(Sink::open(&old.output)?);
-        let old_state = StateStore::new(old_sink.clone(), &spec.name);
+        let old = super::migrate::Old::of(spec, sink, &from)?;
         let tables = spec.tables();
         // A conversion killed while deleting the logs: what is left stays.
-        let keep = super::migrate::delta_files(&old_sink, &old_state, &tables).await.ok();
-        let kept: Vec<_> = old_state
+        let keep = super::migrate::delta_files(&old.sink, &old.state, &tables).await.ok();
+        let kept: Vec<_> = old
+            .state
             .list_files(&tables)
             .await?
             .into_iter()

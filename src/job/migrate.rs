@@ -135,10 +135,8 @@ pub(crate) async fn convert(
     now: i64,
 ) -> Result<(JobState, Converted), RunError> {
     let started = Instant::now();
-    let old_spec = spec_in(spec, &change.from);
-    let old_sink = Arc::new(sink.as_output(&old_spec.output)?);
-    let old_state = StateStore::new(old_sink.clone(), &spec.name);
-    old_state.set_seq_floor(job.seq_floor);
+    let old = Old::of(spec, sink, &change.from)?;
+    old.state.set_seq_floor(job.seq_floor);
     let identity = JobIdentity::of(spec);
     let mut migration = match state.load_migration().await? {
         Some(m) => {
@@ -146,11 +144,6 @@ pub(crate) async fn convert(
             m
         }
         None => Migration::new(&change.from, &change.to, identity.clone()),
-    };
-    let old = Old {
-        spec: &old_spec,
-        sink: &old_sink,
-        state: &old_state,
     };
     let mut done = match change.to.as_str() {
         "delta" => to_delta(spec, sink, state, &job, &old, &mut migration, now).await?,
@@ -174,10 +167,20 @@ pub(crate) async fn convert(
 }
 
 /// The job as it was: its spec, output and state in the old format.
-struct Old<'a> {
-    spec: &'a Spec,
-    sink: &'a Arc<Sink>,
-    state: &'a StateStore,
+pub(crate) struct Old {
+    pub(crate) spec: Spec,
+    pub(crate) sink: Arc<Sink>,
+    pub(crate) state: StateStore,
+}
+
+impl Old {
+    /// `spec`'s job as format `format` reads it, on `sink`'s storage.
+    pub(crate) fn of(spec: &Spec, sink: &Sink, format: &str) -> Result<Old, RunError> {
+        let spec = spec_in(spec, format);
+        let sink = Arc::new(sink.as_output(&spec.output)?);
+        let state = StateStore::new(sink.clone(), &spec.name);
+        Ok(Old { spec, sink, state })
+    }
 }
 
 /// Each table of `spec` and its schema (the writers', partition columns
@@ -264,7 +267,7 @@ async fn to_delta(
     sink: &Arc<Sink>,
     state: &StateStore,
     job: &JobState,
-    old: &Old<'_>,
+    old: &Old,
     migration: &mut Migration,
     now: i64,
 ) -> Result<Converted, RunError> {
@@ -280,7 +283,7 @@ async fn to_delta(
     }
     let schemas = table_schemas(spec)?;
     // A compaction a dead parquet run left is finished the parquet way.
-    Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
+    Compactor::new(&old.spec, &old.state, &old.sink, now).recover_all().await?;
     let stored = parquet_files(spec, state, job).await?;
     let mut out = Converted::default();
     let mut changes = Vec::new();
@@ -420,16 +423,16 @@ fn rows_of<'a>(files: impl Iterator<Item = &'a str>, states: &HashMap<String, Un
 }
 
 /// delta → parquet (see the module doc).
-async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mut Migration, now: i64) -> Result<Converted, RunError> {
+async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old, migration: &mut Migration, now: i64) -> Result<Converted, RunError> {
     let tables = spec.tables();
     let mut out = Converted::default();
     if migration.phase != "logs" {
-        refuse_unfinished(spec, old.state).await?;
-        refuse_shared(spec, &foreign_files(old.sink, old.state, &tables).await?)?;
+        refuse_unfinished(spec, &old.state).await?;
+        refuse_shared(spec, &foreign_files(&old.sink, &old.state, &tables).await?)?;
         old.state.save_migration(migration).await?;
         crate::util::failpoint::hit("conversion-recorded");
-        Compactor::new(old.spec, old.state, old.sink, now).recover_all().await?;
-        let keep = delta_files(old.sink, old.state, &tables).await?;
+        Compactor::new(&old.spec, &old.state, &old.sink, now).recover_all().await?;
+        let keep = delta_files(&old.sink, &old.state, &tables).await?;
         let listed = old.state.list_files(&tables).await?;
         let doomed: Vec<&Listed> = listed.iter().filter(|f| !keep.contains(&f.rel)).collect();
         out.deleted = doomed.len();
@@ -464,7 +467,7 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old<'_>, migration: &mu
         // the log still reads, it is checked again. (One this conversion
         // began deleting no longer reads, and is finished.)
         let one: BTreeSet<String> = std::iter::once(table.clone()).collect();
-        if let Ok(foreign) = foreign_files(old.sink, old.state, &one).await {
+        if let Ok(foreign) = foreign_files(&old.sink, &old.state, &one).await {
             refuse_shared(spec, &foreign)?;
         }
         delete_logs(sink, &one).await?;

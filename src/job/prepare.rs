@@ -117,21 +117,7 @@ async fn adopt(
     identity: &JobIdentity,
     now: i64,
 ) -> Result<(JobState, Option<FormatChange>), RunError> {
-    let migration = state.load_migration().await?;
-    if let Some(m) = &migration
-        && m.identity != *identity
-    {
-        return Err(RunError::Migration(format!(
-            "job `{}`: a conversion of its output from format {} to {} was interrupted (begun {}); \
-             run the spec that asked for it again to finish it (with no request to the service), \
-             or re-run with --fresh to start over (this deletes the job's {})",
-            spec.name,
-            m.from,
-            m.to,
-            m.started_at,
-            fresh_deletes(spec, state).await?
-        )));
-    }
+    let migration = migration_of(spec, state, identity).await?;
     let Some(stored) = job.identity.clone() else {
         // Started before identities were recorded: the whole spec hash.
         let hash = spec.content_hash();
@@ -180,6 +166,31 @@ async fn adopt(
         changes,
         deletes: fresh_deletes(spec, state).await?,
     })
+}
+
+/// The conversion in progress, if any; refused unless `identity` (the
+/// spec's) is the one that asked for it, as `run` and `plan` refuse it.
+pub(crate) async fn migration_of(
+    spec: &Spec,
+    state: &StateStore,
+    identity: &JobIdentity,
+) -> Result<Option<crate::state::Migration>, RunError> {
+    let migration = state.load_migration().await?;
+    if let Some(m) = &migration
+        && m.identity != *identity
+    {
+        return Err(RunError::Migration(format!(
+            "job `{}`: a conversion of its output from format {} to {} was interrupted (begun {}); \
+             run the spec that asked for it again to finish it (with no request to the service), \
+             or re-run with --fresh to start over (this deletes the job's {})",
+            spec.name,
+            m.from,
+            m.to,
+            m.started_at,
+            fresh_deletes(spec, state).await?
+        )));
+    }
+    Ok(migration)
 }
 
 /// What `--fresh` would delete, said in the refusal of a changed job.
