@@ -9,6 +9,10 @@ import sys
 import duckdb
 import polars as pl
 import pyarrow.dataset as ds
+import java_runtime
+
+java_runtime.require()
+
 from pyspark.sql import SparkSession
 
 

@@ -6,6 +6,10 @@ import json
 import os
 import sys
 
+import java_runtime
+
+java_runtime.require()
+
 from pyspark.sql import SparkSession
 
 spark = (

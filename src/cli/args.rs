@@ -1,6 +1,6 @@
 //! The command line's arguments (clap): subcommands, flags and their help.
 
-use crate::sim::SimOptions;
+use crate::spec::SimOptions;
 use clap::{Parser, Subcommand};
 
 /// Export blockchain data from the Blockchain Data Service (v2) into

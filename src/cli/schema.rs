@@ -2,7 +2,8 @@
 //! a spec's exports write, as JSON, Arrow, DuckDB or Spark DDL.
 
 use super::{CliError, Exit};
-use crate::decode::abi::{EventTable, WideColumns};
+use crate::decode::abi::EventTable;
+use crate::spec::U256Columns;
 use crate::spec::decoding::{PRESETS, parse_event, snake_case};
 use crate::spec::{HashEncoding, Spec};
 use crate::vocab::Dataset;
@@ -27,7 +28,7 @@ pub(super) fn schema(
 
 fn dataset_schema(name: &str, format: &str) -> Result<String, CliError> {
     if let Some((preset, sig)) = PRESETS.iter().find(|(p, _)| *p == name) {
-        return decoded(preset, sig, WideColumns::default(), HashEncoding::Hex, format);
+        return decoded(preset, sig, U256Columns::default(), HashEncoding::Hex, format);
     }
     let d = Dataset::parse(name).ok_or_else(|| {
         CliError::Usage(format!(
@@ -38,7 +39,7 @@ fn dataset_schema(name: &str, format: &str) -> Result<String, CliError> {
 }
 
 fn event_schema(sig: &str, u256: &[String], format: &str) -> Result<String, CliError> {
-    let mut wide = WideColumns::default();
+    let mut wide = U256Columns::default();
     for k in u256 {
         match k.trim() {
             "decimal38" | "decimal128" => wide.decimal38 = true,
@@ -51,7 +52,7 @@ fn event_schema(sig: &str, u256: &[String], format: &str) -> Result<String, CliE
 }
 
 /// The schema of the table `table` decoding `sig`.
-fn decoded(table: &str, sig: &str, wide: WideColumns, enc: HashEncoding, format: &str) -> Result<String, CliError> {
+fn decoded(table: &str, sig: &str, wide: U256Columns, enc: HashEncoding, format: &str) -> Result<String, CliError> {
     let event = parse_event(sig).map_err(|m| CliError::Usage(format!("--event: {m}")))?;
     let t = EventTable::new(table, event, enc, wide).map_err(CliError::Usage)?;
     super::ddl::table_schema_text(table, &t.schema(), format).map_err(CliError::Usage)

@@ -38,7 +38,7 @@ pub const DECLARATION: Declaration = Declaration {
     ],
     key: &["number"],
     partition_by: &["chain", "date"],
-    lookups: &[],
+    lookups: Dataset::Blocks.lookup_columns(),
     dictionary: &["chain", "miner"],
 };
 

@@ -29,7 +29,7 @@ pub const DECLARATION: Declaration = Declaration {
     ],
     key: &["block_number", "log_index"],
     partition_by: &["chain", "date"],
-    lookups: &["transaction_hash", "contract_address", "topic0"],
+    lookups: Dataset::Events.lookup_columns(),
     dictionary: &["chain", "contract_address", "topic0"],
 };
 

@@ -26,7 +26,7 @@ pub const DECLARATION: Declaration = Declaration {
     ],
     key: &["wallet_address", "date", "token_address"],
     partition_by: &["chain", "date"],
-    lookups: &["wallet_address"],
+    lookups: Dataset::Portfolio.lookup_columns(),
     dictionary: &[
         "chain",
         "wallet_address",

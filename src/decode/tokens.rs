@@ -20,7 +20,7 @@ pub const DECLARATION: Declaration = Declaration {
     ],
     key: &["address"],
     partition_by: &["chain"],
-    lookups: &[],
+    lookups: Dataset::Tokens.lookup_columns(),
     dictionary: &["chain", "name", "standard", "symbol"],
 };
 

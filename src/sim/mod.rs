@@ -21,7 +21,7 @@
 //! draws fixed by the seed.
 //!
 //! `sim` knows only the shared vocabulary and the spec (its options,
-//! [`SimOptions`], are defined with the spec that validates them).
+//! [`crate::spec::SimOptions`], are defined with the spec that validates them).
 
 mod admin;
 mod blocks;
@@ -38,5 +38,4 @@ mod tokens;
 
 /// The simulator's settings, defined with the spec that validates them
 /// (`[source.sim]`) so that `spec` needs nothing of `sim`.
-pub use crate::spec::SimOptions;
 pub use server::{SimHandle, serve, spawn};

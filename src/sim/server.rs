@@ -1,9 +1,9 @@
 //! The simulator's state and its HTTP server: the routes of the v2
 //! interface and of the test hooks, behind the fault-injection layer.
 
-use super::SimOptions;
 use super::data::SimData;
 use super::{admin, blocks, events, faults, portfolio, reply, tokens};
+use crate::spec::SimOptions;
 use crate::vocab::window::parse_instant;
 use axum::Router;
 use axum::middleware;

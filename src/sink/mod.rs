@@ -47,7 +47,6 @@ mod unit_writer;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use crate::decode::natural_key;
 pub use compact::{MergeInput, Merged, hidden_name};
 pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_name};
 pub use unit_writer::UnitWriter;

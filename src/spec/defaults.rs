@@ -4,6 +4,8 @@
 //! one line. The bounds each setting is checked against stay with its
 //! check.
 
+use crate::vocab::Dataset;
+
 // `[source]`
 
 /// Requests in flight, whole job (`source.max_concurrency`).
@@ -48,9 +50,17 @@ pub const DELTA_CHECKPOINT_INTERVAL: u64 = 100;
 /// engines pay little per file, small enough that a scan splits across
 /// cores and a failed upload costs little to redo.
 pub const TARGET_FILE_MB: usize = 256;
-/// Columns people look rows up by, which get bloom filters
-/// (`output.bloom_filters`).
-pub const BLOOM_FILTER_COLUMNS: &[&str] = &["transaction_hash", "contract_address", "topic0", "wallet_address"];
+/// Columns that get bloom filters (`output.bloom_filters`): every
+/// dataset's lookup columns ([`Dataset::lookup_columns`]), once each.
+pub fn bloom_filter_columns() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in Dataset::ALL.iter().flat_map(|d| d.lookup_columns()) {
+        if !out.iter().any(|o| o == c) {
+            out.push(c.to_string());
+        }
+    }
+    out
+}
 
 // Exports
 

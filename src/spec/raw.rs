@@ -124,7 +124,7 @@ pub(crate) struct RawOutput {
     /// Size of a compacted file in MiB (default [`super::defaults::TARGET_FILE_MB`]).
     pub(crate) target_file_mb: Option<Spanned<i64>>,
     /// Columns that get a Parquet bloom filter, where a table has them
-    /// (default [`super::defaults::BLOOM_FILTER_COLUMNS`]).
+    /// (default [`super::defaults::bloom_filter_columns`]).
     pub(crate) bloom_filters: Option<Spanned<Vec<Spanned<String>>>>,
     /// S3: endpoint URL of an S3-compatible store (default: `AWS_ENDPOINT_URL` or AWS).
     pub(crate) endpoint: Option<Spanned<String>>,

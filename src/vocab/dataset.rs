@@ -21,6 +21,18 @@ impl Dataset {
     /// All datasets.
     pub const ALL: [Dataset; 4] = [Dataset::Blocks, Dataset::Events, Dataset::Portfolio, Dataset::Tokens];
 
+    /// Columns people look its rows up by. The one declaration of them:
+    /// they get Parquet bloom filters unless `output.bloom_filters` names
+    /// others (the spec's default is every dataset's), and the dataset's
+    /// column declaration lists them (`decode::Declaration::lookups`).
+    pub const fn lookup_columns(self) -> &'static [&'static str] {
+        match self {
+            Dataset::Blocks | Dataset::Tokens => &[],
+            Dataset::Events => &["transaction_hash", "contract_address", "topic0"],
+            Dataset::Portfolio => &["wallet_address"],
+        }
+    }
+
     /// Its name in specs, paths and the CLI.
     pub fn name(self) -> &'static str {
         match self {

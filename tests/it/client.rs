@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use chainetl::api::{ApiError, Client, ClientConfig, EventsQuery, Secret, Sort, Stats};
-use chainetl::sim::SimOptions;
+use chainetl::spec::SimOptions;
 use chainetl::vocab::chain::Chain;
 use std::time::Duration;
 

@@ -4,7 +4,8 @@
 use arrow_array::Array;
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::DataType;
-use chainetl::sim::{SimHandle, SimOptions};
+use chainetl::sim::SimHandle;
+use chainetl::spec::SimOptions;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

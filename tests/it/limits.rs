@@ -7,8 +7,8 @@
 
 use crate::common::*;
 use crate::truth;
-use chainetl::sim::SimOptions;
 use chainetl::sim::data::SimData;
+use chainetl::spec::SimOptions;
 use chainetl::vocab::chain::Chain;
 use std::os::unix::process::CommandExt;
 use std::path::Path;

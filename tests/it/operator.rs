@@ -2,7 +2,7 @@
 //! run report, secrets kept out of every output, and progress on a terminal.
 
 use crate::common::*;
-use chainetl::sim::SimOptions;
+use chainetl::spec::SimOptions;
 use std::path::Path;
 
 /// Compares `actual` with `tests/it/snapshots/<name>.txt`;

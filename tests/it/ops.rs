@@ -2,7 +2,7 @@
 //! status and `latest.json`, Prometheus metrics in a file and over HTTP.
 
 use crate::common::*;
-use chainetl::sim::SimOptions;
+use chainetl::spec::SimOptions;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Stdio};

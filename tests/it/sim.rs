@@ -3,8 +3,8 @@
 //! cursors, auth, quotas, JSON errors, determinism.
 
 use crate::common::*;
-use chainetl::sim::SimOptions;
 use chainetl::sim::data::{EventKind, SimData};
+use chainetl::spec::SimOptions;
 use chainetl::vocab::chain::Chain;
 use serde_json::Value;
 

@@ -1,10 +1,11 @@
 //! Arrow builders of a decoded table, and how each decoded value is
 //! written: exact text for wide integers, JSON for arrays and tuples.
 
-use super::{DecodeCounts, EventTable, Kind, Param, WideColumns};
+use super::{DecodeCounts, EventTable, Kind, Param};
 use crate::api::types::Event as Log;
 use crate::decode::{Ctx, DecodeError, Decoded, HexCol, check_hex0x};
 use crate::spec::HashEncoding;
+use crate::spec::U256Columns;
 use alloy_dyn_abi::{DecodedEvent, DynSolType, DynSolValue};
 use arrow_array::ArrayRef;
 use arrow_array::RecordBatch;
@@ -82,11 +83,11 @@ impl Col {
 pub(super) struct TableBuilder {
     cols: Vec<Col>,
     days: Vec<i32>,
-    wide: WideColumns,
+    wide: U256Columns,
 }
 
 impl TableBuilder {
-    pub(super) fn new(table: &EventTable, enc: HashEncoding, wide: WideColumns, cap: usize) -> TableBuilder {
+    pub(super) fn new(table: &EventTable, enc: HashEncoding, wide: U256Columns, cap: usize) -> TableBuilder {
         let mut cols = vec![
             Col::Text(StringBuilder::with_capacity(cap, cap * 8)),
             Col::Int(Int64Builder::with_capacity(cap)),
@@ -180,7 +181,7 @@ fn push_value<'c>(
     next: &mut impl FnMut() -> Option<&'c mut Col>,
     kind: &Kind,
     v: &DynSolValue,
-    wide: WideColumns,
+    wide: U256Columns,
     counts: &mut DecodeCounts,
 ) {
     match (kind, next()) {
@@ -205,7 +206,7 @@ fn push_value<'c>(
 }
 
 /// `_f64`, and `_decimal38`/`_binary` where the table has them.
-fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynSolValue, wide: WideColumns, counts: &mut DecodeCounts) {
+fn push_wide_extras<'c>(next: &mut impl FnMut() -> Option<&'c mut Col>, v: &DynSolValue, wide: U256Columns, counts: &mut DecodeCounts) {
     if let Some(Col::Float(b)) = next() {
         b.append_value(approx(v));
     }

@@ -33,7 +33,7 @@ mod types;
 
 use super::{Ctx, DecodeError, Decoded, owns, parse_ts_micros};
 use crate::api::types::Event as Log;
-use crate::spec::HashEncoding;
+use crate::spec::{HashEncoding, U256Columns};
 use alloy_dyn_abi::{DynSolEvent, DynSolType, Specifier};
 use alloy_json_abi::Event;
 use alloy_primitives::B256;
@@ -55,8 +55,6 @@ pub const IDENTITY: [&str; 7] = [
 ];
 
 /// Extra columns of integers wider than 64 bits (`u256 = [...]`).
-pub use crate::spec::U256Columns as WideColumns;
-pub use crate::spec::decoding::snake_case;
 pub use hint::LogShape;
 
 /// How a parameter becomes columns.
@@ -102,7 +100,7 @@ pub struct EventTable {
 impl EventTable {
     /// The table `table` of `event`. Refuses anonymous events (they have no
     /// topic0 to select on) and types alloy cannot resolve.
-    pub fn new(table: &str, event: Event, enc: HashEncoding, wide: WideColumns) -> Result<EventTable, String> {
+    pub fn new(table: &str, event: Event, enc: HashEncoding, wide: U256Columns) -> Result<EventTable, String> {
         if event.anonymous {
             return Err(format!(
                 "event {} is anonymous: it has no topic0 to select or decode it by",
@@ -210,13 +208,13 @@ pub struct LogDecoder {
     tables: Vec<EventTable>,
     by_topic: HashMap<B256, Vec<usize>>,
     enc: HashEncoding,
-    wide: WideColumns,
+    wide: U256Columns,
 }
 
 impl LogDecoder {
     /// A decoder into `tables`. Tables sharing a topic0 are tried in order;
     /// the first the log fits takes it.
-    pub fn new(tables: Vec<EventTable>, enc: HashEncoding, wide: WideColumns) -> LogDecoder {
+    pub fn new(tables: Vec<EventTable>, enc: HashEncoding, wide: U256Columns) -> LogDecoder {
         let mut by_topic: HashMap<B256, Vec<usize>> = HashMap::new();
         for (i, t) in tables.iter().enumerate() {
             by_topic.entry(t.topic0()).or_default().push(i);

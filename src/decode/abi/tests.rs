@@ -1,5 +1,6 @@
 use super::*;
 use crate::plan::{Unit, UnitRange};
+use crate::spec::decoding::snake_case;
 use crate::vocab::Chain;
 use crate::vocab::Dataset;
 use alloy_dyn_abi::DynSolValue;
@@ -21,7 +22,7 @@ fn unit() -> Unit {
     }
 }
 
-fn table(sig: &str, wide: WideColumns) -> EventTable {
+fn table(sig: &str, wide: U256Columns) -> EventTable {
     let e = Event::parse(sig).unwrap();
     EventTable::new(&snake_case(&e.name), e, HashEncoding::Hex, wide).unwrap()
 }
@@ -36,7 +37,7 @@ fn log_json(block: u64, log_index: u64, contract: &str, topics: &[&str], data: &
     .to_string()
 }
 
-fn decode(tables: Vec<EventTable>, wide: WideColumns, logs: &[String]) -> DecodedLogs {
+fn decode(tables: Vec<EventTable>, wide: U256Columns, logs: &[String]) -> DecodedLogs {
     let body = format!("[{}]", logs.join(","));
     let logs: Vec<Log<'_>> = serde_json::from_str(&body).unwrap();
     let u = unit();
@@ -81,7 +82,7 @@ fn real_mainnet_transfers_decode_to_what_ethereum_etl_decoded() {
             log_json(f[4].parse().unwrap(), f[0].parse().unwrap(), &f[5], &topics, &f[6])
         })
         .collect();
-    let d = decode(vec![table(ERC20_TRANSFER, WideColumns::default())], WideColumns::default(), &logs);
+    let d = decode(vec![table(ERC20_TRANSFER, U256Columns::default())], U256Columns::default(), &logs);
     let t = &d.tables[0];
     let mut got: Vec<Vec<String>> = (0..t.batch.num_rows())
         .map(|i| {
@@ -130,24 +131,24 @@ fn erc20_and_erc721_transfers_each_land_in_exactly_one_table() {
         log_json(10, 2, "0x06012c8cf97bead5deae237070f9587f8e7a266d", &[t20, a], "0x"),
     ];
     let tables = || {
-        let mut nft = table(ERC721_TRANSFER, WideColumns::default());
+        let mut nft = table(ERC721_TRANSFER, U256Columns::default());
         nft.table = "erc721_transfers".into();
-        vec![table(ERC20_TRANSFER, WideColumns::default()), nft]
+        vec![table(ERC20_TRANSFER, U256Columns::default()), nft]
     };
-    let d = decode(tables(), WideColumns::default(), &logs);
+    let d = decode(tables(), U256Columns::default(), &logs);
     assert_eq!(d.tables[0].batch.num_rows(), 1);
     assert_eq!(strings(&d.tables[0], "value"), vec!["100000"]);
     assert_eq!(d.tables[1].batch.num_rows(), 1);
     assert_eq!(strings(&d.tables[1], "tokenId"), vec!["7"]);
     assert_eq!(d.counts.undecodable, 1, "two topics fit neither");
-    let only20 = decode(vec![table(ERC20_TRANSFER, WideColumns::default())], WideColumns::default(), &logs);
+    let only20 = decode(vec![table(ERC20_TRANSFER, U256Columns::default())], U256Columns::default(), &logs);
     assert_eq!(only20.tables[0].batch.num_rows(), 1);
     assert_eq!(only20.counts.undecodable, 2);
 }
 
 #[test]
 fn unlimited_approvals_and_negative_numbers_stay_exact() {
-    let wide = WideColumns {
+    let wide = U256Columns {
         decimal38: true,
         binary: true,
     };
@@ -221,7 +222,7 @@ fn unlimited_approvals_and_negative_numbers_stay_exact() {
 #[test]
 fn dynamic_bytes_strings_arrays_and_tuples_round_trip() {
     let sig = "event Note(string text, bytes blob, uint256[] amounts, (address, string, int8) entry, string bad, string indexed key)";
-    let t = table(sig, WideColumns::default());
+    let t = table(sig, U256Columns::default());
     let values = vec![
         DynSolValue::String("héllo".into()),
         DynSolValue::Bytes(vec![0xde, 0xad]),
@@ -245,7 +246,7 @@ fn dynamic_bytes_strings_arrays_and_tuples_round_trip() {
         &[&t.topic0().to_string(), &key.to_string()],
         &format!("0x{}", hex::encode(data)),
     )];
-    let d = decode(vec![t], WideColumns::default(), &logs);
+    let d = decode(vec![t], U256Columns::default(), &logs);
     let r = &d.tables[0];
     assert_eq!(strings(r, "text"), vec!["héllo"]);
     assert_eq!(strings(r, "blob"), vec!["0xdead"]);
@@ -262,7 +263,7 @@ fn dynamic_bytes_strings_arrays_and_tuples_round_trip() {
 
 #[test]
 fn truncated_data_and_foreign_logs_are_counted_not_fatal() {
-    let t = table(ERC20_TRANSFER, WideColumns::default());
+    let t = table(ERC20_TRANSFER, U256Columns::default());
     let t0 = t.topic0().to_string();
     let a = format!("0x{:064x}", 1);
     let logs = vec![
@@ -270,7 +271,7 @@ fn truncated_data_and_foreign_logs_are_counted_not_fatal() {
         log_json(1, 1, "0x0000000000000000000000000000000000000001", &[&a], "0x"),
         log_json(1, 2, "0x0000000000000000000000000000000000000001", &[], "0x"),
     ];
-    let d = decode(vec![t], WideColumns::default(), &logs);
+    let d = decode(vec![t], U256Columns::default(), &logs);
     assert_eq!(d.tables[0].batch.num_rows(), 0);
     assert_eq!(d.counts.undecodable, 3);
 }
@@ -281,7 +282,7 @@ fn names_and_schemas() {
     assert_eq!(snake_case("OwnershipTransferred"), "ownership_transferred");
     assert_eq!(snake_case("ERC20Sent"), "erc20_sent");
     assert_eq!(snake_case("NFTMinted"), "nft_minted");
-    let t = table("event Odd(address indexed, uint256 chain, uint256)", WideColumns::default());
+    let t = table("event Odd(address indexed, uint256 chain, uint256)", U256Columns::default());
     let names: Vec<String> = t.schema().fields().iter().map(|f| f.name().clone()).collect();
     assert_eq!(names[7..], ["arg0", "chain_1", "chain_1_f64", "arg2", "arg2_f64"].map(String::from));
     assert!(
@@ -289,7 +290,7 @@ fn names_and_schemas() {
             "x",
             Event::parse("event A(uint256 a) anonymous").unwrap(),
             HashEncoding::Hex,
-            WideColumns::default()
+            U256Columns::default()
         )
         .is_err()
     );
@@ -300,7 +301,7 @@ fn every_mix_of_extra_columns_fills_every_column() {
     let sig = "event Two(uint256 a, uint64 b, int8 c, uint256 d)";
     let words: String = [1u64, 2, 3, 4].iter().map(|v| format!("{v:064x}")).collect();
     for (decimal38, binary) in [(false, false), (true, false), (false, true), (true, true)] {
-        let wide = WideColumns { decimal38, binary };
+        let wide = U256Columns { decimal38, binary };
         let t = table(sig, wide);
         let topic = t.topic0().to_string();
         let logs = vec![log_json(
@@ -324,7 +325,7 @@ fn every_mix_of_extra_columns_fills_every_column() {
 
 #[test]
 fn values_out_of_their_types_range_are_undecodable_not_clamped() {
-    let t = table("event Small(uint8 indexed a, int8 b, bool c, address d)", WideColumns::default());
+    let t = table("event Small(uint8 indexed a, int8 b, bool c, address d)", U256Columns::default());
     let topic = t.topic0().to_string();
     let word = |v: &str| format!("{v:0>64}");
     let ok_a = word("05");
@@ -350,7 +351,7 @@ fn values_out_of_their_types_range_are_undecodable_not_clamped() {
             )
         })
         .collect();
-    let d = decode(vec![t], WideColumns::default(), &logs);
+    let d = decode(vec![t], U256Columns::default(), &logs);
     let r = &d.tables[0];
     assert_eq!(r.batch.num_rows(), 2, "only the two logs whose values fit");
     assert_eq!(d.counts.undecodable, 4);
@@ -370,7 +371,7 @@ fn generated_column_names_never_repeat_in_any_case_nor_hide_partition_keys() {
     ] {
         let t = table(
             sig,
-            WideColumns {
+            U256Columns {
                 decimal38: true,
                 binary: true,
             },
@@ -409,15 +410,15 @@ fn logs_with_the_topic0_but_not_the_layout_say_why_and_what_would_fit() {
     let pasted = || {
         vec![table(
             "event Transfer(address from, address to, uint256 value)",
-            WideColumns::default(),
+            U256Columns::default(),
         )]
     };
-    let d = decode(pasted(), WideColumns::default(), &logs);
+    let d = decode(pasted(), U256Columns::default(), &logs);
     assert_eq!(d.tables[0].batch.num_rows(), 0);
     assert_eq!((d.counts.undecodable, d.counts.mismatched), (2, 2));
     let shape = d.counts.shape.unwrap();
     assert_eq!((shape.table, shape.topics, shape.words), (0, 3, 1));
-    let hint = LogDecoder::new(pasted(), HashEncoding::Hex, WideColumns::default())
+    let hint = LogDecoder::new(pasted(), HashEncoding::Hex, U256Columns::default())
         .hint(shape)
         .unwrap();
     assert!(hint.contains("3 topics and 1 word of data"), "{hint}");
@@ -426,6 +427,6 @@ fn logs_with_the_topic0_but_not_the_layout_say_why_and_what_would_fit() {
     assert!(hint.contains("dataset = \"erc20_transfers\""), "{hint}");
     // A log of another event is undecodable, not a mismatch.
     let other = log_json(10, 2, "0xf4eced2f682ce333f96f2d8966c613ded8fc95dd", &[a], "0x");
-    let d = decode(pasted(), WideColumns::default(), &[other]);
+    let d = decode(pasted(), U256Columns::default(), &[other]);
     assert_eq!((d.counts.undecodable, d.counts.mismatched, d.counts.shape), (1, 0, None));
 }

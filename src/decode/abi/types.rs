@@ -2,8 +2,8 @@
 //! type it is decoded as, the range checks alloy leaves out, column names,
 //! and the table's Arrow schema.
 
-use super::{Kind, Param, WideColumns};
-use crate::spec::HashEncoding;
+use super::{Kind, Param};
+use crate::spec::{HashEncoding, U256Columns};
 use alloy_dyn_abi::{DynSolType, DynSolValue};
 use alloy_json_abi::EventParam;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -96,7 +96,7 @@ pub(crate) fn fits(v: &DynSolValue, ty: &DynSolType) -> bool {
 }
 
 /// The Arrow schema of a table of `params`.
-pub(super) fn table_schema(params: &[Param], enc: HashEncoding, wide: WideColumns) -> SchemaRef {
+pub(super) fn table_schema(params: &[Param], enc: HashEncoding, wide: U256Columns) -> SchemaRef {
     let hex = || {
         if enc == HashEncoding::Binary {
             DataType::Binary

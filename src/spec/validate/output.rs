@@ -125,7 +125,7 @@ impl Validator<'_> {
     /// has no filter for it), each a plain identifier.
     fn bloom_filters(&mut self, o: &RawOutput) -> Vec<String> {
         let Some(list) = &o.bloom_filters else {
-            return defaults::BLOOM_FILTER_COLUMNS.iter().map(|c| c.to_string()).collect();
+            return defaults::bloom_filter_columns();
         };
         let mut out = Vec::new();
         for c in list.get_ref() {
