@@ -1,7 +1,7 @@
 # chainetl as a container image (the one the README's Kubernetes example runs):
 #
-#   docker build -t chainetl:0.1.0 .
-#   docker run --rm chainetl:0.1.0 validate /specs/job.toml   # with -v ./specs:/specs
+#   docker build -t chainetl:0.2.0 .
+#   docker run --rm chainetl:0.2.0 validate /specs/job.toml   # with -v ./specs:/specs
 #
 # Stage 1 builds the release binary exactly as `make build` does (the
 # crash-test tool is an example target, which `cargo build` never builds).
