@@ -605,3 +605,50 @@ fn fresh_after_a_conversion_killed_while_deleting_the_logs_starts_over() {
     let cols = keys_of("events");
     assert_eq!(read_rows(&out.join("events"), cols), read_rows(&pq.join("events"), cols));
 }
+
+/// Several changes at once (item 6 of #43): the output format, a chain
+/// added to an export and an export appended. The stored rows are
+/// converted with no request; only the new chain and the new export are
+/// fetched; the output is a fresh delta export of the new spec's.
+#[test]
+fn a_format_change_with_a_new_chain_and_a_new_export_fetches_only_what_is_new() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq, dl) = (dir.path().join("out"), dir.path().join("pq"), dir.path().join("dl"));
+    let full = |url: &str, uri: &Path, format: &str| body(url, &uri.to_string_lossy(), format, "");
+    // The job as it was: export 0 on ethereum only, no tokens export.
+    let before = |url: &str, uri: &Path| {
+        let b = full(url, uri, "parquet").replacen(r#"chains = ["ethereum", "base"]"#, r#"chains = ["ethereum"]"#, 1);
+        b[..b.find("[[export]]\ndataset = \"tokens\"").unwrap()].to_string()
+    };
+    let old = write_spec(dir.path(), "old.toml", &before(&sim.url(), &out));
+    let o = chainetl(&["run", &old]);
+    assert!(o.status.success(), "{}", text(&o));
+    for (name, uri, format) in [("pq.toml", &pq, "parquet"), ("dl.toml", &dl, "delta")] {
+        let o = chainetl(&["run", &write_spec(dir.path(), name, &full(&sim.url(), uri, format))]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let new = write_spec(dir.path(), "new.toml", &full(&sim.url(), &out, "delta"));
+    let o = bin().args(["run", &new, "--summary", "json"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(summary["conversion"]["to"], "delta", "{summary}");
+    assert!(summary["conversion"]["files"].as_u64().unwrap() > 0, "{summary}");
+    let exports = summary["exports"].as_object().unwrap();
+    for (label, e) in exports {
+        let new_work = label == "e0 events base" || label.starts_with("e4 tokens");
+        let requests = e["requests"].as_u64().unwrap();
+        if new_work {
+            assert!(requests > 0 && e["rows_before"] == 0, "{label} is fetched: {e}");
+        } else {
+            assert_eq!(requests, 0, "{label} was stored: {summary}");
+        }
+    }
+    assert!(
+        exports.contains_key("e0 events base") && exports.keys().any(|k| k.starts_with("e4 tokens")),
+        "{summary}"
+    );
+    delta_equals(&out, &pq, &dl);
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+}
