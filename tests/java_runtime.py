@@ -15,6 +15,8 @@ HINT = "install a Java runtime, e.g. `apt-get install default-jre-headless`, or 
 def require(minimum=17):
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if home and not os.access(java, os.X_OK):
+        sys.exit(f"the Spark checks need Java {minimum} or later: JAVA_HOME={home} has no bin/java")
     if not java or not os.access(java, os.X_OK):
         sys.exit(f"the Spark checks need Java {minimum} or later and found none: {HINT}")
     try:

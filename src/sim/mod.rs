@@ -36,6 +36,5 @@ mod reply;
 mod server;
 mod tokens;
 
-/// The simulator's settings, defined with the spec that validates them
-/// (`[source.sim]`) so that `spec` needs nothing of `sim`.
+/// The simulator's server: started in-process or on a listener.
 pub use server::{SimHandle, serve, spawn};

@@ -191,3 +191,14 @@ proptest! {
         }
     }
 }
+
+/// The default bloom-filter columns, as docs/spec.md lists them: every
+/// dataset's lookup columns, in dataset order.
+#[test]
+fn the_default_bloom_filters_are_the_documented_lookup_columns() {
+    let s = Spec::parse("p.toml", valid()).unwrap();
+    assert_eq!(
+        s.output.bloom_filters,
+        ["transaction_hash", "contract_address", "topic0", "wallet_address"]
+    );
+}

@@ -16,6 +16,23 @@ use std::time::{Duration, Instant};
 const SECRET: &str = "moto-secret-never-logged-7f3a";
 
 /// A TCP forwarder that can be stopped (connections refused) and restarted.
+/// One relayed connection, counted while it lives (dropped with its task,
+/// also when [`Proxy::down`] aborts it).
+struct Relaying(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Relaying {
+    fn new(open: &std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Relaying {
+        open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Relaying(open.clone())
+    }
+}
+
+impl Drop for Relaying {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 struct Proxy {
     port: u16,
     target: u16,
@@ -43,13 +60,12 @@ impl Proxy {
         self.task = Some(rt.spawn(async move {
             let mut conns = tokio::task::JoinSet::new();
             while let Ok((mut inbound, _)) = listener.accept().await {
-                let open = open.clone();
-                open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let relaying = Relaying::new(&open);
                 conns.spawn(async move {
+                    let _relaying = relaying;
                     if let Ok(mut outbound) = tokio::net::TcpStream::connect(("127.0.0.1", target)).await {
                         let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                     }
-                    open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
                 });
             }
         }));
@@ -61,11 +77,31 @@ impl Proxy {
     /// process still lands, and a successor started sooner could be passed
     /// by it (see *What a killed run leaves* in docs/exactly-once.md); on a
     /// loaded machine, this proxy and moto can hold one for seconds.
+    ///
+    /// A connection the kernel took for the killed client but the proxy
+    /// has not accepted yet is not counted: a probe connection, accepted
+    /// after it, says the proxy has reached it; and a relay that ended
+    /// early (a reset) may leave moto storing what it already read, so
+    /// the count must stay at zero for a quiet half second.
     fn settle(&self) {
         let t = Instant::now();
-        while self.open.load(std::sync::atomic::Ordering::SeqCst) > 0 && t.elapsed() < Duration::from_secs(30) {
+        let deadline = Duration::from_secs(30);
+        if let Ok(probe) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+            while self.open.load(std::sync::atomic::Ordering::SeqCst) == 0 && t.elapsed() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            drop(probe);
+        }
+        let mut quiet_since = Instant::now();
+        while t.elapsed() < deadline {
+            if self.open.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+                quiet_since = Instant::now();
+            } else if quiet_since.elapsed() >= Duration::from_millis(500) {
+                return;
+            }
             std::thread::sleep(Duration::from_millis(10));
         }
+        panic!("the proxy still relays a connection of the killed run after {deadline:?}");
     }
 
     /// Drops the listener and every open connection.

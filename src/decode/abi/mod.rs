@@ -54,7 +54,7 @@ pub const IDENTITY: [&str; 7] = [
     "contract_address",
 ];
 
-/// Extra columns of integers wider than 64 bits (`u256 = [...]`).
+/// What logs of a decoded event's topic0 carry, said when they fit none of its tables.
 pub use hint::LogShape;
 
 /// How a parameter becomes columns.
