@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 const SECRET: &str = "moto-secret-never-logged-7f3a";
 
-/// A TCP forwarder that can be stopped (connections refused) and restarted.
 /// One relayed connection, counted while it lives (dropped with its task,
 /// also when [`Proxy::down`] aborts it).
 struct Relaying(std::sync::Arc<std::sync::atomic::AtomicUsize>);
@@ -33,6 +32,7 @@ impl Drop for Relaying {
     }
 }
 
+/// A TCP forwarder that can be stopped (connections refused) and restarted.
 struct Proxy {
     port: u16,
     target: u16,
@@ -75,7 +75,7 @@ impl Proxy {
     /// client was killed, until the store has answered every request the
     /// client had already sent. A request the kernel had sent for a killed
     /// process still lands, and a successor started sooner could be passed
-    /// by it (see *What a killed run leaves* in docs/exactly-once.md); on a
+    /// by it (see *One writer per job* in docs/exactly-once.md); on a
     /// loaded machine, this proxy and moto can hold one for seconds.
     ///
     /// A connection the kernel took for the killed client but the proxy
