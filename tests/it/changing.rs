@@ -514,18 +514,7 @@ print(json.dumps({"duckdb": [total, valued], "polars": [frame.height, frame["wit
     assert_eq!(doc["polars"][0].as_u64(), Some(total), "{doc}");
     assert!(doc["polars"][1].as_u64().unwrap() >= older, "{doc}");
     // Spark, with mergeSchema.
-    let script = format!("{}/tests/spark_check.py", env!("CARGO_MANIFEST_DIR"));
-    let o = std::process::Command::new(python())
-        .env("SPARK_MERGE_SCHEMA", "1")
-        .args([script.as_str(), out.to_str().unwrap(), "blocks"])
-        .output()
-        .expect("python with pyspark (run `make test`, which installs it)");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .unwrap_or_else(|| panic!("spark failed:\n{}", text(&o)));
-    let r: serde_json::Value = serde_json::from_str(line).unwrap();
+    let r = check_script("spark_check.py", &[out.to_str().unwrap(), "blocks"], &[("SPARK_MERGE_SCHEMA", "1")]);
     assert_eq!(r["blocks"]["rows"].as_u64(), Some(total), "{r}");
     assert_eq!(r["blocks"]["types"]["withdrawals_root"], "string", "{r}");
     assert!(r["blocks"]["nulls"]["withdrawals_root"].as_u64().unwrap() >= older, "{r}");

@@ -193,6 +193,25 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
 }
 
 /// The Python interpreter with duckdb installed (CHAINETL_PYTHON, or .venv, or python3).
+/// Runs `tests/<script>` (a read-back check) with [`python`] on `args`,
+/// with `envs` set, and returns the JSON of the `RESULT ` line it prints;
+/// without one, panics with what it printed.
+pub fn check_script(script: &str, args: &[&str], envs: &[(&str, &str)]) -> serde_json::Value {
+    let path = format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(python())
+        .arg(&path)
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .expect("python with the read-back tools (run `make test`, which installs them)");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("{script} failed:\n{}", text(&o)));
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{script}: {e}: {line}"))
+}
+
 pub fn python() -> String {
     if let Ok(p) = std::env::var("CHAINETL_PYTHON") {
         return p;

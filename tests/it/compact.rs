@@ -316,16 +316,10 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
     let o = chainetl(&["run", &s, "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let tables = ["events", "transfer", "blocks", "portfolio", "tokens"];
-    let script = format!("{}/tests/engines_check.py", env!("CARGO_MANIFEST_DIR"));
-    let mut args = vec![script, out.to_string_lossy().to_string()];
-    args.extend(tables.iter().map(|t| t.to_string()));
-    let o = std::process::Command::new(python()).args(&args).output().unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .unwrap_or_else(|| panic!("engines failed:\n{}", text(&o)));
-    let r: serde_json::Value = serde_json::from_str(line).unwrap();
+    let root = out.to_string_lossy();
+    let mut args = vec![root.as_ref()];
+    args.extend(tables);
+    let r = check_script("engines_check.py", &args, &[]);
     for t in tables {
         let rows = read_rows(&out.join(t), &["chain"]).len() as u64;
         assert!(rows > 0, "{t}: no rows");

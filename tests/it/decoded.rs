@@ -120,17 +120,7 @@ print(json.dumps({"raw": [[k[0], k[1], str(v)] for k, v in top], "decoded": [[d,
     assert_eq!(r["decoded"], r["raw"]);
     assert_eq!(r["f64_ok"], true);
     // Spark reads the decoded table with no casts.
-    let spark = format!("{}/tests/spark_check.py", env!("CARGO_MANIFEST_DIR"));
-    let o = std::process::Command::new(python())
-        .args([spark.as_str(), out.to_str().unwrap(), "transfer"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .unwrap_or_else(|| panic!("spark failed:\n{}", text(&o)));
-    let sp: serde_json::Value = serde_json::from_str(line).unwrap();
+    let sp = check_script("spark_check.py", &[out.to_str().unwrap(), "transfer"], &[]);
     let t = |c: &str| sp["transfer"]["types"][c].as_str().unwrap_or("missing").to_string();
     assert_eq!(t("value"), "string");
     assert_eq!(t("value_f64"), "double");

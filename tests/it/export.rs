@@ -430,17 +430,11 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
 "#;
     let spec = write_spec(dir.path(), "s.toml", &spec_for(&sim.url(), &out, "", exports));
     assert!(chainetl(&["run", &spec, "-q"]).status.success());
-    let script = format!("{}/tests/spark_check.py", env!("CARGO_MANIFEST_DIR"));
-    let o = std::process::Command::new(python())
-        .args([script.as_str(), out.to_str().unwrap(), "events", "blocks", "portfolio", "tokens"])
-        .output()
-        .expect("python with pyspark (run `make test`, which installs it)");
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .unwrap_or_else(|| panic!("spark failed:\n{}", text(&o)));
-    let r: serde_json::Value = serde_json::from_str(line).unwrap();
+    let r = check_script(
+        "spark_check.py",
+        &[out.to_str().unwrap(), "events", "blocks", "portfolio", "tokens"],
+        &[],
+    );
     let t = |d: &str, c: &str| r[d]["types"][c].as_str().unwrap_or("missing").to_string();
     assert_eq!(
         r["events"]["rows"].as_u64().unwrap() as usize,
