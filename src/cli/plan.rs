@@ -24,7 +24,15 @@ pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
     } else {
         unit_lines(view, &mut s);
     }
-    if let Some(c) = &view.conversion {
+    if let Some(c) = view.conversion.as_ref().filter(|c| !c.layout.is_empty()) {
+        let _ = writeln!(
+            s,
+            "\nfrom stored rows: {} files ({:.1} MiB) rewritten into the spec's layout first ({}), 0 requests",
+            c.files,
+            c.bytes as f64 / (1024.0 * 1024.0),
+            c.layout.join("; ")
+        );
+    } else if let Some(c) = &view.conversion {
         let _ = writeln!(
             s,
             "\nfrom stored rows: {} files ({:.1} MiB) converted from {} to {} first, 0 requests",

@@ -165,7 +165,19 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
             s.orphans_removed
         );
     }
-    if let Some(c) = &s.conversion {
+    if let Some(c) = s.conversion.as_ref().filter(|c| !c.layout.is_empty()) {
+        let _ = writeln!(
+            out,
+            "rewrote the output's files into the spec's layout ({}) from the files it holds (0 requests): {} files, {} rows, {:.1} MiB in {} tables; {} old files replaced, in {:.1}s",
+            c.layout.join("; "),
+            c.files,
+            c.rows,
+            c.bytes as f64 / (1024.0 * 1024.0),
+            c.tables,
+            c.deleted,
+            c.secs
+        );
+    } else if let Some(c) = &s.conversion {
         let _ = writeln!(
             out,
             "converted the output from {} to {} from the files it holds (0 requests): {} files, {} rows, {:.1} MiB in {} tables{} in {:.1}s",

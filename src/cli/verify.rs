@@ -139,7 +139,9 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         if !finished.is_empty() {
             println!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
         }
-        let needs_run = interrupted.iter().any(|op| matches!(op.kind, "repair" | "fresh" | "conversion"));
+        let needs_run = interrupted
+            .iter()
+            .any(|op| matches!(op.kind, "repair" | "fresh" | "conversion" | "rewrite"));
         if !needs_run {
             return Box::pin(verify(args, repair, quick, quiet)).await;
         }
@@ -151,7 +153,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
     if problems.is_empty() && !repair {
         if interrupted.iter().any(|op| op.kind == "fresh") {
             println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
-        } else if interrupted.iter().any(|op| op.kind == "conversion") {
+        } else if interrupted.iter().any(|op| matches!(op.kind, "conversion" | "rewrite")) {
             println!(
                 "run `chainetl run {}` (or `chainetl verify {} --repair`) to finish the conversion (itself with no request to the service; the run then does what else it has to)",
                 args.spec, args.spec

@@ -145,6 +145,9 @@ pub struct ConversionPlan {
     pub files: usize,
     /// Their bytes.
     pub bytes: u64,
+    /// A rewrite into another layout (`to` is `from`): the changed layout
+    /// keys, one line a key; the files are those rewritten.
+    pub layout: Vec<String>,
 }
 
 impl PlanView {
@@ -182,7 +185,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
         Some(stored) => stored.compare(&JobIdentity::of(spec)),
         None if job.spec_hash != spec.content_hash() => crate::spec::Comparison {
             changes: vec!["the spec (its hash differs from the job's)".into()],
-            format: None,
+            ..Default::default()
         },
         None => Default::default(),
     };
@@ -217,6 +220,17 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
     let units = plan::plan(spec, &windows, job.cutting(spec), &segments);
     let conversion = match compared.format {
         Some((from, to)) => Some(conversion_plan(spec, &sink, &state, &job, from, to).await?),
+        None if !compared.layout.is_empty() => {
+            let (files, bytes) = super::relayout::planned(spec, &sink, &state, &job).await?;
+            let format = spec.output.format.name().to_string();
+            Some(ConversionPlan {
+                from: format.clone(),
+                to: format,
+                files,
+                bytes,
+                layout: compared.layout.clone(),
+            })
+        }
         None => None,
     };
     Ok(PlanView {
@@ -241,7 +255,7 @@ async fn conversion_plan(
     to: String,
 ) -> Result<ConversionPlan, RunError> {
     let (files, bytes) = if from == "parquet" {
-        let stored = super::migrate::parquet_files(spec, state, job).await?;
+        let stored = super::migrate::parquet_files(spec, state, job, false).await?;
         let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
@@ -261,5 +275,11 @@ async fn conversion_plan(
             .collect();
         (kept.len(), kept.iter().map(|f| f.bytes).sum())
     };
-    Ok(ConversionPlan { from, to, files, bytes })
+    Ok(ConversionPlan {
+        from,
+        to,
+        files,
+        bytes,
+        layout: Vec::new(),
+    })
 }

@@ -68,7 +68,7 @@ const AT_ONCE: usize = 16;
 
 /// A failure reading or writing a table's log or files: worth a retry
 /// (exit 1), unlike a refusal.
-fn io_failed(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> RunError {
+pub(crate) fn io_failed(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> RunError {
     RunError::Sink(crate::sink::SinkError::Write {
         path: what.to_string(),
         source: Box::new(e),
@@ -103,6 +103,10 @@ pub struct Converted {
     pub deleted: usize,
     /// Requests sent to the service: none.
     pub requests: u64,
+    /// A rewrite into another layout (`to` is `from`): the changed layout
+    /// keys, one line a key.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<String>,
     /// Seconds spent.
     pub secs: f64,
 }
@@ -185,7 +189,7 @@ impl Old {
 
 /// Each table of `spec` and its schema (the writers', partition columns
 /// they lack left out).
-fn table_schemas(spec: &Spec) -> Result<BTreeMap<String, SchemaRef>, RunError> {
+pub(crate) fn table_schemas(spec: &Spec) -> Result<BTreeMap<String, SchemaRef>, RunError> {
     let decoders = super::setup::decoders(spec)?;
     let mut out = BTreeMap::new();
     for e in &spec.exports {
@@ -214,8 +218,9 @@ pub(crate) struct ParquetFiles {
 /// outputs, compacted files no compaction record names (of a generation
 /// a later swap replaced), unit files a compaction replaced, files past a
 /// unit's checkpoint, files of units without a checkpoint that the next
-/// run plans (uncommitted work), and files of `held` units.
-pub(crate) async fn parquet_files(spec: &Spec, state: &StateStore, job: &JobState) -> Result<ParquetFiles, RunError> {
+/// run plans (uncommitted work), and, unless `with_held`, files of `held`
+/// units.
+pub(crate) async fn parquet_files(spec: &Spec, state: &StateStore, job: &JobState, with_held: bool) -> Result<ParquetFiles, RunError> {
     let states = state.load_units().await?;
     let records = state.load_compactions().await?;
     let segments = state.load_segments().await?;
@@ -237,7 +242,7 @@ pub(crate) async fn parquet_files(spec: &Spec, state: &StateStore, job: &JobStat
             JobFile::Compacted(..) => compacted.contains(f.rel.as_str()),
             JobFile::Unit(unit, seq) => {
                 !replaced.contains(f.rel.as_str())
-                    && !held.contains(unit)
+                    && (with_held || !held.contains(unit))
                     && match states.get(unit) {
                         Some(st) => *seq < st.next_seq && (st.committed.is_empty() || st.committed.iter().any(|c| c.path == f.rel)),
                         None => !planned.contains_key(unit) && *seq >= job.seq_floor,
@@ -284,7 +289,7 @@ async fn to_delta(
     let schemas = table_schemas(spec)?;
     // A compaction a dead parquet run left is finished the parquet way.
     Compactor::new(&old.spec, &old.state, &old.sink, now).recover_all().await?;
-    let stored = parquet_files(spec, state, job).await?;
+    let stored = parquet_files(spec, state, job, false).await?;
     let mut out = Converted::default();
     let mut changes = Vec::new();
     for (table, schema) in &schemas {

@@ -40,6 +40,7 @@ pub mod migrate;
 mod pass;
 pub mod prepare;
 mod publish;
+mod relayout;
 pub mod reorg;
 pub mod report;
 pub mod report_format;
@@ -228,12 +229,24 @@ async fn run_leased(
     // A change of format is made first, from the stored files, holding
     // the whole job: shards would each see part of the job's files.
     let (job, conversion) = match &convert {
+        Some(c) if opts.shard.is_some() && !c.converts() => {
+            return Err(RunError::Migration(format!(
+                "job `{}`: its files are laid out otherwise than the spec says ({}): run once without --shard to \
+                 rewrite them (from the files the output holds, with no request to the service), then run the shards",
+                spec.name,
+                c.layout.join("; ")
+            )));
+        }
         Some(c) if opts.shard.is_some() => {
             return Err(RunError::Migration(format!(
                 "job `{}`: its output is in format {}, and the spec says {}: run once without --shard to convert it \
                  (from the files the output holds, with no request to the service), then run the shards",
                 spec.name, c.from, c.to
             )));
+        }
+        Some(c) if !c.converts() => {
+            let (job, done) = relayout::rewrite(&spec, &sink, &state, job, c, now).await?;
+            (job, Some(done))
         }
         Some(c) => {
             let (job, done) = migrate::convert(&spec, &sink, &state, job, c, now).await?;

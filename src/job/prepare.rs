@@ -14,13 +14,23 @@ use crate::spec::{ExportIdentity, JobIdentity, Spec};
 use crate::state::{AddedExport, JobState, STATE_VERSION, StateStore};
 use std::sync::Arc;
 
-/// A change of the output's format, to make from the stored rows.
+/// A change of the output's format or layout, to make from the stored rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatChange {
     /// The format the job's files are in.
     pub from: String,
-    /// The spec's.
+    /// The spec's (the same as `from` when only the layout changes).
     pub to: String,
+    /// Changed layout keys, one line a key (`output.partition_by: was …,
+    /// now …`): the stored files are rewritten into the spec's layout.
+    pub layout: Vec<String>,
+}
+
+impl FormatChange {
+    /// Whether the output's format changes (else only its layout).
+    pub fn converts(&self) -> bool {
+        self.from != self.to
+    }
 }
 
 /// A job's state, opened for a run.
@@ -50,6 +60,15 @@ pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Res
 
 /// The refusal of a command other than `run` on a job whose format is to change.
 pub(crate) fn unconverted(spec: &Spec, c: &FormatChange) -> RunError {
+    if !c.converts() {
+        return RunError::Migration(format!(
+            "job `{}`: its files are laid out otherwise than the spec says ({}): `chainetl run {}` rewrites them \
+             first, from the files the output holds, with no request to the service",
+            spec.name,
+            c.layout.join("; "),
+            spec.file
+        ));
+    }
     RunError::Migration(format!(
         "job `{}`: its output is in format {}, and the spec says {}: `chainetl run {}` converts it first, \
          from the files the output holds, with no request to the service",
@@ -149,7 +168,30 @@ async fn adopt(
         }
     }
     if changes.is_empty() {
-        let convert = compared.format.map(|(from, to)| FormatChange { from, to });
+        if let Some((from, to)) = &compared.format
+            && !compared.layout.is_empty()
+        {
+            return Err(RunError::Migration(format!(
+                "job `{}`: the spec changes the output format (was {from}, now {to}) and how its files are laid out \
+                 ({}): make one change a run, each from the stored files with no request — first the format, then \
+                 the layout (or the other way round)",
+                spec.name,
+                compared.layout.join("; ")
+            )));
+        }
+        let convert = match compared.format {
+            Some((from, to)) => Some(FormatChange {
+                from,
+                to,
+                layout: Vec::new(),
+            }),
+            None if !compared.layout.is_empty() => Some(FormatChange {
+                from: spec.output.format.name().to_string(),
+                to: spec.output.format.name().to_string(),
+                layout: compared.layout,
+            }),
+            None => None,
+        };
         if convert.is_none() && migration.is_some() {
             // Its job document was written; only the record was left.
             state.end_migration(&job).await?;
@@ -159,6 +201,11 @@ async fn adopt(
     if let Some((from, to)) = &compared.format {
         changes.push(format!(
             "(output.format: was {from}, now {to} — that alone `chainetl run` makes from the stored files, with no request)"
+        ));
+    }
+    for l in &compared.layout {
+        changes.push(format!(
+            "({l} — that alone `chainetl run` makes from the stored files, with no request)"
         ));
     }
     Err(RunError::JobChanged {

@@ -137,12 +137,14 @@ pub async fn vacuum_job(spec: &Spec) -> Result<Option<VacuumSummary>, RunError> 
         // Files not yet in a table (a conversion to delta not begun or not
         // finished) are not files the tables dropped.
         let recorded = job.identity.as_ref().map(|i| i.format());
-        if state.load_migration().await?.is_some() || recorded.as_deref().is_some_and(|f| f != spec.output.format.name()) {
+        let migration = state.load_migration().await?;
+        if migration.is_some() || recorded.as_deref().is_some_and(|f| f != spec.output.format.name()) {
             return Err(super::prepare::unconverted(
                 spec,
                 &super::prepare::FormatChange {
                     from: recorded.unwrap_or_else(|| "parquet".into()),
                     to: spec.output.format.name().into(),
+                    layout: migration.map(|m| m.layout).unwrap_or_default(),
                 },
             ));
         }

@@ -41,6 +41,7 @@ mod merge;
 mod open_file;
 mod order;
 mod reader;
+mod relayout;
 mod splice;
 mod unit_writer;
 
@@ -49,6 +50,7 @@ pub(crate) mod tests;
 
 pub use compact::{MergeInput, Merged, hidden_name};
 pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_name};
+pub use relayout::{Relaid, Relayout, RelayoutInput};
 pub use unit_writer::UnitWriter;
 
 use crate::decode::schema;

@@ -51,6 +51,9 @@ pub struct UnitWriter {
     unordered: BTreeSet<Option<i32>>,
     /// Files completed early, for the next [`UnitWriter::finish`].
     closed: Vec<WrittenFile>,
+    /// Files are written under their hidden names ([`super::hidden_name`])
+    /// for the caller to publish ([`Sink::publish`]).
+    hidden: bool,
 }
 
 impl UnitWriter {
@@ -83,7 +86,16 @@ impl UnitWriter {
             orders: BTreeMap::new(),
             unordered: BTreeSet::new(),
             closed: Vec::new(),
+            hidden: false,
         }
+    }
+
+    /// This writer, writing its files under their hidden names: the
+    /// [`WrittenFile`]s it returns name them so, and the caller publishes
+    /// them ([`Sink::publish`] with the final name).
+    pub fn hidden(mut self) -> UnitWriter {
+        self.hidden = true;
+        self
     }
 
     /// The table's directory under the output.
@@ -147,6 +159,7 @@ impl UnitWriter {
                 file_name(&self.unit_id, self.next_seq)
             );
             self.next_seq += 1;
+            let rel = if self.hidden { super::hidden_name(&rel) } else { rel };
             let props = match &self.sorted {
                 Some((_, props)) if self.orders.contains_key(&day) => props.clone(),
                 _ => self.sink.props.clone(),

@@ -2,8 +2,10 @@
 //! opposed to how it gets there. Two specs with the same identity describe
 //! the same job, so a resumed run may change any operational setting
 //! (service URL, key variable, concurrency, rate, page size, timeouts,
-//! retries, memory, commit cadence, compression, progress) without
-//! `--fresh`. The output location is not part of it: state lives in the
+//! retries, memory, commit cadence, progress) without `--fresh`. A change
+//! of how the files are laid out ([`LAYOUT_KEYS`]) or of their format is
+//! made from the stored files, with no request (`crate::job`'s migrate
+//! and relayout). The output location is not part of it: state lives in the
 //! output, so finding the state there already says it is the same place
 //! (`out`, `./out/`, its absolute path and `file://` form alike).
 //!
@@ -157,6 +159,9 @@ impl ExportIdentity {
 pub struct Comparison {
     /// `(from, to)`: the output format changed.
     pub format: Option<(String, String)>,
+    /// Changed layout keys ([`LAYOUT_KEYS`]), one line a key: made by
+    /// rewriting the stored files, with no request.
+    pub layout: Vec<String>,
     /// Every other change, one line a key.
     pub changes: Vec<String>,
 }
@@ -168,10 +173,34 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// `[output]` keys of how the stored files are laid out and encoded. A
+/// change of one is made by rewriting the stored files (`crate::job`'s
+/// relayout), not by fetching them again.
+pub const LAYOUT_KEYS: [&str; 4] = ["partition_by", "bloom_filters", "compression", "row_group_rows"];
+
+/// Layout keys recorded from 0.2.0 on: a job started before has none of
+/// them, and its files may have been written with any value, so a change
+/// of one applies to files written from then on, as before.
+const RECORDED_SINCE_0_2: [&str; 3] = ["bloom_filters", "compression", "row_group_rows"];
+
+fn compression_value(c: super::Compression) -> Value {
+    use super::Compression;
+    json!(match c {
+        Compression::Zstd(level) => format!("zstd({level})"),
+        Compression::Snappy => "snappy".into(),
+        Compression::Lz4 => "lz4".into(),
+        Compression::Gzip => "gzip".into(),
+        Compression::None => "none".into(),
+    })
+}
+
 fn output_identity(o: &Output) -> BTreeMap<String, Value> {
     let mut k = BTreeMap::new();
     k.insert("partition_by".into(), json!(o.partition_by));
     k.insert("hash_encoding".into(), json!(o.hash_encoding));
+    k.insert("bloom_filters".into(), json!(o.bloom_filters));
+    k.insert("compression".into(), compression_value(o.compression));
+    k.insert("row_group_rows".into(), json!(o.row_group_rows));
     // Only when not the default, so parquet jobs started before the key
     // existed keep their identity (an absent `format` reads as parquet).
     if o.format != super::OutputFormat::Parquet {
@@ -219,10 +248,29 @@ impl JobIdentity {
     /// apart from every other change (see [`JobIdentity::changes`]).
     pub fn compare(&self, now: &JobIdentity) -> Comparison {
         let (was, is) = (self.format(), now.format());
+        let mut stored = self.with_format(&is);
+        let mut layout = Vec::new();
+        for key in LAYOUT_KEYS {
+            let recorded = self.output.contains_key(key) || !RECORDED_SINCE_0_2.contains(&key);
+            let (a, b) = (output_key(&self.output, key), output_key(&now.output, key));
+            if recorded && a != b {
+                layout.push(format!("output.{key}: was {}, now {}", show(&a), show(&b)));
+            }
+            match now.output.get(key) {
+                Some(v) => stored.output.insert(key.to_string(), v.clone()),
+                None => stored.output.remove(key),
+            };
+        }
         Comparison {
-            changes: self.with_format(&is).changes(now),
+            changes: stored.changes(now),
+            layout,
             format: (was != is).then_some((was, is)),
         }
+    }
+
+    /// The stored value of layout key `key`, if recorded.
+    pub fn layout_value(&self, key: &str) -> Option<&Value> {
+        self.output.get(key)
     }
 
     /// A short stable hash.

@@ -127,7 +127,9 @@ impl StateStore {
     }
 
     /// Whether every path `c` names is this job's file of the kind its
-    /// place says, in `c`'s partition.
+    /// place says, in `c`'s partition — a replaced unit file in `c`'s
+    /// table (a rewrite into other partition keys moves compacted rows
+    /// from the partitions their unit files were in).
     fn check_compaction(&self, c: &Compaction) -> Result<(), String> {
         let plain = |seg: &str| !seg.is_empty() && !seg.starts_with('.') && !seg.starts_with('_');
         if !c.partition.split('/').all(plain) || c.partition.starts_with(&self.dir) {
@@ -141,7 +143,6 @@ impl StateStore {
             .files
             .iter()
             .map(|f| (f.path.as_str(), &compacted as &dyn Fn(&JobFile) -> bool))
-            .chain(c.replaced.iter().map(|p| (p.as_str(), &unit as &dyn Fn(&JobFile) -> bool)))
             .chain(
                 pending
                     .into_iter()
@@ -160,6 +161,15 @@ impl StateStore {
                 .is_some_and(|(dir, name)| dir == c.partition && self.classify(name).is_some_and(|k| kind_ok(&k)));
             if !ok {
                 return Err(format!("`{path}` is not one of this job's files in partition {}", c.partition));
+            }
+        }
+        let table = c.partition.split('/').next().unwrap_or_default();
+        for path in &c.replaced {
+            let ok = path.rsplit_once('/').is_some_and(|(dir, name)| {
+                dir.split('/').all(plain) && dir.split('/').next() == Some(table) && self.classify(name).is_some_and(|k| unit(&k))
+            });
+            if !ok {
+                return Err(format!("`{path}` is not one of this job's unit files in table {table}"));
             }
         }
         Ok(())

@@ -44,6 +44,15 @@ pub struct Migration {
     /// the tables' Delta logs are left to delete).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub phase: String,
+    /// A rewrite into another layout (format unchanged): the changed
+    /// layout keys, one line a key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layout: Vec<String>,
+    /// A rewrite: the version its commits record in each Delta table's
+    /// log under `chainetl-<job>-relayout`, so a commit made again after
+    /// a crash is found there and not made twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite_version: Option<i64>,
     /// When it began (RFC 3339).
     pub started_at: String,
 }
@@ -66,6 +75,8 @@ impl Migration {
             to: to.into(),
             identity,
             phase: String::new(),
+            layout: Vec::new(),
+            rewrite_version: None,
             started_at: chrono::Utc::now().to_rfc3339(),
         }
     }
@@ -119,5 +130,149 @@ impl StateStore {
         let seq = super::units::next_seq(&stored.manifests);
         self.create_manifest(&super::Manifest::new(seq, marked, Vec::new())).await?;
         Ok(n)
+    }
+}
+
+/// One group of files a rewrite into another layout wrote again
+/// (`rewrite/<key>.json`): a unit's files, or a compaction record's. Saved
+/// once its outputs are durable (still hidden), so a run killed later
+/// writes only the groups without one; deleted when the rewrite ends.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Rewrite {
+    /// Format version.
+    pub version: u32,
+    /// The unit whose files these are; None for a compaction record's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+    /// The compaction record's partition (its files are these).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    /// The files rewritten, paths relative to the output root.
+    pub inputs: Vec<String>,
+    /// `delta` format: the inputs are in their table's current version
+    /// (else they wait for their segment, and so do the outputs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
+    /// The files written, under their final names.
+    pub outputs: Vec<super::CommittedFile>,
+    /// A unit's: the sequence after its last output.
+    #[serde(default)]
+    pub next_seq: u64,
+    /// A compaction record's: the unit files it replaced, carried to the
+    /// records of the partitions its rows go to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced: Vec<String>,
+    /// A compaction record's: the generation its outputs are named by.
+    #[serde(default)]
+    pub generation: u64,
+}
+
+impl Versioned for Rewrite {
+    fn version(&self) -> u32 {
+        self.version
+    }
+    const FIX: &'static str = "run the spec that changed the layout again, which finishes the rewrite (with no request \
+         to the service), or re-run with --fresh to start the job over (this deletes its output)";
+}
+
+impl Rewrite {
+    /// The document's name under `rewrite/`: the unit's id, or the
+    /// record's partition with `/` as `__`.
+    fn key(&self) -> String {
+        match (&self.unit, &self.partition) {
+            (Some(u), _) => format!("unit__{u}"),
+            (None, Some(p)) => format!("compacted__{}", p.replace('/', "__")),
+            (None, None) => "none".into(),
+        }
+    }
+}
+
+impl StateStore {
+    /// Records a group a rewrite wrote again (its outputs durable).
+    pub async fn save_rewrite(&self, r: &Rewrite) -> Result<(), StateError> {
+        self.write_doc(&format!("{}/rewrite/{}.json", self.dir, r.key()), r).await
+    }
+
+    /// Every group a rewrite in progress wrote again.
+    pub async fn load_rewrites(&self) -> Result<Vec<Rewrite>, StateError> {
+        Ok(self.load_dir_listed("rewrite").await?.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// Deletes the rewrite's documents (its end).
+    pub async fn delete_rewrites(&self) -> Result<(), StateError> {
+        for rel in self.json_paths("rewrite").await? {
+            self.sink.delete(&rel).await?;
+        }
+        Ok(())
+    }
+
+    /// Every file of the job under `tables` not yet published
+    /// (`_<job>-….parquet.pending`: a compaction's or a rewrite's outputs),
+    /// whatever it is.
+    pub async fn list_hidden(&self, tables: &std::collections::BTreeSet<String>) -> Result<Vec<String>, StateError> {
+        let prefix = format!("_{}-", self.job);
+        let mut out = Vec::new();
+        for t in tables {
+            for m in self.list(t).await? {
+                if m.location
+                    .filename()
+                    .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".parquet.pending"))
+                {
+                    out.push(self.storage().rel_of(&m.location));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl StateStore {
+    /// Sets the checkpoints of the units `docs` rewrote: their new files
+    /// counted in place of the old (`committed`, `files`, `bytes`), and
+    /// `next_seq` past them; rows and pages as they were. Idempotent. Only
+    /// with the whole job's lease. Returns how many it changed.
+    pub async fn apply_rewrites(&self, docs: &[Rewrite]) -> Result<usize, StateError> {
+        let stored = self.load_stored().await?;
+        let folded = stored.folded();
+        let mut entries = Vec::new();
+        let mut changed = 0;
+        for d in docs {
+            let Some(unit) = &d.unit else {
+                continue;
+            };
+            let (st, own_file) = match (stored.files.get(unit), folded.get(unit)) {
+                (Some(s), _) => (s, true),
+                (None, Some(s)) => (s, false),
+                (None, None) => continue,
+            };
+            let inputs: std::collections::HashSet<&str> = d.inputs.iter().map(String::as_str).collect();
+            let mut new = st.clone();
+            let gone: Vec<super::CommittedFile> = new.committed.iter().filter(|c| inputs.contains(c.path.as_str())).cloned().collect();
+            new.committed.retain(|c| !inputs.contains(c.path.as_str()));
+            let mut added = Vec::new();
+            for f in &d.outputs {
+                if !new.committed.iter().any(|c| c.path == f.path) {
+                    new.committed.push(f.clone());
+                    added.push(f);
+                }
+            }
+            new.next_seq = new.next_seq.max(d.next_seq);
+            if new == *st {
+                continue;
+            }
+            new.files = (new.files + added.len() as u64).saturating_sub(gone.len() as u64);
+            new.bytes = (new.bytes + added.iter().map(|f| f.bytes).sum::<u64>()).saturating_sub(gone.iter().map(|f| f.bytes).sum());
+            changed += 1;
+            if own_file {
+                self.save_unit(&new).await?;
+            } else {
+                entries.push(new);
+            }
+        }
+        if !entries.is_empty() {
+            let seq = super::units::next_seq(&stored.manifests);
+            self.create_manifest(&super::Manifest::new(seq, entries, Vec::new())).await?;
+        }
+        Ok(changed)
     }
 }

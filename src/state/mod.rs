@@ -189,7 +189,7 @@ pub use compactions::{Compactions, JobFile, Listed, repair_closure};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
-pub use migration::Migration;
+pub use migration::{Migration, Rewrite};
 pub use persist::{Removed, Superseded};
 pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::{Depth, Progress};

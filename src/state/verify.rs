@@ -105,6 +105,16 @@ impl Interrupted {
 
     /// An interrupted change of the output's format (`migration.json`).
     pub fn conversion(m: &super::Migration) -> Interrupted {
+        if !m.layout.is_empty() {
+            return Interrupted {
+                kind: "rewrite",
+                at: format!("the job's output ({})", m.layout.join("; ")),
+                what: "a rewrite of the output's files into another layout was interrupted",
+                readers: "delta: each table in the old layout until its one commit; parquet: a group of files can be \
+                          seen twice while its new files are published and the old deleted",
+                finish: "`chainetl run` with the spec that changed the layout finishes it, with no request to the service",
+            };
+        }
         Interrupted {
             kind: "conversion",
             at: format!("the job's output, {} to {}", m.from, m.to),

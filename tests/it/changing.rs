@@ -8,7 +8,7 @@ use crate::delta::{check, every_version_exact, keys_of};
 use std::path::Path;
 
 /// A spec of job `cv` into `uri` in `format`, against `url`.
-fn body(url: &str, uri: &str, format: &str, extra_output: &str) -> String {
+pub(crate) fn body(url: &str, uri: &str, format: &str, extra_output: &str) -> String {
     format!(
         r#"name = "cv"
 [source]
@@ -49,16 +49,16 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
     )
 }
 
-const TABLES: [&str; 5] = ["blocks", "events", "portfolio", "tokens", "transfers"];
+pub(crate) const TABLES: [&str; 5] = ["blocks", "events", "portfolio", "tokens", "transfers"];
 
 /// A base URL nothing answers at: a run that sends one request fails.
-fn dead_url() -> String {
+pub(crate) fn dead_url() -> String {
     format!("http://127.0.0.1:{}", free_port())
 }
 
 /// Runs `args` and returns its JSON summary, asserting it exited 0 and sent
 /// no request.
-fn run_without_requests(c: &mut std::process::Command) -> serde_json::Value {
+pub(crate) fn run_without_requests(c: &mut std::process::Command) -> serde_json::Value {
     let o = c.output().unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));

@@ -42,6 +42,8 @@ mod operator;
 mod ops;
 /// `chainetl plan` of a started job: frozen windows, units done and left.
 mod planning;
+/// Changing a job's layout (partition keys, codec, bloom filters) from the files it holds, with no request.
+mod relayout;
 /// Resume after kill -9, failpoints and signals: rows exactly once.
 mod resume;
 /// S3 output on moto through a proxy that can drop the connection.

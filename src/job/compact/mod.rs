@@ -500,7 +500,7 @@ impl Compactor<'_> {
 }
 
 /// The application id of a job's compactions in its tables' logs.
-fn compaction_app_id(spec: &Spec) -> String {
+pub(crate) fn compaction_app_id(spec: &Spec) -> String {
     format!("chainetl-{}-compact", spec.name)
 }
 

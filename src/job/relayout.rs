@@ -1,0 +1,617 @@
+//! Rewriting a job's stored files into the layout its spec now asks for
+//! (`partition_by`, `bloom_filters`, `compression`, `row_group_rows`: see
+//! `crate::spec`'s layout keys), from the rows the output holds, with no
+//! request to the service. The data side is `crate::sink`'s relayout.
+//!
+//! # What is rewritten, and who owns it after
+//!
+//! Every file of the job a reader sees, in groups, each written again
+//! whole:
+//!
+//! - **a unit's files** (those its checkpoint counts, or all of a unit of
+//!   a closed period or segment, which has none) become new files of the
+//!   same unit, at sequences above every file it has: its checkpoint then
+//!   counts the new ones in place of the old, and its rows and pages stay;
+//! - **a compaction record's files** become compacted files of a new
+//!   generation (one a record, above every generation the job used), in
+//!   the partitions their rows now belong to; each partition's record then
+//!   lists those files, and every unit file the records they came from
+//!   replaced (so a repair finds the units whose rows they hold).
+//!
+//! # Exactly once
+//!
+//! Refusals come first, before anything is written: a `delta` output whose
+//! partition keys would change (a table's partition columns are fixed at
+//! its creation), a repair not finished, a unit part way into its tables.
+//! Then `migration.json` records the rewrite (phase `rewrite`, see
+//! `crate::state`'s migration record), and only the spec that asked for it
+//! may run. Outputs are written hidden; a group's document
+//! (`rewrite/<key>.json`) is saved once its outputs are durable, so a run
+//! killed meanwhile writes only the groups without one (hidden files no
+//! document names are deleted first). Phase `swap` then:
+//!
+//! - `parquet`: each group's outputs are published (renamed), then its
+//!   inputs deleted;
+//! - `delta`: every output is published (no table reads it yet), then one
+//!   commit a table removes the inputs and adds the outputs
+//!   (`dataChange = false`) with the transaction
+//!   `(chainetl-<job>-relayout, n)`, so a commit made again after a crash
+//!   finds itself in the log; files of units waiting for their incremental
+//!   segment stay out of the tables, as before;
+//!
+//! and last the checkpoints and records are set from the documents, which
+//! is idempotent. The documents go, then `job.json` records the new
+//! identity, then the record goes.
+//!
+//! # What readers see meanwhile
+//!
+//! `delta`: the old files until the table's one commit, the new ones from
+//! it; never a row twice or missing. `parquet`: between a group's publish
+//! and the deletion of its inputs (milliseconds locally, a request a file
+//! on S3), a reader listing the folder can see that group's rows twice —
+//! the window a compaction has (see `docs/output.md`).
+
+use super::compact::{Compactor, compaction_app_id};
+use super::error::RunError;
+use super::migrate::{Converted, parquet_files, table_schemas};
+use super::prepare::FormatChange;
+use super::publish::unit_app_id;
+use crate::sink::{Relayout, RelayoutInput, Sink, WrittenFile};
+use crate::spec::{JobIdentity, Spec};
+use crate::state::{CommittedFile, Compaction, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
+use crate::storage::delta::{Change, Part};
+use arrow_schema::SchemaRef;
+use futures::{StreamExt, TryStreamExt};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Groups written at once: the work is CPU (decode and encode).
+const AT_ONCE: usize = 2;
+
+/// Files published or deleted at once.
+const IO_AT_ONCE: usize = 16;
+
+/// The application id of a job's rewrites in its tables' logs.
+fn relayout_app_id(spec: &Spec) -> String {
+    format!("chainetl-{}-relayout", spec.name)
+}
+
+/// One group of files to write again (see the module doc).
+#[derive(Debug, Clone)]
+struct Group {
+    /// The unit whose files these are; None: a compaction record's.
+    unit: Option<String>,
+    /// The record's partition.
+    partition: Option<String>,
+    /// The files, by table, in the order to read them.
+    inputs: BTreeMap<String, Vec<Listed>>,
+    /// `delta`: in the tables' current versions.
+    live: bool,
+    /// A unit's first new sequence; a record's new generation.
+    start: u64,
+    /// A record's: the unit files it replaced.
+    replaced: Vec<String>,
+}
+
+impl Group {
+    fn key(&self) -> (Option<&String>, Option<&String>) {
+        (self.unit.as_ref(), self.partition.as_ref())
+    }
+}
+
+/// Rewrites the job's stored files into `spec`'s layout as `change` says,
+/// holding the whole job's lease, then records the spec's identity as the
+/// job's. Returns the job as recorded and what was done.
+pub(crate) async fn rewrite(
+    spec: &Spec,
+    sink: &Arc<Sink>,
+    state: &StateStore,
+    mut job: JobState,
+    change: &FormatChange,
+    now: i64,
+) -> Result<(JobState, Converted), RunError> {
+    let started = Instant::now();
+    let identity = JobIdentity::of(spec);
+    let mut migration = match state.load_migration().await? {
+        Some(m) => {
+            tracing::info!(layout = %m.layout.join("; "), "finishing an interrupted rewrite of the output's files");
+            m
+        }
+        None => {
+            refuse(spec, state, &job).await?;
+            Compactor::new(spec, state, sink, now).recover_all().await?;
+            // Every refusal a group can meet is met before anything is recorded.
+            inventory(spec, sink, state, &job).await?;
+            let mut m = Migration::new(spec.output.format.name(), spec.output.format.name(), identity.clone());
+            m.layout = change.layout.clone();
+            m.phase = "rewrite".into();
+            if sink.delta().is_some() {
+                m.rewrite_version = Some(logged_version(spec, sink, &relayout_app_id(spec)).await? + 1);
+            }
+            state.save_migration(&m).await?;
+            crate::util::failpoint::hit("rewrite-recorded");
+            m
+        }
+    };
+    let mut out = Converted {
+        from: migration.from.clone(),
+        to: migration.to.clone(),
+        layout: migration.layout.clone(),
+        ..Default::default()
+    };
+    if migration.phase == "rewrite" {
+        write_groups(spec, sink, state, &job).await?;
+        migration.phase = "swap".into();
+        state.save_migration(&migration).await?;
+        crate::util::failpoint::hit("rewrite-written");
+    }
+    let docs = state.load_rewrites().await?;
+    swap(spec, sink, state, &docs, &migration).await?;
+    let outputs = docs.iter().flat_map(|d| d.outputs.iter());
+    out.files = docs.iter().map(|d| d.outputs.len()).sum();
+    out.rows = outputs.clone().map(|f| f.rows).sum();
+    out.bytes = outputs.clone().map(|f| f.bytes).sum();
+    out.deleted = docs.iter().map(|d| d.inputs.len()).sum();
+    out.tables = outputs.filter_map(|f| f.path.split('/').next()).collect::<BTreeSet<_>>().len();
+    state.delete_rewrites().await?;
+    job.spec_hash = identity.hash();
+    job.identity = Some(identity);
+    state.end_migration(&job).await?;
+    out.secs = started.elapsed().as_secs_f64();
+    tracing::info!(
+        layout = %out.layout.join("; "),
+        files = out.files,
+        rows = out.rows,
+        "rewrote the output's files into the spec's layout, from the files it holds, with no request to the service"
+    );
+    Ok((job, out))
+}
+
+/// What a rewrite would read: files and bytes (for `plan`).
+pub(crate) async fn planned(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(usize, u64), RunError> {
+    let groups = inventory(spec, sink, state, job).await?;
+    let files = groups.iter().flat_map(|g| g.inputs.values().flatten());
+    Ok((files.clone().count(), files.map(|f| f.bytes).sum()))
+}
+
+/// Refuses a rewrite that cannot be made now (see the module doc).
+async fn refuse(spec: &Spec, state: &StateStore, job: &JobState) -> Result<(), RunError> {
+    let stored = job.identity.as_ref().and_then(|i| i.layout_value("partition_by")).cloned();
+    if state.is_delta() && stored.is_some_and(|p| p != serde_json::json!(spec.output.partition_by)) {
+        return Err(RunError::Migration(format!(
+            "job `{}`: a Delta table's partition columns are fixed when it is created, so `partition_by` cannot \
+             change in format = \"delta\"; with no request to the service: run once with format = \"parquet\" (the \
+             tables become parquet folders), once with the new partition_by, then once with format = \"delta\"",
+            spec.name
+        )));
+    }
+    let unfinished = |what: String| {
+        RunError::Migration(format!(
+            "job `{}`: {what} is not finished: run once more with the layout the job has, to finish it, then change \
+             the layout",
+            spec.name
+        ))
+    };
+    if let Some(c) = state.load_compactions().await?.iter().find(|c| !c.dissolving.is_empty()) {
+        return Err(unfinished(format!("a repair of the compacted partition {}", c.partition)));
+    }
+    if let Some(u) = state
+        .load_units()
+        .await?
+        .values()
+        .find(|s| !s.replaces.is_empty() || !s.together.is_empty())
+    {
+        return Err(unfinished(format!("unit {}, exported again to replace its files,", u.unit)));
+    }
+    if let Some(m) = state
+        .load_marks()
+        .await?
+        .iter()
+        .find(|m| !m.replacing.is_empty() || m.repair_from.is_some())
+    {
+        return Err(unfinished(format!("a reorg repair of export[{}] on {}", m.export, m.chain)));
+    }
+    Ok(())
+}
+
+/// The version application `app` has in the job's tables' logs (the
+/// highest; 0 for none).
+async fn logged_version(spec: &Spec, sink: &Arc<Sink>, app: &str) -> Result<i64, RunError> {
+    let Some(delta) = sink.delta() else {
+        return Ok(0);
+    };
+    let mut top = 0;
+    for table in spec.tables() {
+        let t = delta.table(sink, &table);
+        let failed = |e: crate::storage::delta::DeltaError| super::migrate::io_failed(&table, e);
+        if t.exists(sink.storage()).await.map_err(failed)? {
+            let app = app.to_string();
+            top = top.max(t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0));
+        }
+    }
+    Ok(top)
+}
+
+/// The job's files a reader sees (and, in `delta`, those waiting for
+/// their segment), in groups. Refused when a unit's files are part in its
+/// tables and part waiting.
+async fn inventory(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<Vec<Group>, RunError> {
+    let tables = spec.tables();
+    let listed = state.list_files(&tables).await?;
+    let (files, live): (Vec<Listed>, HashSet<String>) = if sink.delta().is_some() {
+        let keep = super::migrate::delta_files(sink, state, &tables).await?;
+        let live: HashSet<String> = state
+            .list_live_files(&tables)
+            .await?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| f.rel)
+            .collect();
+        (listed.iter().filter(|f| keep.contains(&f.rel)).cloned().collect(), live)
+    } else {
+        let stored = parquet_files(spec, state, job, true).await?;
+        (stored.files.into_values().flatten().collect(), HashSet::new())
+    };
+    let states = state.load_units().await?;
+    let records = state.load_compactions().await?;
+    // Sequences above every file a unit has, in any table.
+    let mut top: HashMap<&str, u64> = HashMap::new();
+    for f in &listed {
+        if let JobFile::Unit(u, seq) = &f.kind {
+            let t = top.entry(u.as_str()).or_default();
+            *t = (*t).max(seq + 1);
+        }
+    }
+    let mut units: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
+    let mut compacted: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
+    for f in files {
+        match &f.kind {
+            JobFile::Unit(u, _) => units.entry(u.clone()).or_default().push(f),
+            JobFile::Compacted(..) => {
+                let dir = f.rel.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+                compacted.entry(dir).or_default().push(f);
+            }
+            JobFile::Hidden(_) => {}
+        }
+    }
+    let is_live = |group: &str, files: &[Listed]| -> Result<bool, RunError> {
+        if sink.delta().is_none() {
+            return Ok(false);
+        }
+        let n = files.iter().filter(|f| live.contains(&f.rel)).count();
+        if n != 0 && n != files.len() {
+            return Err(RunError::Migration(format!(
+                "job `{}`: {group} has files in its tables and files waiting to join them: run once more with the \
+                 layout the job has (it publishes them), then change the layout",
+                spec.name
+            )));
+        }
+        Ok(n > 0)
+    };
+    let by_table = |files: Vec<Listed>| {
+        let mut out: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
+        for f in files {
+            out.entry(f.rel.split('/').next().unwrap_or_default().to_string())
+                .or_default()
+                .push(f);
+        }
+        // In each table, day by day and in the order they were written.
+        for files in out.values_mut() {
+            files.sort_by(|a, b| (day_of(&a.rel), seq_of(a)).cmp(&(day_of(&b.rel), seq_of(b))));
+        }
+        out
+    };
+    let mut groups = Vec::new();
+    for (unit, files) in units {
+        let live = is_live(&format!("unit {unit}"), &files)?;
+        let start = states
+            .get(&unit)
+            .map_or(0, |s| s.next_seq)
+            .max(top.get(unit.as_str()).copied().unwrap_or(0));
+        groups.push(Group {
+            unit: Some(unit),
+            partition: None,
+            inputs: by_table(files),
+            live,
+            start,
+            replaced: Vec::new(),
+        });
+    }
+    for (partition, files) in compacted {
+        let live = is_live(&format!("compacted partition {partition}"), &files)?;
+        let replaced = records
+            .iter()
+            .find(|r| r.partition == partition)
+            .map(|r| r.replaced.clone())
+            .unwrap_or_default();
+        groups.push(Group {
+            unit: None,
+            partition: Some(partition),
+            inputs: by_table(files),
+            live,
+            start: 0,
+            replaced,
+        });
+    }
+    Ok(groups)
+}
+
+fn day_of(rel: &str) -> &str {
+    rel.split('/').find_map(|d| d.strip_prefix("date=")).unwrap_or("")
+}
+
+fn seq_of(f: &Listed) -> u64 {
+    match f.kind {
+        JobFile::Unit(_, s) | JobFile::Compacted(_, s) => s,
+        JobFile::Hidden(_) => 0,
+    }
+}
+
+/// Writes every group without a document (see *Exactly once*).
+async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
+    let docs = state.load_rewrites().await?;
+    let named: HashSet<String> = docs
+        .iter()
+        .flat_map(|d| d.outputs.iter().map(|f| crate::sink::hidden_name(&f.path)))
+        .collect();
+    // Hidden files no document names: a killed run's, written again below.
+    for rel in state.list_hidden(&spec.tables()).await? {
+        if !named.contains(&rel) {
+            state.delete_data(&rel).await?;
+        }
+    }
+    let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
+    let mut groups = inventory(spec, sink, state, job).await?;
+    // Compacted files get generations above every one the job has used.
+    let records = state.load_compactions().await?;
+    let used = records
+        .iter()
+        .map(|r| r.generation)
+        .chain(docs.iter().map(|d| d.generation))
+        .chain(
+            groups
+                .iter()
+                .flat_map(|g| g.inputs.values().flatten())
+                .filter_map(|f| match f.kind {
+                    JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
+                    JobFile::Unit(..) => None,
+                }),
+        )
+        .max()
+        .unwrap_or(0);
+    let logged = logged_version(spec, sink, &compaction_app_id(spec)).await?.max(0) as u64;
+    let mut generation = used.max(logged);
+    for g in groups.iter_mut().filter(|g| g.partition.is_some()) {
+        generation += 1;
+        g.start = generation;
+    }
+    let todo: Vec<Group> = groups
+        .into_iter()
+        .filter(|g| !done.contains(&(g.unit.clone(), g.partition.clone())))
+        .collect();
+    let schemas = table_schemas(spec)?;
+    let memory = (spec.output.memory_budget / AT_ONCE).max(1 << 20);
+    futures::stream::iter(todo)
+        .map(|g| {
+            let schemas = &schemas;
+            async move {
+                let doc = write_group(spec, sink, state, schemas, &g, memory).await?;
+                state.save_rewrite(&doc).await?;
+                crate::util::failpoint::hit("during-rewrite");
+                tracing::debug!(unit = ?g.key().0, partition = ?g.key().1, files = doc.outputs.len(), "rewritten");
+                Ok::<_, RunError>(())
+            }
+        })
+        .buffer_unordered(AT_ONCE)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+/// Writes one group's files again, hidden; returns its document.
+async fn write_group(
+    spec: &Spec,
+    sink: &Arc<Sink>,
+    state: &StateStore,
+    schemas: &BTreeMap<String, SchemaRef>,
+    g: &Group,
+    memory: usize,
+) -> Result<Rewrite, RunError> {
+    let mut next_seq = g.start;
+    let mut outputs: Vec<WrittenFile> = Vec::new();
+    for (table, files) in &g.inputs {
+        let Some(schema) = schemas.get(table) else {
+            return Err(RunError::Migration(format!(
+                "job `{}`: files under {table}/ are the job's, but the spec writes no table {table}",
+                spec.name
+            )));
+        };
+        let (prefix, chain, start) = match &g.unit {
+            Some(u) => (state.file_prefix(u), super::compact::unit_export(u).map(|(_, c)| c), next_seq),
+            None => (format!("{}-compacted-{:06}", spec.name, g.start), None, 0),
+        };
+        let job = Relayout {
+            table: table.clone(),
+            schema: schema.clone(),
+            prefix,
+            next_seq: start,
+            chain,
+            memory,
+        };
+        let inputs: Vec<RelayoutInput> = files
+            .iter()
+            .map(|f| RelayoutInput {
+                rel: f.rel.clone(),
+                bytes: f.bytes,
+            })
+            .collect();
+        let done = sink.rewrite(&job, &inputs).await.map_err(|e| match e {
+            crate::sink::SinkError::Read { .. } => RunError::Migration(format!(
+                "job `{}`: rewriting into the new layout: {e}; `chainetl verify` with the old spec names damaged \
+                 files, and `verify --repair` exports them again",
+                spec.name
+            )),
+            e => RunError::Sink(e),
+        })?;
+        if g.unit.is_some() {
+            next_seq = done.next_seq;
+        }
+        outputs.extend(done.files);
+    }
+    Ok(Rewrite {
+        version: STATE_VERSION,
+        unit: g.unit.clone(),
+        partition: g.partition.clone(),
+        inputs: g.inputs.values().flatten().map(|f| f.rel.clone()).collect(),
+        live: g.live,
+        outputs: outputs.iter().map(CommittedFile::from).collect(),
+        next_seq,
+        replaced: g.replaced.clone(),
+        generation: if g.unit.is_none() { g.start } else { 0 },
+    })
+}
+
+/// Makes the documents' outputs the job's files (see *Exactly once*).
+async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite], m: &Migration) -> Result<(), RunError> {
+    if sink.delta().is_some() {
+        let outputs: Vec<&CommittedFile> = docs.iter().flat_map(|d| d.outputs.iter()).collect();
+        futures::stream::iter(outputs)
+            .map(|f| sink.publish(&f.path))
+            .buffer_unordered(IO_AT_ONCE)
+            .try_collect::<Vec<()>>()
+            .await?;
+        crate::util::failpoint::hit("rewrite-published");
+        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1)).await?;
+        crate::util::failpoint::hit("rewrite-committed");
+    } else {
+        for d in docs {
+            futures::stream::iter(&d.outputs)
+                .map(|f| sink.publish(&f.path))
+                .buffer_unordered(IO_AT_ONCE)
+                .try_collect::<Vec<()>>()
+                .await?;
+            futures::stream::iter(&d.inputs)
+                .map(|rel| state.delete_data(rel))
+                .buffer_unordered(IO_AT_ONCE)
+                .try_collect::<Vec<()>>()
+                .await?;
+            crate::util::failpoint::hit("during-rewrite-swap");
+        }
+    }
+    state.apply_rewrites(docs).await?;
+    crate::util::failpoint::hit("rewrite-applied");
+    set_records(state, docs).await
+}
+
+/// `delta`: one commit a table removing the live groups' inputs and adding
+/// their outputs.
+async fn commit(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite], version: i64) -> Result<(), RunError> {
+    let Some(delta) = sink.delta() else {
+        return Ok(());
+    };
+    let units = state.load_units().await?;
+    let mut tables: BTreeMap<String, Vec<&Rewrite>> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.live) {
+        for t in d
+            .inputs
+            .iter()
+            .chain(d.outputs.iter().map(|f| &f.path))
+            .filter_map(|r| r.split('/').next())
+        {
+            let e = tables.entry(t.to_string()).or_default();
+            if !e.iter().any(|x| std::ptr::eq(*x, d)) {
+                e.push(d);
+            }
+        }
+    }
+    for (table, docs) in tables {
+        let dir = format!("{table}/");
+        let in_table = |rel: &str| rel.strip_prefix(&dir).map(str::to_string);
+        let mut adds = Vec::new();
+        for f in docs.iter().flat_map(|d| d.outputs.iter()).filter(|f| f.path.starts_with(&dir)) {
+            adds.push(delta.add_stored(sink, &table, &f.path, f.bytes, Some(f.rows)).await?);
+        }
+        let mut parts = vec![Part {
+            adds,
+            txn: Some((relayout_app_id(spec), version)),
+        }];
+        for d in &docs {
+            if let Some(u) = &d.unit
+                && units.contains_key(u)
+            {
+                parts.push(Part {
+                    adds: Vec::new(),
+                    txn: Some((unit_app_id(state, u), d.next_seq as i64)),
+                });
+            }
+        }
+        if let Some(g) = docs.iter().filter(|d| d.unit.is_none()).map(|d| d.generation).max() {
+            parts.push(Part {
+                adds: Vec::new(),
+                txn: Some((compaction_app_id(spec), g as i64)),
+            });
+        }
+        let change = Change {
+            parts,
+            removes: docs.iter().flat_map(|d| d.inputs.iter()).filter_map(|r| in_table(r)).collect(),
+            rearranges: true,
+            may_be_in: true,
+        };
+        delta.commit(sink, &table, change).await?;
+        crate::util::failpoint::hit("during-rewrite-commit");
+    }
+    Ok(())
+}
+
+/// The compaction records as the documents leave them: a record for each
+/// partition the rewritten compacted files went to, listing them and the
+/// unit files the records they came from replaced; the records they came
+/// from gone. Idempotent.
+async fn set_records(state: &StateStore, docs: &[Rewrite]) -> Result<(), RunError> {
+    let mut new: BTreeMap<String, Compaction> = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.unit.is_none()) {
+        for f in &d.outputs {
+            let partition = f.path.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+            let r = new.entry(partition.clone()).or_insert_with(|| Compaction {
+                version: STATE_VERSION,
+                partition,
+                ..Default::default()
+            });
+            r.generation = r.generation.max(d.generation);
+            if !r.files.iter().any(|x| x.path == f.path) {
+                r.files.push(f.clone());
+            }
+            for u in &d.replaced {
+                if !r.replaced.contains(u) {
+                    r.replaced.push(u.clone());
+                }
+            }
+        }
+    }
+    let current = state.load_compactions().await?;
+    for (partition, mut r) in new {
+        if current
+            .iter()
+            .any(|c| c.partition == partition && c.files == r.files && c.replaced == r.replaced)
+        {
+            continue;
+        }
+        r.updated_at = chrono::Utc::now().to_rfc3339();
+        state.save_compaction(&r).await?;
+    }
+    let kept: HashSet<String> = docs
+        .iter()
+        .filter(|d| d.unit.is_none())
+        .flat_map(|d| d.outputs.iter().map(|f| f.path.rsplit_once('/').map_or("", |(p, _)| p).to_string()))
+        .collect();
+    for d in docs {
+        if let Some(p) = &d.partition
+            && !kept.contains(p)
+            && current.iter().any(|c| &c.partition == p)
+        {
+            state.delete_compaction(p).await?;
+        }
+    }
+    Ok(())
+}

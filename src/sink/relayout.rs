@@ -1,0 +1,315 @@
+//! Writing stored files again in this sink's layout (partition keys,
+//! codec, row groups, bloom filters): the data side of a job's relayout
+//! (`crate::job`'s, which decides which files and keeps the record).
+//!
+//! # Invariants
+//!
+//! - **Rows unchanged, in the order read.** Each input is read back batch
+//!   by batch, the partition keys its path holds (`chain=…`, `date=…`) put
+//!   back as the columns they were taken from, and the rows handed to a
+//!   [`UnitWriter`] of this sink, which routes them to the new partitions
+//!   and declares a sort order only where it checked one. The rows written
+//!   are checked against the inputs' footers before [`Sink::rewrite`]
+//!   returns.
+//! - **Nothing visible until published.** Outputs are written under their
+//!   hidden names ([`super::hidden_name`]); the caller publishes them
+//!   ([`Sink::publish`]) once it has recorded them.
+//! - **Bounded memory.** One input batch at a time, and the writer's share
+//!   of the memory budget: never a whole file or partition in memory.
+
+use super::reader::StoreReader;
+use super::{Sink, SinkError, UnitWriter, WrittenFile};
+use crate::decode::Decoded;
+use crate::vocab::chain::Chain;
+use arrow_array::{Array, ArrayRef, BooleanArray, Date32Array, RecordBatch, StringArray, TimestampMicrosecondArray};
+use arrow_schema::{DataType, SchemaRef, TimeUnit};
+use futures::StreamExt;
+use parquet::arrow::ParquetRecordBatchStreamBuilder;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Rows read from an input at a time.
+const BATCH_ROWS: usize = 8192;
+
+/// What to write: a table's files again, named as one unit's (or one
+/// compaction generation's).
+#[derive(Debug, Clone)]
+pub struct Relayout {
+    /// The table (its directory under the output).
+    pub table: String,
+    /// Its schema with every column, partition keys included (as decoded).
+    pub schema: SchemaRef,
+    /// Start of the outputs' names: `<job>-<unit>`, or
+    /// `<job>-compacted-<generation>`.
+    pub prefix: String,
+    /// Sequence of the first output.
+    pub next_seq: u64,
+    /// The chain of every row (a unit's); None: from the path or the
+    /// `chain` column.
+    pub chain: Option<Chain>,
+    /// Bytes of unflushed row groups the writer may hold.
+    pub memory: usize,
+}
+
+/// What [`Sink::rewrite`] wrote.
+#[derive(Debug)]
+pub struct Relaid {
+    /// The outputs, named by their final names (still hidden).
+    pub files: Vec<WrittenFile>,
+    /// Rows read, and written.
+    pub rows: u64,
+    /// The sequence after the last output's.
+    pub next_seq: u64,
+}
+
+/// An input: a file of the output (path relative to its root) and its size.
+#[derive(Debug, Clone)]
+pub struct RelayoutInput {
+    /// Path relative to the output root.
+    pub rel: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The `key=value` directories of `rel` between its table and its name.
+fn path_values(rel: &str) -> Vec<(String, String)> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let dirs = parts.get(1..parts.len().saturating_sub(1)).unwrap_or_default();
+    dirs.iter()
+        .filter_map(|d| d.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn read_failed(rel: &str, e: impl std::error::Error + Send + Sync + 'static) -> SinkError {
+    SinkError::Read {
+        path: rel.into(),
+        source: Box::new(e),
+    }
+}
+
+fn unfit(rel: &str, message: String) -> SinkError {
+    SinkError::Read {
+        path: rel.into(),
+        source: message.into(),
+    }
+}
+
+impl Sink {
+    /// Writes the rows of `inputs` (files of `job.table`, read in this
+    /// order) again in this sink's layout, under hidden names (see the
+    /// module's invariants).
+    pub async fn rewrite(self: &Arc<Sink>, job: &Relayout, inputs: &[RelayoutInput]) -> Result<Relaid, SinkError> {
+        let mut writers: BTreeMap<Chain, UnitWriter> = BTreeMap::new();
+        let by_chain = self.partition_by.iter().any(|k| k == "chain");
+        let by_date = self.partitions_by_date();
+        let (mut read, mut footers) = (0u64, 0u64);
+        for input in inputs {
+            let reader = StoreReader::new(self.storage().store().clone(), self.storage().path(&input.rel), input.bytes);
+            let builder = ParquetRecordBatchStreamBuilder::new(reader)
+                .await
+                .map_err(|e| read_failed(&input.rel, e))?;
+            footers += builder.metadata().file_metadata().num_rows().max(0) as u64;
+            let mut stream = builder
+                .with_batch_size(BATCH_ROWS)
+                .build()
+                .map_err(|e| read_failed(&input.rel, e))?;
+            let values = path_values(&input.rel);
+            let value_of = |key: &str| values.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+            let path_chain = match value_of("chain") {
+                Some(c) => Some(
+                    c.parse::<Chain>()
+                        .map_err(|_| unfit(&input.rel, format!("its directory names chain `{c}`, which is none chainetl knows")))?,
+                ),
+                None => None,
+            };
+            let path_day = match value_of("date") {
+                Some(d) => Some(
+                    crate::vocab::window::parse_date(d)
+                        .ok_or_else(|| unfit(&input.rel, format!("its directory names date `{d}`, which is no date")))?,
+                ),
+                None => None,
+            };
+            while let Some(batch) = stream.next().await {
+                let batch = batch.map_err(|e| read_failed(&input.rel, e))?;
+                read += batch.num_rows() as u64;
+                let full = whole(&job.schema, &batch, &values, &input.rel)?;
+                let days = if by_date { days_of(&full, path_day) } else { None };
+                let chain = job.chain.or(path_chain);
+                let parts: Vec<(Chain, RecordBatch, Option<Vec<i32>>)> = match chain {
+                    Some(c) => vec![(c, full, days)],
+                    None => by_chains(&full, days, &input.rel, by_chain)?,
+                };
+                for (c, batch, days) in parts {
+                    let w = match writers.get_mut(&c) {
+                        Some(w) => w,
+                        None => {
+                            let w = UnitWriter::new(
+                                self.clone(),
+                                &job.table,
+                                c,
+                                &job.prefix,
+                                job.schema.clone(),
+                                job.next_seq,
+                                job.memory,
+                            )
+                            .hidden();
+                            writers.entry(c).or_insert(w)
+                        }
+                    };
+                    w.write(Decoded { batch, days, dropped: 0 }).await?;
+                }
+            }
+        }
+        let mut files = Vec::new();
+        let mut next_seq = job.next_seq;
+        for (_, mut w) in writers {
+            next_seq = next_seq.max(w.next_seq);
+            for mut f in w.finish().await? {
+                f.rel = published_name(&f.rel);
+                files.push(f);
+            }
+        }
+        let written: u64 = files.iter().map(|f| f.rows).sum();
+        if written != read || read != footers {
+            return Err(unfit(
+                &job.table,
+                format!("rewriting its files read {read} rows ({footers} by their footers) and wrote {written}"),
+            ));
+        }
+        Ok(Relaid {
+            files,
+            rows: read,
+            next_seq,
+        })
+    }
+}
+
+/// The final name of hidden file `rel` (`dir/_<name>.pending` → `dir/<name>`).
+fn published_name(rel: &str) -> String {
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let name = name.strip_prefix('_').and_then(|n| n.strip_suffix(".pending")).unwrap_or(name);
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// `batch` (a file's columns) with every column of `schema`: a partition
+/// key from the path (`values`), a column the file predates as nulls.
+fn whole(schema: &SchemaRef, batch: &RecordBatch, values: &[(String, String)], rel: &str) -> Result<RecordBatch, SinkError> {
+    let n = batch.num_rows();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for field in schema.fields() {
+        let name = field.name();
+        if let Some(col) = batch.column_by_name(name) {
+            if col.data_type() != field.data_type() {
+                return Err(unfit(
+                    rel,
+                    format!(
+                        "column {name} is {} in the file, {} in the table",
+                        col.data_type(),
+                        field.data_type()
+                    ),
+                ));
+            }
+            columns.push(col.clone());
+            continue;
+        }
+        let from_path = values.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let col: ArrayRef = match (from_path, field.data_type()) {
+            (Some(v), DataType::Utf8) => Arc::new(StringArray::from(vec![v; n])),
+            (Some(v), DataType::Date32) => {
+                let day = crate::vocab::window::parse_date(v).ok_or_else(|| unfit(rel, format!("`{v}` is no date")))?;
+                Arc::new(Date32Array::from(vec![day; n]))
+            }
+            (None, _) if field.is_nullable() => arrow_array::new_null_array(field.data_type(), n),
+            _ => return Err(unfit(rel, format!("the file has no column {name}, nor its path a value for it"))),
+        };
+        columns.push(col);
+    }
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| read_failed(rel, e))
+}
+
+/// The day of each row of `batch`, for a `date` partition: the path's, a
+/// `date` column's, or the block timestamp's; None for a table with none.
+fn days_of(batch: &RecordBatch, path_day: Option<i32>) -> Option<Vec<i32>> {
+    if let Some(d) = path_day {
+        return Some(vec![d; batch.num_rows()]);
+    }
+    if let Some(dates) = batch.column_by_name("date").and_then(|c| c.as_any().downcast_ref::<Date32Array>()) {
+        return Some(dates.iter().map(|d| d.unwrap_or_default()).collect());
+    }
+    for name in ["block_timestamp", "timestamp"] {
+        let Some(col) = batch.column_by_name(name) else {
+            continue;
+        };
+        if matches!(col.data_type(), DataType::Timestamp(TimeUnit::Microsecond, _))
+            && let Some(ts) = col.as_any().downcast_ref::<TimestampMicrosecondArray>()
+        {
+            return Some(ts.iter().map(|t| t.unwrap_or_default().div_euclid(86_400_000_000) as i32).collect());
+        }
+    }
+    None
+}
+
+/// `batch` split by its `chain` column (one part when every row has the
+/// same chain, or when the layout has no chain key: `by_chain` false).
+fn by_chains(
+    batch: &RecordBatch,
+    days: Option<Vec<i32>>,
+    rel: &str,
+    by_chain: bool,
+) -> Result<Vec<(Chain, RecordBatch, Option<Vec<i32>>)>, SinkError> {
+    let Some(names) = batch.column_by_name("chain").and_then(|c| c.as_any().downcast_ref::<StringArray>()) else {
+        if !by_chain {
+            // No chain key: the writer's chain names no directory.
+            return Ok(vec![(Chain::Ethereum, batch.clone(), days)]);
+        }
+        return Err(unfit(rel, "its rows say no chain (no chain directory, no chain column)".into()));
+    };
+    let parse = |s: &str| {
+        s.parse::<Chain>()
+            .map_err(|_| unfit(rel, format!("chain `{s}` is none chainetl knows")))
+    };
+    if batch.num_rows() == 0 {
+        return Ok(Vec::new());
+    }
+    let first = names.value(0);
+    if !by_chain || names.iter().all(|c| c == Some(first)) {
+        return Ok(vec![(parse(first)?, batch.clone(), days)]);
+    }
+    let mut distinct: Vec<&str> = names.iter().flatten().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut out = Vec::new();
+    for c in distinct {
+        let mask: Vec<bool> = names.iter().map(|x| x == Some(c)).collect();
+        let part_days = days
+            .as_ref()
+            .map(|d| d.iter().zip(&mask).filter(|(_, m)| **m).map(|(d, _)| *d).collect());
+        let part = arrow_select::filter::filter_record_batch(batch, &BooleanArray::from(mask)).map_err(|e| read_failed(rel, e))?;
+        out.push((parse(c)?, part, part_days));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_gives_its_partition_values_and_a_hidden_name_its_final_one() {
+        assert_eq!(
+            path_values("events/chain=base/date=2024-01-02/x.parquet"),
+            vec![("chain".into(), "base".into()), ("date".into(), "2024-01-02".into())]
+        );
+        assert!(path_values("events/x.parquet").is_empty());
+        assert_eq!(
+            published_name("events/chain=base/_j-u-000001.parquet.pending"),
+            "events/chain=base/j-u-000001.parquet"
+        );
+        assert_eq!(published_name(&super::super::hidden_name("t/a.parquet")), "t/a.parquet");
+    }
+}

@@ -1,0 +1,117 @@
+//! Changing a finished job's layout — partition keys, bloom filters,
+//! codec, row groups — made from the files the output holds, with no
+//! request to the service (the runs that rewrite point at a port nothing
+//! listens on), equal to a fresh export of the new spec, exact through
+//! kill -9 at every step.
+
+use crate::changing::{TABLES, body, dead_url, run_without_requests};
+use crate::common::*;
+use crate::delta::{check, every_version_exact, keys_of};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The partition directories under each table of `out` (relative paths).
+fn partitions(out: &Path) -> BTreeSet<String> {
+    let mut dirs = BTreeSet::new();
+    for t in TABLES {
+        for f in parquet_files(&out.join(t)) {
+            let rel = f.strip_prefix(out).unwrap().parent().unwrap().to_string_lossy().into_owned();
+            dirs.insert(rel);
+        }
+    }
+    dirs
+}
+
+/// Every table of `out` holds the rows of `reference`, every column, each
+/// row as often (DuckDB, hive partitions read from the paths).
+fn same_rows(out: &Path, reference: &Path) {
+    for t in TABLES {
+        let q = |a: &Path, b: &Path| {
+            format!(
+                "select count(*) from (select * from read_parquet('{}/{t}/**/*.parquet', hive_partitioning = true) \
+                 except all select * from read_parquet('{}/{t}/**/*.parquet', hive_partitioning = true))",
+                a.display(),
+                b.display()
+            )
+        };
+        assert_eq!(duckdb(&q(out, reference))[0][0], "0", "{t}: a row the fresh export lacks");
+        assert_eq!(duckdb(&q(reference, out))[0][0], "0", "{t}: a row of the fresh export missing");
+        let keys = keys_of(t);
+        let got = read_rows(&out.join(t), keys);
+        assert!(!got.is_empty(), "{t} has rows");
+        assert_eq!(got, read_rows(&reference.join(t), keys), "{t}: each key once");
+    }
+}
+
+/// The columns of `t`'s files under `out` with a bloom filter (DuckDB's
+/// `parquet_metadata`).
+fn bloom_columns(out: &Path, t: &str) -> BTreeSet<String> {
+    let rows = duckdb(&format!(
+        "select distinct path_in_schema from parquet_metadata('{}/{t}/**/*.parquet') where bloom_filter_offset is not null",
+        out.display()
+    ));
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_finished_parquet_job_is_partitioned_anew_from_its_files_with_no_request() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let by_chain = "partition_by = [\"chain\"]";
+    let s =
+        |name: &str, url: &str, uri: &Path, extra: &str| write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), "parquet", extra));
+    let o = chainetl(&["run", &s("fresh.toml", &sim.url(), &fresh, by_chain)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("p.toml", &sim.url(), &out, "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_ne!(partitions(&out), partitions(&fresh), "laid out otherwise before");
+    let new = s("p-dead.toml", &dead_url(), &out, by_chain);
+    let p = chainetl(&["plan", &new]);
+    assert!(p.status.success(), "{}", text(&p));
+    assert!(
+        text(&p).contains("from stored rows") && text(&p).contains("rewritten") && text(&p).contains("0 requests"),
+        "{}",
+        text(&p)
+    );
+    // Other commands name the command that rewrites.
+    let c = chainetl(&["compact", &new]);
+    assert_eq!(c.status.code(), Some(2), "{}", text(&c));
+    assert!(text(&c).contains("chainetl run"), "{}", text(&c));
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    let conv = &summary["conversion"];
+    assert!(
+        conv["layout"]
+            .as_array()
+            .is_some_and(|l| l.len() == 1 && l[0].as_str().unwrap().contains("partition_by")),
+        "{summary}"
+    );
+    assert!(
+        conv["files"].as_u64().unwrap() > 0 && conv["rows"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+    assert_eq!(partitions(&out), partitions(&fresh), "the fresh export's partitions");
+    same_rows(&out, &fresh);
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    assert!(!out.join("_chainetl/cv/migration.json").exists());
+    // Done: the next run, against the service, has nothing to fetch.
+    let again = run_without_requests(bin().args(["run", &s("p2.toml", &sim.url(), &out, by_chain), "--summary", "json"]));
+    assert!(again["conversion"].is_null(), "{again}");
+    // Bloom filters on other columns: the files are written again with them.
+    assert!(bloom_columns(&out, "events").contains("transaction_hash"), "the default filters");
+    let blooms = format!("{by_chain}\nbloom_filters = [\"block_number\"]");
+    let summary = run_without_requests(bin().args(["run", &s("b-dead.toml", &dead_url(), &out, &blooms), "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0].as_str().unwrap().contains("bloom_filters"),
+        "{summary}"
+    );
+    assert_eq!(bloom_columns(&out, "events"), BTreeSet::from(["block_number".to_string()]));
+    same_rows(&out, &fresh);
+    let v = chainetl(&["verify", &s("b.toml", &sim.url(), &out, &blooms)]);
+    assert!(v.status.success(), "{}", text(&v));
+}
