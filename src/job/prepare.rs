@@ -225,6 +225,20 @@ pub(crate) async fn migration_of(
     let migration = state.load_migration().await?;
     if let Some(m) = &migration
         && m.identity != *identity
+        && !m.layout.is_empty()
+    {
+        return Err(RunError::Migration(format!(
+            "job `{}`: a rewrite of its files into another layout ({}) was interrupted (begun {}); run the spec that \
+             asked for it again to finish it (with no request to the service), or re-run with --fresh to start over \
+             (this deletes the job's {})",
+            spec.name,
+            m.layout.join("; "),
+            m.started_at,
+            fresh_deletes(spec, state).await?
+        )));
+    }
+    if let Some(m) = &migration
+        && m.identity != *identity
     {
         return Err(RunError::Migration(format!(
             "job `{}`: a conversion of its output from format {} to {} was interrupted (begun {}); \

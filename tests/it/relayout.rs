@@ -115,3 +115,125 @@ fn a_finished_parquet_job_is_partitioned_anew_from_its_files_with_no_request() {
     let v = chainetl(&["verify", &s("b.toml", &sim.url(), &out, &blooms)]);
     assert!(v.status.success(), "{}", text(&v));
 }
+
+/// kill -9 at every step of a rewrite, then a re-run: the output ends
+/// equal to a fresh export of the new spec; meanwhile `status` names the
+/// rewrite and the old spec is refused.
+#[test]
+fn a_rewrite_killed_at_every_step_finishes_exactly_on_the_next_run() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let s =
+        |name: &str, url: &str, uri: &Path, extra: &str| write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), "parquet", extra));
+    let new_layout = "partition_by = [\"date\"]\ncompression = \"snappy\"";
+    let o = chainetl(&["run", &s("fresh.toml", &sim.url(), &fresh, new_layout)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("p.toml", &sim.url(), &out, "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let old = s("old-dead.toml", &dead_url(), &out, "");
+    let new = s("new-dead.toml", &dead_url(), &out, new_layout);
+    for point in [
+        "rewrite-recorded:1",
+        "during-rewrite:2",
+        "during-rewrite:1",
+        "rewrite-written:1",
+        "during-rewrite-swap:3",
+        "rewrite-applied:1",
+        "migration-recorded:1",
+    ] {
+        let o = crash_bin(point).args(["run", &new, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+        if point != "migration-recorded:1" {
+            let st = chainetl(&["status", &new, "--format", "json"]);
+            assert!(text(&st).contains("rewrite"), "{point}: status names it\n{}", text(&st));
+            let o = chainetl(&["run", &old]);
+            assert_eq!(o.status.code(), Some(2), "{point}: the old spec waits\n{}", text(&o));
+            assert!(text(&o).contains("was interrupted"), "{}", text(&o));
+        }
+    }
+    let v = chainetl(&["verify", &new]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    assert!(summary["conversion"].is_null(), "finished by the run that died last: {summary}");
+    assert_eq!(partitions(&out), partitions(&fresh), "the fresh export's partitions");
+    same_rows(&out, &fresh);
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    let codecs = duckdb(&format!(
+        "select distinct compression from parquet_metadata('{}/events/**/*.parquet')",
+        out.display()
+    ));
+    assert_eq!(
+        codecs,
+        serde_json::json!([["SNAPPY"]]),
+        "every file written again with the new codec"
+    );
+}
+
+/// A Delta job's files are written again in one commit a table; every
+/// version holds each key once; partition keys, fixed at a table's
+/// creation, are refused before anything changes — also when killed.
+#[test]
+fn a_delta_job_is_rewritten_in_one_commit_a_table_and_keeps_its_partition_keys() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq) = (dir.path().join("out"), dir.path().join("pq"));
+    let s = |name: &str, url: &str, uri: &Path, format: &str, extra: &str| {
+        write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), format, extra))
+    };
+    let o = chainetl(&["run", &s("pq.toml", &sim.url(), &pq, "parquet", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("d.toml", &sim.url(), &out, "delta", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let versions = |t: &str| check(&out.join(t), keys_of(t), None)["operations"].as_array().unwrap().len();
+    let before: Vec<usize> = TABLES.iter().map(|t| versions(t)).collect();
+    let refused = s("part.toml", &dead_url(), &out, "delta", "partition_by = [\"chain\"]");
+    let o = chainetl(&["run", &refused]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("partition columns are fixed"), "{}", text(&o));
+    assert!(!out.join("_chainetl/cv/migration.json").exists(), "refused before anything changed");
+    let new = s(
+        "new.toml",
+        &dead_url(),
+        &out,
+        "delta",
+        "row_group_rows = 1000\ncompression = \"lz4\"",
+    );
+    for point in [
+        "during-rewrite:3",
+        "rewrite-published:1",
+        "during-rewrite-commit:2",
+        "rewrite-committed:1",
+    ] {
+        let o = crash_bin(point).args(["run", &new, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+        for t in TABLES {
+            every_version_exact(&check(&out.join(t), keys_of(t), None), t);
+        }
+    }
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    assert!(summary["conversion"]["layout"].is_array(), "the last run finishes it: {summary}");
+    for (t, before) in TABLES.iter().zip(before) {
+        let doc = check(&out.join(t), keys_of(t), Some(&pq.join(t)));
+        every_version_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: the rows of the parquet export");
+        let ops = doc["operations"].as_array().unwrap();
+        assert_eq!(ops.len(), before + 1, "{t}: one commit rewrote the table: {ops:?}");
+        let files: Vec<String> = doc["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().replace("file://", ""))
+            .collect();
+        let list = files.iter().map(|f| format!("'{f}'")).collect::<Vec<_>>().join(", ");
+        let codecs = duckdb(&format!("select distinct compression from parquet_metadata([{list}])"));
+        assert_eq!(
+            codecs,
+            serde_json::json!([["LZ4_RAW"]]),
+            "{t}: the current version's files, written again"
+        );
+    }
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+}
