@@ -237,3 +237,47 @@ fn a_delta_job_is_rewritten_in_one_commit_a_table_and_keeps_its_partition_keys()
     let v = chainetl(&["verify", &new]);
     assert!(v.status.success(), "{}", text(&v));
 }
+
+/// A Delta job whose incremental segment a killed run left pending: its
+/// files are written again too but join the table only with the segment,
+/// whole; every version exact.
+#[test]
+fn a_rewrite_mid_segment_leaves_the_segment_to_join_whole() {
+    use chainetl::sim::data::SimData;
+    use chainetl::vocab::chain::Chain;
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq) = (dir.path().join("out"), dir.path().join("pq"));
+    let data = SimData::new(42, 30);
+    let start = crate::schedule::head_at(&data, Chain::Base, "2025-06-01T00:00:00Z") - 200;
+    let s = |name: &str, uri: &Path, format: &str, extra: &str| {
+        write_spec(
+            dir.path(),
+            name,
+            &format!(
+                "name = \"ri\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 1\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncompact = false\n{extra}\n\
+                 [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 20\nchunk_blocks = 32\n",
+                sim.url(),
+                uri.display()
+            ),
+        )
+    };
+    let o = chainetl(&["run", &s("pq.toml", &pq, "parquet", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = crash_bin("after-file-write:3")
+        .args(["run", &s("d.toml", &out, "delta", "")])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the run should have died\n{}", text(&o));
+    let o = chainetl(&["run", &s("d2.toml", &out, "delta", "row_group_rows = 5000"), "--summary", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(summary["conversion"]["layout"].is_array(), "{summary}");
+    let doc = check(&out.join("blocks"), keys_of("blocks"), Some(&pq.join("blocks")));
+    every_version_exact(&doc, "blocks");
+    assert_eq!(doc["rows"], doc["parquet_rows"], "every block of the segment once");
+    for v in doc["versions"].as_array().unwrap() {
+        assert_eq!(v["gaps"], 0, "the segment joined whole: {v}");
+    }
+    assert!(chainetl(&["verify", &s("d2.toml", &out, "delta", "row_group_rows = 5000")]).status.success());
+}
