@@ -304,8 +304,9 @@ def main():
 
 def conversion_bench(blocks, fresh):
     """(m): the output of (b)'s last run converted parquet → delta, then
-    back, from its files, pointed at a port nothing answers (one request
-    would fail the run): wall, CPU and peak RSS, against a fresh export."""
+    back, then re-partitioned, from its files, pointed at a port nothing
+    answers (one request would fail the run): wall, CPU and peak RSS,
+    against a fresh export."""
     name = "cpu1m"
     dead = f"http://127.0.0.1:{free_port()}"
     out = {}
@@ -323,11 +324,27 @@ def conversion_bench(blocks, fresh):
             "files": c.get("files"),
             "rows": c.get("rows"),
         }
+    # The same output laid out anew from its files: (chain, date) → chain.
+    path = spec(name, dead, blocks, output_extra='compact = false\npartition_by = ["chain"]')
+    cpu = []
+    secs, rss = run_rss([BIN, "run", path, "-q"], cpu)
+    r = report(name)
+    c = r.get("conversion") or {}
+    out["partition_by"] = {
+        "seconds": round(secs, 3),
+        "cpu_seconds": round(cpu[0], 3),
+        "peak_rss_mib": round(rss, 1),
+        "requests": r["requests"],
+        "files": c.get("files"),
+        "rows": c.get("rows"),
+    }
     wall = median([r["seconds"] for r in fresh])
     cpu = median([r["cpu_seconds"] for r in fresh])
     out["fresh_export_seconds"] = wall
+    out["fresh_export_cpu_seconds"] = cpu
     out["to_delta_wall_over_fresh_export"] = round(out["to_delta"]["seconds"] / wall, 4)
     out["to_delta_cpu_over_fresh_export"] = round(out["to_delta"]["cpu_seconds"] / cpu, 4)
+    out["partition_by_cpu_over_fresh_export"] = round(out["partition_by"]["cpu_seconds"] / cpu, 4)
     return out
 
 

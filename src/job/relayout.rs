@@ -56,7 +56,7 @@ use super::error::RunError;
 use super::migrate::{Converted, parquet_files, table_schemas};
 use super::prepare::FormatChange;
 use super::publish::unit_app_id;
-use crate::sink::{Relayout, RelayoutInput, Sink, WrittenFile};
+use crate::sink::{MergeInput, Relayout, RelayoutInput, Sink, WrittenFile};
 use crate::spec::{JobIdentity, Spec};
 use crate::state::{CommittedFile, Compaction, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
 use crate::storage::delta::{Change, Part};
@@ -141,7 +141,7 @@ pub(crate) async fn rewrite(
         ..Default::default()
     };
     if migration.phase == "rewrite" {
-        write_groups(spec, sink, state, &job).await?;
+        write_groups(spec, sink, state, &job, &migration.layout).await?;
         migration.phase = "swap".into();
         state.save_migration(&migration).await?;
         crate::util::failpoint::hit("rewrite-written");
@@ -349,7 +349,7 @@ fn seq_of(f: &Listed) -> u64 {
 }
 
 /// Writes every group without a document (see *Exactly once*).
-async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
+async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState, layout: &[String]) -> Result<(), RunError> {
     let docs = state.load_rewrites().await?;
     let named: HashSet<String> = docs
         .iter()
@@ -392,11 +392,12 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         .collect();
     let schemas = table_schemas(spec)?;
     let memory = (spec.output.memory_budget / AT_ONCE).max(1 << 20);
+    let copying = Copying::of(spec, job, layout, state).await?;
     futures::stream::iter(todo)
         .map(|g| {
-            let schemas = &schemas;
+            let (schemas, copying) = (&schemas, &copying);
             async move {
-                let doc = write_group(spec, sink, state, schemas, &g, memory).await?;
+                let doc = write_group(spec, sink, state, schemas, copying, &g, memory).await?;
                 state.save_rewrite(&doc).await?;
                 crate::util::failpoint::hit("during-rewrite");
                 tracing::debug!(unit = ?g.key().0, partition = ?g.key().1, files = doc.outputs.len(), "rewritten");
@@ -415,6 +416,7 @@ async fn write_group(
     sink: &Arc<Sink>,
     state: &StateStore,
     schemas: &BTreeMap<String, SchemaRef>,
+    copying: &Copying,
     g: &Group,
     memory: usize,
 ) -> Result<Rewrite, RunError> {
@@ -439,6 +441,28 @@ async fn write_group(
             chain,
             memory,
         };
+        if let Some(dir) = copying.one_partition(spec, schema, files) {
+            // Every file's rows go whole to one partition, their columns
+            // and encoding as they are: row groups are copied, not decoded.
+            let name_of = |seq: u64| format!("{dir}/{}", crate::sink::file_name(&job.prefix, start + seq));
+            let inputs: Vec<MergeInput> = files
+                .iter()
+                .map(|f| MergeInput {
+                    rel: f.rel.clone(),
+                    bytes: f.bytes,
+                    checksum: copying.checksums.get(&f.rel).cloned().flatten(),
+                })
+                .collect();
+            let merged = sink
+                .merge(&inputs, &name_of, spec.output.target_file_bytes)
+                .await
+                .map_err(|e| unreadable(spec, e))?;
+            if g.unit.is_some() {
+                next_seq = start + merged.files.len() as u64;
+            }
+            outputs.extend(merged.files);
+            continue;
+        }
         let inputs: Vec<RelayoutInput> = files
             .iter()
             .map(|f| RelayoutInput {
@@ -446,19 +470,13 @@ async fn write_group(
                 bytes: f.bytes,
             })
             .collect();
-        let done = sink.rewrite(&job, &inputs).await.map_err(|e| match e {
-            crate::sink::SinkError::Read { .. } => RunError::Migration(format!(
-                "job `{}`: rewriting into the new layout: {e}; `chainetl verify` with the old spec names damaged \
-                 files, and `verify --repair` exports them again",
-                spec.name
-            )),
-            e => RunError::Sink(e),
-        })?;
+        let done = sink.rewrite(&job, &inputs).await.map_err(|e| unreadable(spec, e))?;
         if g.unit.is_some() {
             next_seq = done.next_seq;
         }
         outputs.extend(done.files);
     }
+
     Ok(Rewrite {
         version: STATE_VERSION,
         unit: g.unit.clone(),
@@ -470,6 +488,86 @@ async fn write_group(
         replaced: g.replaced.clone(),
         generation: if g.unit.is_none() { g.start } else { 0 },
     })
+}
+
+/// A file that cannot be read back refuses the rewrite (exit 2): the
+/// old spec's `verify --repair` exports it again.
+fn unreadable(spec: &Spec, e: crate::sink::SinkError) -> RunError {
+    match e {
+        crate::sink::SinkError::Read { .. } => RunError::Migration(format!(
+            "job `{}`: rewriting into the new layout: {e}; `chainetl verify` with the old spec names damaged files, \
+             and `verify --repair` exports them again",
+            spec.name
+        )),
+        e => RunError::Sink(e),
+    }
+}
+
+/// When row groups can be copied as they are (compaction's merge) rather
+/// than decoded and encoded again: a change that only drops partition
+/// keys, so each file's rows go whole to one new partition.
+struct Copying {
+    /// The partition keys dropped; None: no copying.
+    dropped: Option<Vec<String>>,
+    /// Each committed file's checksum: a file is copied only when its
+    /// bytes are checked against it.
+    checksums: HashMap<String, Option<String>>,
+}
+
+impl Copying {
+    async fn of(spec: &Spec, job: &JobState, layout: &[String], state: &StateStore) -> Result<Copying, RunError> {
+        let old: Option<Vec<String>> = job
+            .identity
+            .as_ref()
+            .and_then(|i| i.layout_value("partition_by"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok());
+        let only_keys = layout.len() == 1 && layout[0].starts_with("output.partition_by:");
+        let dropped = old
+            .filter(|old| only_keys && spec.output.partition_by.iter().all(|k| old.contains(k)))
+            .map(|old| {
+                old.into_iter()
+                    .filter(|k| !spec.output.partition_by.contains(k))
+                    .collect::<Vec<_>>()
+            });
+        let mut checksums = HashMap::new();
+        if dropped.is_some() {
+            for st in state.load_units().await?.values() {
+                checksums.extend(st.committed.iter().map(|c| (c.path.clone(), c.checksum.clone())));
+            }
+            for r in state.load_compactions().await? {
+                checksums.extend(r.files.iter().map(|c| (c.path.clone(), c.checksum.clone())));
+            }
+        }
+        Ok(Copying { dropped, checksums })
+    }
+
+    /// The one partition `files` (of a table of `schema`) go to, when
+    /// their row groups can be copied there.
+    fn one_partition(&self, spec: &Spec, schema: &SchemaRef, files: &[Listed]) -> Option<String> {
+        let dropped = self.dropped.as_ref()?;
+        // A dropped key the table has as a column would have to be put
+        // back into the files.
+        if dropped.iter().any(|k| schema.column_with_name(k).is_some()) {
+            return None;
+        }
+        let dir_of = |rel: &str| {
+            let mut parts = rel.split('/');
+            let mut dir = parts.next().unwrap_or_default().to_string();
+            let values: Vec<&str> = parts.collect();
+            for key in &spec.output.partition_by {
+                if let Some(v) = values
+                    .iter()
+                    .find(|p| p.strip_prefix(key.as_str()).is_some_and(|r| r.starts_with('=')))
+                {
+                    dir.push('/');
+                    dir.push_str(v);
+                }
+            }
+            dir
+        };
+        let first = dir_of(&files.first()?.rel);
+        files.iter().all(|f| dir_of(&f.rel) == first).then_some(first)
+    }
 }
 
 /// Makes the documents' outputs the job's files (see *Exactly once*).

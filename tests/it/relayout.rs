@@ -279,5 +279,9 @@ fn a_rewrite_mid_segment_leaves_the_segment_to_join_whole() {
     for v in doc["versions"].as_array().unwrap() {
         assert_eq!(v["gaps"], 0, "the segment joined whole: {v}");
     }
-    assert!(chainetl(&["verify", &s("d2.toml", &out, "delta", "row_group_rows = 5000")]).status.success());
+    assert!(
+        chainetl(&["verify", &s("d2.toml", &out, "delta", "row_group_rows = 5000")])
+            .status
+            .success()
+    );
 }
