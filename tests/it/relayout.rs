@@ -285,3 +285,65 @@ fn a_rewrite_mid_segment_leaves_the_segment_to_join_whole() {
             .success()
     );
 }
+
+/// On S3 (moto): a parquet job re-partitioned and written with another
+/// codec, killed once mid-rewrite, ends with the rows of a fresh export
+/// of the new spec; then, as Delta, with new bloom filters in one commit a
+/// table. No request to the service.
+#[test]
+fn a_job_on_s3_is_laid_out_anew_with_no_request() {
+    let s3 = crate::s3::S3::start("bkt-relayout");
+    let dir = tempfile::tempdir().unwrap();
+    let (fresh, pq) = (dir.path().join("fresh"), dir.path().join("pq"));
+    let uri = format!("s3://{}/lake", s3.bucket);
+    let new_layout = "partition_by = [\"chain\"]\ncompression = \"snappy\"";
+    let s = |name: &str, url: &str, uri: &str, format: &str, extra: &str| write_spec(dir.path(), name, &body(url, uri, format, extra));
+    for (name, path, extra) in [("fresh.toml", &fresh, new_layout), ("pq.toml", &pq, "")] {
+        let o = chainetl(&["run", &s(name, &s3.sim.url(), &path.to_string_lossy(), "parquet", extra)]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = s3
+        .cmd(&["run", &s("p.toml", &s3.sim.url(), &uri, "parquet", ""), "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let new = s("new.toml", &dead_url(), &uri, "parquet", new_layout);
+    let o = s3
+        .cmd_on(crash_bin("during-rewrite-swap:2"), &["run", &new, "-q"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    run_without_requests(&mut s3.cmd(&["run", &new, "--summary", "json"]));
+    let copy = dir.path().join("copy");
+    for t in TABLES {
+        s3.download(&format!("lake/{t}"), &copy.join(t));
+    }
+    assert_eq!(partitions(&copy), partitions(&fresh), "the fresh export's partitions");
+    same_rows(&copy, &fresh);
+    assert!(s3.cmd(&["verify", &new]).output().unwrap().status.success());
+    // As Delta (adopted), then new bloom filters: one commit a table.
+    let delta = s("d.toml", &dead_url(), &uri, "delta", new_layout);
+    run_without_requests(&mut s3.cmd(&["run", &delta, "--summary", "json"]));
+    let blooms = s(
+        "db.toml",
+        &dead_url(),
+        &uri,
+        "delta",
+        &format!("{new_layout}\nbloom_filters = [\"block_number\"]"),
+    );
+    let summary = run_without_requests(&mut s3.cmd(&["run", &blooms, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0].as_str().unwrap().contains("bloom_filters"),
+        "{summary}"
+    );
+    let back = dir.path().join("back");
+    for t in TABLES {
+        s3.download(&format!("lake/{t}"), &back.join(t));
+        let doc = check(&back.join(t), keys_of(t), Some(&pq.join(t)));
+        every_version_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t} on S3");
+        let ops = doc["operations"].as_array().unwrap();
+        assert_eq!(ops.len(), 3, "{t}: created, adopted, rewritten: {ops:?}");
+    }
+    assert!(s3.cmd(&["verify", &blooms]).output().unwrap().status.success());
+}
