@@ -120,6 +120,7 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
             state.create_job(&job).await?
         }
     };
+    super::relayout::undo(spec, &state, &job).await?;
     let (job, convert) = adopt(spec, &state, job, &identity, now).await?;
     state.set_seq_floor(job.seq_floor);
     Ok(Opened { state, job, convert })
@@ -229,11 +230,16 @@ pub(crate) async fn migration_of(
     {
         return Err(RunError::Migration(format!(
             "job `{}`: a rewrite of its files into another layout ({}) was interrupted (begun {}); run the spec that \
-             asked for it again to finish it (with no request to the service), or re-run with --fresh to start over \
+             asked for it again to finish it (with no request to the service){}, or re-run with --fresh to start over \
              (this deletes the job's {})",
             spec.name,
             m.layout.join("; "),
             m.started_at,
+            if m.phase == "rewrite" {
+                "; nothing of it is published yet, so the spec the job had undoes it"
+            } else {
+                ""
+            },
             fresh_deletes(spec, state).await?
         )));
     }

@@ -123,6 +123,10 @@ pub(crate) async fn rewrite(
             Compactor::new(spec, state, sink, now).recover_all().await?;
             // Every refusal a group can meet is met before anything is recorded.
             inventory(spec, sink, state, &job).await?;
+            // A killed run's uncommitted files would otherwise be left in
+            // the old layout, below the sequences the units go on from.
+            let removed = delete_uncommitted(spec, state, &job).await?;
+            tracing::debug!(files = removed, "uncommitted files removed before the rewrite");
             let mut m = Migration::new(spec.output.format.name(), spec.output.format.name(), identity.clone());
             m.layout = change.layout.clone();
             m.phase = "rewrite".into();
@@ -147,7 +151,14 @@ pub(crate) async fn rewrite(
         crate::util::failpoint::hit("rewrite-written");
     }
     let docs = state.load_rewrites().await?;
-    swap(spec, sink, state, &docs, &migration).await?;
+    if migration.phase == "swap" {
+        swap(spec, sink, state, &docs, &migration).await?;
+        // The documents go next; once one is gone they no longer say the
+        // whole rewrite, so the swap is not made from them again.
+        migration.phase = "applied".into();
+        state.save_migration(&migration).await?;
+        crate::util::failpoint::hit("rewrite-applied");
+    }
     let outputs = docs.iter().flat_map(|d| d.outputs.iter());
     out.files = docs.iter().map(|d| d.outputs.len()).sum();
     out.rows = outputs.clone().map(|f| f.rows).sum();
@@ -363,21 +374,18 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
     }
     let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
     let mut groups = inventory(spec, sink, state, job).await?;
-    // Compacted files get generations above every one the job has used.
+    // Compacted files get generations above every one the job has used:
+    // in records, documents, and any file's name (one no record names too).
     let records = state.load_compactions().await?;
+    let listed = state.list_files(&spec.tables()).await?;
     let used = records
         .iter()
         .map(|r| r.generation)
         .chain(docs.iter().map(|d| d.generation))
-        .chain(
-            groups
-                .iter()
-                .flat_map(|g| g.inputs.values().flatten())
-                .filter_map(|f| match f.kind {
-                    JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
-                    JobFile::Unit(..) => None,
-                }),
-        )
+        .chain(listed.iter().filter_map(|f| match f.kind {
+            JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
+            JobFile::Unit(..) => None,
+        }))
         .max()
         .unwrap_or(0);
     let logged = logged_version(spec, sink, &compaction_app_id(spec)).await?.max(0) as u64;
@@ -453,15 +461,21 @@ async fn write_group(
                     checksum: copying.checksums.get(&f.rel).cloned().flatten(),
                 })
                 .collect();
-            let merged = sink
-                .merge(&inputs, &name_of, spec.output.target_file_bytes)
-                .await
-                .map_err(|e| unreadable(spec, e))?;
-            if g.unit.is_some() {
-                next_seq = start + merged.files.len() as u64;
+            match sink.merge(&inputs, &name_of, spec.output.target_file_bytes).await {
+                Ok(merged) => {
+                    if g.unit.is_some() {
+                        next_seq = start + merged.files.len() as u64;
+                    }
+                    outputs.extend(merged.files);
+                    continue;
+                }
+                // Files that cannot be copied together (columns a release
+                // added since, bytes that do not match their checksum) are
+                // decoded and written again instead, which fills a missing
+                // column with nulls, or fails on bytes it cannot read.
+                Err(e @ crate::sink::SinkError::Read { .. }) => tracing::debug!("rewrite: row groups not copied: {e}"),
+                Err(e) => return Err(e.into()),
             }
-            outputs.extend(merged.files);
-            continue;
         }
         let inputs: Vec<RelayoutInput> = files
             .iter()
@@ -490,8 +504,72 @@ async fn write_group(
     })
 }
 
+/// Deletes the job's uncommitted unit files: past a unit's checkpoint, or
+/// of a unit the next run plans that has none (a killed run's work, which
+/// the units export again). Files a Delta table's current version holds
+/// stay. Returns how many it deleted.
+async fn delete_uncommitted(spec: &Spec, state: &StateStore, job: &JobState) -> Result<usize, RunError> {
+    let tables = spec.tables();
+    let states = state.load_units().await?;
+    let segments = state.load_segments().await?;
+    let planned: HashSet<String> = crate::plan::plan(spec, &job.windows, job.cutting(spec), &segments)
+        .into_iter()
+        .map(|u| u.id)
+        .collect();
+    let live: HashSet<String> = state
+        .list_live_files(&tables)
+        .await?
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| f.rel)
+        .collect();
+    let mut n = 0;
+    for f in state.list_files(&tables).await? {
+        let JobFile::Unit(unit, seq) = &f.kind else {
+            continue;
+        };
+        let uncommitted = match states.get(unit) {
+            Some(st) => *seq >= st.next_seq,
+            None => planned.contains(unit) && *seq >= job.seq_floor,
+        };
+        if uncommitted && !live.contains(&f.rel) {
+            state.delete_data(&f.rel).await?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Undoes a rewrite `spec` did not ask for while nothing of it is
+/// published (phase `rewrite`), when `spec` is the job as it stands (the
+/// old spec: its identity is the job's): its hidden outputs and documents
+/// are deleted, then the record. So the old spec, and its `verify
+/// --repair`, can take the job back from a rewrite that cannot be made.
+/// Returns whether it undid one.
+pub(crate) async fn undo(spec: &Spec, state: &StateStore, job: &JobState) -> Result<bool, RunError> {
+    let Some(m) = state.load_migration().await? else {
+        return Ok(false);
+    };
+    let identity = JobIdentity::of(spec);
+    if m.layout.is_empty() || m.phase != "rewrite" || m.identity == identity || job.identity.as_ref() != Some(&identity) {
+        return Ok(false);
+    }
+    for rel in state.list_hidden(&spec.tables()).await? {
+        state.delete_data(&rel).await?;
+    }
+    state.delete_rewrites().await?;
+    state.delete_migration().await?;
+    tracing::warn!(
+        layout = %m.layout.join("; "),
+        "a rewrite into another layout, begun {} and not yet published, was undone: the job keeps its layout",
+        m.started_at
+    );
+    Ok(true)
+}
+
 /// A file that cannot be read back refuses the rewrite (exit 2): the
-/// old spec's `verify --repair` exports it again.
+/// old spec undoes it (see [`undo`]), and its `verify --repair` exports
+/// the file again.
 fn unreadable(spec: &Spec, e: crate::sink::SinkError) -> RunError {
     match e {
         crate::sink::SinkError::Read { .. } => RunError::Migration(format!(
@@ -598,8 +676,16 @@ async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite
         }
     }
     state.apply_rewrites(docs).await?;
-    crate::util::failpoint::hit("rewrite-applied");
-    set_records(state, docs).await
+    crate::util::failpoint::hit("rewrite-checkpointed");
+    set_records(state, docs).await?;
+    // `delta`: the inputs of units waiting for their segment are in no
+    // version; their checkpoints count the new files now.
+    if sink.delta().is_some() {
+        for rel in docs.iter().filter(|d| !d.live).flat_map(|d| d.inputs.iter()) {
+            state.delete_data(rel).await?;
+        }
+    }
+    Ok(())
 }
 
 /// `delta`: one commit a table removing the live groups' inputs and adding

@@ -141,6 +141,9 @@ impl Sink {
                     None => by_chains(&full, days, &input.rel, by_chain)?,
                 };
                 for (c, batch, days) in parts {
+                    // Without a chain key every chain's rows go to the same
+                    // directories: one writer, or two would write one name.
+                    let c = if by_chain { c } else { writers.keys().next().copied().unwrap_or(c) };
                     let w = match writers.get_mut(&c) {
                         Some(w) => w,
                         None => {
@@ -169,6 +172,10 @@ impl Sink {
                 f.rel = published_name(&f.rel);
                 files.push(f);
             }
+        }
+        let names: std::collections::HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        if names.len() != files.len() {
+            return Err(unfit(&job.table, "rewriting its files named two outputs alike".into()));
         }
         let written: u64 = files.iter().map(|f| f.rows).sum();
         if written != read || read != footers {

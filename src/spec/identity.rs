@@ -198,7 +198,9 @@ fn output_identity(o: &Output) -> BTreeMap<String, Value> {
     let mut k = BTreeMap::new();
     k.insert("partition_by".into(), json!(o.partition_by));
     k.insert("hash_encoding".into(), json!(o.hash_encoding));
-    k.insert("bloom_filters".into(), json!(o.bloom_filters));
+    // A set: its order, and a column named twice, change no file.
+    let blooms: std::collections::BTreeSet<&String> = o.bloom_filters.iter().collect();
+    k.insert("bloom_filters".into(), json!(blooms));
     k.insert("compression".into(), compression_value(o.compression));
     k.insert("row_group_rows".into(), json!(o.row_group_rows));
     // Only when not the default, so parquet jobs started before the key

@@ -387,6 +387,11 @@ impl StateStore {
             }
             removed += 1;
         }
+        // A rewrite's outputs not yet published (no Delta version reads them).
+        for rel in self.list_hidden(tables).await? {
+            self.sink.delete(&rel).await?;
+            removed += 1;
+        }
         removed += self.remove_staging(tables, |_| true).await;
         self.sink.delete(&marker).await?;
         Ok((removed, floor))

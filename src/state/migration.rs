@@ -106,6 +106,12 @@ impl StateStore {
         Ok(())
     }
 
+    /// Deletes the record of a migration undone before it changed anything
+    /// a reader sees.
+    pub async fn delete_migration(&self) -> Result<(), StateError> {
+        Ok(self.sink.delete(&self.migration_path()).await?)
+    }
+
     /// Marks every done unit `published` (its files are in its tables'
     /// logs: a conversion to `delta` added them) but those of `held` (an
     /// incremental segment's, published with it), in one manifest, after
@@ -210,14 +216,16 @@ impl StateStore {
     /// (`_<job>-….parquet.pending`: a compaction's or a rewrite's outputs),
     /// whatever it is.
     pub async fn list_hidden(&self, tables: &std::collections::BTreeSet<String>) -> Result<Vec<String>, StateError> {
-        let prefix = format!("_{}-", self.job);
         let mut out = Vec::new();
         for t in tables {
             for m in self.list(t).await? {
-                if m.location
+                // Strictly this job's names (job `daily` is not `daily-x`).
+                let ours = m
+                    .location
                     .filename()
-                    .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".parquet.pending"))
-                {
+                    .and_then(|n| n.strip_prefix('_')?.strip_suffix(".pending"))
+                    .is_some_and(|n| self.classify(n).is_some());
+                if ours {
                     out.push(self.storage().rel_of(&m.location));
                 }
             }
@@ -260,7 +268,9 @@ impl StateStore {
             if new == *st {
                 continue;
             }
-            new.files = (new.files + added.len() as u64).saturating_sub(gone.len() as u64);
+            // A checkpoint from before files were listed counted them only.
+            let gone_files = if st.committed.is_empty() { d.inputs.len() } else { gone.len() };
+            new.files = (new.files + added.len() as u64).saturating_sub(gone_files as u64);
             new.bytes = (new.bytes + added.iter().map(|f| f.bytes).sum::<u64>()).saturating_sub(gone.iter().map(|f| f.bytes).sum());
             changed += 1;
             if own_file {

@@ -133,12 +133,24 @@ fn a_rewrite_killed_at_every_step_finishes_exactly_on_the_next_run() {
     assert!(o.status.success(), "{}", text(&o));
     let old = s("old-dead.toml", &dead_url(), &out, "");
     let new = s("new-dead.toml", &dead_url(), &out, new_layout);
+    // Before anything is published the old spec takes the job back.
+    let o = crash_bin("during-rewrite:2").args(["run", &new, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "the run should have died\n{}", text(&o));
+    run_without_requests(bin().args(["run", &old, "--summary", "json"]));
+    assert!(!out.join("_chainetl/cv/migration.json").exists(), "undone");
+    assert!(walk(&out.join("_chainetl/cv")).iter().all(|p| !p.contains("/rewrite/")), "undone");
+    assert!(chainetl(&["verify", &old]).status.success());
+    assert!(
+        walk(&out).iter().all(|p| !p.ends_with(".pending")),
+        "no output of the undone rewrite is left"
+    );
     for point in [
         "rewrite-recorded:1",
         "during-rewrite:2",
         "during-rewrite:1",
         "rewrite-written:1",
         "during-rewrite-swap:3",
+        "rewrite-checkpointed:1",
         "rewrite-applied:1",
         "migration-recorded:1",
     ] {
@@ -147,6 +159,8 @@ fn a_rewrite_killed_at_every_step_finishes_exactly_on_the_next_run() {
         if point != "migration-recorded:1" {
             let st = chainetl(&["status", &new, "--format", "json"]);
             assert!(text(&st).contains("rewrite"), "{point}: status names it\n{}", text(&st));
+        }
+        if ["during-rewrite-swap:3", "rewrite-checkpointed:1", "rewrite-applied:1"].contains(&point) {
             let o = chainetl(&["run", &old]);
             assert_eq!(o.status.code(), Some(2), "{point}: the old spec waits\n{}", text(&o));
             assert!(text(&o).contains("was interrupted"), "{}", text(&o));
@@ -169,6 +183,66 @@ fn a_rewrite_killed_at_every_step_finishes_exactly_on_the_next_run() {
         serde_json::json!([["SNAPPY"]]),
         "every file written again with the new codec"
     );
+    // Compacted by date alone, a partition's files hold both chains: a
+    // new codec writes them again, each row once.
+    let again = s(
+        "again-dead.toml",
+        &dead_url(),
+        &out,
+        "partition_by = [\"date\"]\ncompression = \"lz4\"",
+    );
+    run_without_requests(bin().args(["run", &again, "--summary", "json"]));
+    same_rows(&out, &fresh);
+    assert!(chainetl(&["verify", &again]).status.success());
+}
+
+/// A run killed part way leaves uncommitted files; a layout change then
+/// removes them before rewriting, so no file of the old layout is left
+/// and the units fetch what they had not committed, once.
+#[test]
+fn uncommitted_files_of_a_killed_run_are_not_left_in_the_old_layout() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let s = |name: &str, uri: &Path, extra: &str| write_spec(dir.path(), name, &body(&sim.url(), &uri.to_string_lossy(), "parquet", extra));
+    // A commit a page: the crash leaves files past a checkpoint.
+    let by_chain = "partition_by = [\"chain\"]\ncompact = false\ncommit_pages = 1";
+    let o = chainetl(&["run", &s("fresh.toml", &fresh, by_chain)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = crash_bin("after-file-write:9")
+        .args(["run", &s("p.toml", &out, "compact = false\ncommit_pages = 1")])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the run should have died\n{}", text(&o));
+    let o = chainetl(&["run", &s("new.toml", &out, by_chain), "--summary", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(summary["conversion"]["layout"].is_array(), "{summary}");
+    assert!(
+        summary["requests"].as_u64() > Some(0),
+        "the units not committed are fetched: {summary}"
+    );
+    let old_layout: Vec<String> = walk(&out).into_iter().filter(|p| p.contains("date=")).collect();
+    assert!(old_layout.is_empty(), "no file of the old layout is left: {old_layout:?}");
+    same_rows(&out, &fresh);
+    assert!(chainetl(&["verify", &s("new.toml", &out, by_chain)]).status.success());
+}
+
+/// Every file under `dir`, as a path string.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
 }
 
 /// A Delta job's files are written again in one commit a table; every
@@ -346,4 +420,41 @@ fn a_job_on_s3_is_laid_out_anew_with_no_request() {
         assert_eq!(ops.len(), 3, "{t}: created, adopted, rewritten: {ops:?}");
     }
     assert!(s3.cmd(&["verify", &blooms]).output().unwrap().status.success());
+}
+
+/// Laid out by date alone, a partition's compacted files hold rows of two
+/// chains; written again with another codec, every row is there once.
+#[test]
+fn compacted_files_holding_two_chains_are_written_again_whole() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let s = |name: &str, url: &str, uri: &Path, extra: &str| {
+        write_spec(
+            dir.path(),
+            name,
+            &format!(
+                "name = \"two\"\n[source]\nbase_url = \"{url}\"\nmax_retries = 1\n[output]\nuri = \"{}\"\npartition_by = [\"date\"]\n{extra}\n\
+                 [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"2025-05-20T00:00:00Z..2025-05-20T00:10:00Z\"\n",
+                uri.display()
+            ),
+        )
+    };
+    let lz4 = "compression = \"lz4\"";
+    for (name, uri, extra) in [("fresh.toml", &fresh, lz4), ("p.toml", &out, "")] {
+        let o = chainetl(&["run", &s(name, &sim.url(), uri, extra)]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let two = duckdb(&format!(
+        "select count(distinct chain) from read_parquet('{}/events/**/*.parquet', hive_partitioning = true)",
+        out.display()
+    ));
+    assert_eq!(two[0][0], "2", "one date, two chains");
+    let summary = run_without_requests(bin().args(["run", &s("new.toml", &dead_url(), &out, lz4), "--summary", "json"]));
+    assert!(summary["conversion"]["layout"].is_array(), "{summary}");
+    let keys = keys_of("events");
+    let got = read_rows(&out.join("events"), keys);
+    assert!(!got.is_empty());
+    assert_eq!(got, read_rows(&fresh.join("events"), keys), "each row once, none missing");
+    assert!(chainetl(&["verify", &s("v.toml", &sim.url(), &out, lz4)]).status.success());
 }
