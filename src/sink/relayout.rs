@@ -136,7 +136,7 @@ impl Sink {
                 let full = whole(&job.schema, &batch, &values, &input.rel)?;
                 let days = if by_date { days_of(&full, path_day) } else { None };
                 let chain = job.chain.or(path_chain);
-                let parts: Vec<(Chain, RecordBatch, Option<Vec<i32>>)> = match chain {
+                let parts: Vec<ChainPart> = match chain {
                     Some(c) => vec![(c, full, days)],
                     None => by_chains(&full, days, &input.rel, by_chain)?,
                 };
@@ -261,6 +261,9 @@ fn days_of(batch: &RecordBatch, path_day: Option<i32>) -> Option<Vec<i32>> {
     None
 }
 
+/// Rows of one chain, and the day of each (for a `date` partition).
+type ChainPart = (Chain, RecordBatch, Option<Vec<i32>>);
+
 /// `batch` split by its `chain` column (one part when every row has the
 /// same chain, or when the layout has no chain key: `by_chain` false).
 fn by_chains(
@@ -268,7 +271,7 @@ fn by_chains(
     days: Option<Vec<i32>>,
     rel: &str,
     by_chain: bool,
-) -> Result<Vec<(Chain, RecordBatch, Option<Vec<i32>>)>, SinkError> {
+) -> Result<Vec<ChainPart>, SinkError> {
     let Some(names) = batch.column_by_name("chain").and_then(|c| c.as_any().downcast_ref::<StringArray>()) else {
         if !by_chain {
             // No chain key: the writer's chain names no directory.

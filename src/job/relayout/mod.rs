@@ -51,15 +51,15 @@
 //! on S3), a reader listing the folder can see that group's rows twice —
 //! the window a compaction has (see `docs/output.md`).
 
+mod swap;
+
 use super::compact::{Compactor, compaction_app_id};
 use super::error::RunError;
 use super::migrate::{Converted, parquet_files, table_schemas};
 use super::prepare::FormatChange;
-use super::publish::unit_app_id;
 use crate::sink::{MergeInput, Relayout, RelayoutInput, Sink, WrittenFile};
 use crate::spec::{JobIdentity, Spec};
-use crate::state::{CommittedFile, Compaction, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
-use crate::storage::delta::{Change, Part};
+use crate::state::{CommittedFile, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -68,9 +68,6 @@ use std::time::Instant;
 
 /// Groups written at once: the work is CPU (decode and encode).
 const AT_ONCE: usize = 2;
-
-/// Files published or deleted at once.
-const IO_AT_ONCE: usize = 16;
 
 /// The application id of a job's rewrites in its tables' logs.
 fn relayout_app_id(spec: &Spec) -> String {
@@ -152,7 +149,7 @@ pub(crate) async fn rewrite(
     }
     let docs = state.load_rewrites().await?;
     if migration.phase == "swap" {
-        swap(spec, sink, state, &docs, &migration).await?;
+        swap::swap(spec, sink, state, &docs, &migration).await?;
         // The documents go next; once one is gone they no longer say the
         // whole rewrite, so the swap is not made from them again.
         migration.phase = "applied".into();
@@ -646,156 +643,4 @@ impl Copying {
         let first = dir_of(&files.first()?.rel);
         files.iter().all(|f| dir_of(&f.rel) == first).then_some(first)
     }
-}
-
-/// Makes the documents' outputs the job's files (see *Exactly once*).
-async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite], m: &Migration) -> Result<(), RunError> {
-    if sink.delta().is_some() {
-        let outputs: Vec<&CommittedFile> = docs.iter().flat_map(|d| d.outputs.iter()).collect();
-        futures::stream::iter(outputs)
-            .map(|f| sink.publish(&f.path))
-            .buffer_unordered(IO_AT_ONCE)
-            .try_collect::<Vec<()>>()
-            .await?;
-        crate::util::failpoint::hit("rewrite-published");
-        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1)).await?;
-        crate::util::failpoint::hit("rewrite-committed");
-    } else {
-        for d in docs {
-            futures::stream::iter(&d.outputs)
-                .map(|f| sink.publish(&f.path))
-                .buffer_unordered(IO_AT_ONCE)
-                .try_collect::<Vec<()>>()
-                .await?;
-            futures::stream::iter(&d.inputs)
-                .map(|rel| state.delete_data(rel))
-                .buffer_unordered(IO_AT_ONCE)
-                .try_collect::<Vec<()>>()
-                .await?;
-            crate::util::failpoint::hit("during-rewrite-swap");
-        }
-    }
-    state.apply_rewrites(docs).await?;
-    crate::util::failpoint::hit("rewrite-checkpointed");
-    set_records(state, docs).await?;
-    // `delta`: the inputs of units waiting for their segment are in no
-    // version; their checkpoints count the new files now.
-    if sink.delta().is_some() {
-        for rel in docs.iter().filter(|d| !d.live).flat_map(|d| d.inputs.iter()) {
-            state.delete_data(rel).await?;
-        }
-    }
-    Ok(())
-}
-
-/// `delta`: one commit a table removing the live groups' inputs and adding
-/// their outputs.
-async fn commit(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite], version: i64) -> Result<(), RunError> {
-    let Some(delta) = sink.delta() else {
-        return Ok(());
-    };
-    let units = state.load_units().await?;
-    let mut tables: BTreeMap<String, Vec<&Rewrite>> = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.live) {
-        for t in d
-            .inputs
-            .iter()
-            .chain(d.outputs.iter().map(|f| &f.path))
-            .filter_map(|r| r.split('/').next())
-        {
-            let e = tables.entry(t.to_string()).or_default();
-            if !e.iter().any(|x| std::ptr::eq(*x, d)) {
-                e.push(d);
-            }
-        }
-    }
-    for (table, docs) in tables {
-        let dir = format!("{table}/");
-        let in_table = |rel: &str| rel.strip_prefix(&dir).map(str::to_string);
-        let mut adds = Vec::new();
-        for f in docs.iter().flat_map(|d| d.outputs.iter()).filter(|f| f.path.starts_with(&dir)) {
-            adds.push(delta.add_stored(sink, &table, &f.path, f.bytes, Some(f.rows)).await?);
-        }
-        let mut parts = vec![Part {
-            adds,
-            txn: Some((relayout_app_id(spec), version)),
-        }];
-        for d in &docs {
-            if let Some(u) = &d.unit
-                && units.contains_key(u)
-            {
-                parts.push(Part {
-                    adds: Vec::new(),
-                    txn: Some((unit_app_id(state, u), d.next_seq as i64)),
-                });
-            }
-        }
-        if let Some(g) = docs.iter().filter(|d| d.unit.is_none()).map(|d| d.generation).max() {
-            parts.push(Part {
-                adds: Vec::new(),
-                txn: Some((compaction_app_id(spec), g as i64)),
-            });
-        }
-        let change = Change {
-            parts,
-            removes: docs.iter().flat_map(|d| d.inputs.iter()).filter_map(|r| in_table(r)).collect(),
-            rearranges: true,
-            may_be_in: true,
-        };
-        delta.commit(sink, &table, change).await?;
-        crate::util::failpoint::hit("during-rewrite-commit");
-    }
-    Ok(())
-}
-
-/// The compaction records as the documents leave them: a record for each
-/// partition the rewritten compacted files went to, listing them and the
-/// unit files the records they came from replaced; the records they came
-/// from gone. Idempotent.
-async fn set_records(state: &StateStore, docs: &[Rewrite]) -> Result<(), RunError> {
-    let mut new: BTreeMap<String, Compaction> = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.unit.is_none()) {
-        for f in &d.outputs {
-            let partition = f.path.rsplit_once('/').map_or("", |(p, _)| p).to_string();
-            let r = new.entry(partition.clone()).or_insert_with(|| Compaction {
-                version: STATE_VERSION,
-                partition,
-                ..Default::default()
-            });
-            r.generation = r.generation.max(d.generation);
-            if !r.files.iter().any(|x| x.path == f.path) {
-                r.files.push(f.clone());
-            }
-            for u in &d.replaced {
-                if !r.replaced.contains(u) {
-                    r.replaced.push(u.clone());
-                }
-            }
-        }
-    }
-    let current = state.load_compactions().await?;
-    for (partition, mut r) in new {
-        if current
-            .iter()
-            .any(|c| c.partition == partition && c.files == r.files && c.replaced == r.replaced)
-        {
-            continue;
-        }
-        r.updated_at = chrono::Utc::now().to_rfc3339();
-        state.save_compaction(&r).await?;
-    }
-    let kept: HashSet<String> = docs
-        .iter()
-        .filter(|d| d.unit.is_none())
-        .flat_map(|d| d.outputs.iter().map(|f| f.path.rsplit_once('/').map_or("", |(p, _)| p).to_string()))
-        .collect();
-    for d in docs {
-        if let Some(p) = &d.partition
-            && !kept.contains(p)
-            && current.iter().any(|c| &c.partition == p)
-        {
-            state.delete_compaction(p).await?;
-        }
-    }
-    Ok(())
 }
