@@ -189,6 +189,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
         },
         None => Default::default(),
     };
+    super::prepare::one_change_a_run(spec, &compared)?;
     let changes = compared.changes;
     super::prepare::migration_of(spec, &state, &JobIdentity::of(spec)).await?;
     if !changes.is_empty() {

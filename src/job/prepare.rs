@@ -151,7 +151,7 @@ async fn adopt(
         return Ok((job, None));
     };
     let compared = stored.compare(identity);
-    let mut changes = compared.changes;
+    let mut changes = compared.changes.clone();
     if changes.is_empty() && spec.exports.len() > stored.exports.len() {
         let frozen = plan::freeze_windows(spec, now);
         for e in &spec.exports[stored.exports.len()..] {
@@ -169,17 +169,7 @@ async fn adopt(
         }
     }
     if changes.is_empty() {
-        if let Some((from, to)) = &compared.format
-            && !compared.layout.is_empty()
-        {
-            return Err(RunError::Migration(format!(
-                "job `{}`: the spec changes the output format (was {from}, now {to}) and how its files are laid out \
-                 ({}): make one change a run, each from the stored files with no request — first the format, then \
-                 the layout (or the other way round)",
-                spec.name,
-                compared.layout.join("; ")
-            )));
-        }
+        one_change_a_run(spec, &compared)?;
         let convert = match compared.format {
             Some((from, to)) => Some(FormatChange {
                 from,
@@ -214,6 +204,21 @@ async fn adopt(
         changes,
         deletes: fresh_deletes(spec, state).await?,
     })
+}
+
+/// Refuses a spec that changes both the output format and the layout:
+/// each is made from the stored files, one a run.
+pub(crate) fn one_change_a_run(spec: &Spec, compared: &crate::spec::Comparison) -> Result<(), RunError> {
+    match &compared.format {
+        Some((from, to)) if !compared.layout.is_empty() => Err(RunError::Migration(format!(
+            "job `{}`: the spec changes the output format (was {from}, now {to}) and how its files are laid out ({}): \
+             make one change a run, each from the stored files with no request — first the format, then the layout \
+             (or the other way round)",
+            spec.name,
+            compared.layout.join("; ")
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The conversion in progress, if any; refused unless `identity` (the

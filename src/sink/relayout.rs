@@ -266,12 +266,7 @@ type ChainPart = (Chain, RecordBatch, Option<Vec<i32>>);
 
 /// `batch` split by its `chain` column (one part when every row has the
 /// same chain, or when the layout has no chain key: `by_chain` false).
-fn by_chains(
-    batch: &RecordBatch,
-    days: Option<Vec<i32>>,
-    rel: &str,
-    by_chain: bool,
-) -> Result<Vec<ChainPart>, SinkError> {
+fn by_chains(batch: &RecordBatch, days: Option<Vec<i32>>, rel: &str, by_chain: bool) -> Result<Vec<ChainPart>, SinkError> {
     let Some(names) = batch.column_by_name("chain").and_then(|c| c.as_any().downcast_ref::<StringArray>()) else {
         if !by_chain {
             // No chain key: the writer's chain names no directory.

@@ -134,3 +134,24 @@ fn a_compacted_file_no_record_names_is_reported_and_not_repaired_into_rows_twice
     assert!(out.join(&file).exists());
     assert_eq!(read_rows(&out.join("events"), EVENT_KEY).len(), before, "rows changed");
 }
+
+/// A killed run's upload of a compaction output can land after the next
+/// run rolled its swap back (an object store finishing a PUT the dead
+/// process sent): the hidden file is swept by the next compaction of its
+/// partition instead of staying in the output for good.
+#[test]
+fn a_hidden_output_landing_after_its_swap_was_rolled_back_is_swept() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "compact = false");
+    assert!(chainetl(&["run", &s, "-q"]).status.success());
+    // One partition's late upload, of a generation no record names.
+    let (partition, files) = files_by_partition(&out, "job").into_iter().next().unwrap();
+    let late = partition.join("_job-compacted-000007-000000.parquet.pending");
+    std::fs::copy(partition.join(&files[0]), &late).unwrap();
+    let o = chainetl(&["compact", &spec(dir.path(), &out, &sim.url(), "job", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!late.exists(), "the late upload is swept");
+    assert!(chainetl(&["verify", &s]).status.success());
+}

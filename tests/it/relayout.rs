@@ -70,6 +70,17 @@ fn a_finished_parquet_job_is_partitioned_anew_from_its_files_with_no_request() {
     let o = chainetl(&["run", &s("p.toml", &sim.url(), &out, "")]);
     assert!(o.status.success(), "{}", text(&o));
     assert_ne!(partitions(&out), partitions(&fresh), "laid out otherwise before");
+    // A new format and a new layout at once: one change a run.
+    let both = write_spec(
+        dir.path(),
+        "both.toml",
+        &body(&dead_url(), &out.to_string_lossy(), "delta", by_chain),
+    );
+    for cmd in ["run", "plan"] {
+        let o = chainetl(&[cmd, &both]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+        assert!(text(&o).contains("one change a run"), "{cmd}: {}", text(&o));
+    }
     let new = s("p-dead.toml", &dead_url(), &out, by_chain);
     let p = chainetl(&["plan", &new]);
     assert!(p.status.success(), "{}", text(&p));

@@ -244,6 +244,15 @@ impl Compactor<'_> {
                 partition: partition.clone(),
                 ..Default::default()
             });
+            // No swap is in progress here (a dead run's was finished
+            // above): a hidden output is one a killed run's upload left
+            // landing after its swap was rolled back. No reader sees it;
+            // it goes.
+            if record.pending.is_none() {
+                for f in files.iter().filter(|f| matches!(f.kind, JobFile::Hidden(_))) {
+                    self.state.delete_data(&f.rel).await?;
+                }
+            }
             let inputs = match self.inputs(&record, &files, &finality) {
                 Ok(inputs) => inputs,
                 Err(wait) => {
