@@ -246,8 +246,16 @@ impl Table {
     /// Whether the table has a log (its first commit).
     /// (Its log, not its first commit, which log cleanup deletes once a
     /// checkpoint covers it.)
+    /// Only commits and checkpoints count: a writer's temporary file
+    /// beside the first commit (another shard creating the table) is no
+    /// table yet.
     pub async fn exists(&self, storage: &Storage) -> Result<bool, DeltaError> {
-        Ok(!self.log_files(storage).await?.is_empty())
+        Ok(self.log_files(storage).await?.iter().any(|m| {
+            log::commit_version(&m.location).is_some()
+                || m.location
+                    .filename()
+                    .is_some_and(|n| n.ends_with(".checkpoint.parquet") || n == "_last_checkpoint")
+        }))
     }
 
     /// Creates the table — version 0, its schema and partition columns —

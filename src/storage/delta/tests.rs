@@ -68,6 +68,29 @@ async fn events_table(storage: &Storage) -> Arc<Table> {
     t
 }
 
+/// A writer's temporary file beside the first commit (another shard
+/// creating the table at that moment) is no table: it is created, not
+/// read as one with no version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_temporary_file_in_the_log_is_no_table_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(Storage::open(&output(&dir.path().to_string_lossy())).unwrap());
+    let log = dir.path().join("events/_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    std::fs::write(log.join(format!("{:020}.json.999.0.tmp", 0)), b"{}").unwrap();
+    let t = Table::new(&storage, "events", 100);
+    assert!(!t.exists(&storage).await.unwrap(), "a temporary file is no commit");
+    let t = events_table(&storage).await;
+    assert!(t.exists(&storage).await.unwrap());
+    assert_eq!(
+        tokio::task::spawn_blocking(move || t.snapshot().map(|s| s.version()))
+            .await
+            .unwrap()
+            .unwrap(),
+        0
+    );
+}
+
 /// A file without bounds of a column (every value null) commits with
 /// files that have them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
