@@ -524,14 +524,21 @@ pub(crate) async fn delete_logs(sink: &Sink, tables: &BTreeSet<String>) -> Resul
 /// --repair` (units exported again) or a reorg repair whose segment is
 /// still to replace rewound files — cannot go on in parquet.
 async fn refuse_unfinished(spec: &Spec, state: &StateStore) -> Result<(), RunError> {
-    let refuse = |what: String| {
-        RunError::Migration(format!(
+    match unfinished_repair(state).await? {
+        Some(what) => Err(RunError::Migration(format!(
             "job `{}`: {what} is not finished: run once more with format = \"delta\" to finish it, then convert",
             spec.name
-        ))
-    };
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A repair begun and not finished, said for a refusal: a `verify
+/// --repair` of a compacted partition or of units exported again to
+/// replace their files, or a reorg repair with files still to replace.
+pub(crate) async fn unfinished_repair(state: &StateStore) -> Result<Option<String>, RunError> {
     if let Some(c) = state.load_compactions().await?.iter().find(|c| !c.dissolving.is_empty()) {
-        return Err(refuse(format!("a repair of the compacted partition {}", c.partition)));
+        return Ok(Some(format!("a repair of the compacted partition {}", c.partition)));
     }
     if let Some(u) = state
         .load_units()
@@ -539,12 +546,12 @@ async fn refuse_unfinished(spec: &Spec, state: &StateStore) -> Result<(), RunErr
         .values()
         .find(|s| !s.replaces.is_empty() || !s.together.is_empty())
     {
-        return Err(refuse(format!("unit {}, exported again to replace its files,", u.unit)));
+        return Ok(Some(format!("unit {}, exported again to replace its files,", u.unit)));
     }
     if let Some(m) = state.load_marks().await?.iter().find(|m| !m.replacing.is_empty()) {
-        return Err(refuse(format!("a reorg repair of export[{}] on {}", m.export, m.chain)));
+        return Ok(Some(format!("a reorg repair of export[{}] on {}", m.export, m.chain)));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Tables whose current version holds files that are not the job's, and

@@ -201,23 +201,11 @@ async fn refuse(spec: &Spec, state: &StateStore, job: &JobState) -> Result<(), R
             spec.name
         ))
     };
-    if let Some(c) = state.load_compactions().await?.iter().find(|c| !c.dissolving.is_empty()) {
-        return Err(unfinished(format!("a repair of the compacted partition {}", c.partition)));
+    if let Some(what) = super::migrate::unfinished_repair(state).await? {
+        return Err(unfinished(what));
     }
-    if let Some(u) = state
-        .load_units()
-        .await?
-        .values()
-        .find(|s| !s.replaces.is_empty() || !s.together.is_empty())
-    {
-        return Err(unfinished(format!("unit {}, exported again to replace its files,", u.unit)));
-    }
-    if let Some(m) = state
-        .load_marks()
-        .await?
-        .iter()
-        .find(|m| !m.replacing.is_empty() || m.repair_from.is_some())
-    {
+    // A reorg repair begun in the mark, its segment not yet planned.
+    if let Some(m) = state.load_marks().await?.iter().find(|m| m.repair_from.is_some()) {
         return Err(unfinished(format!("a reorg repair of export[{}] on {}", m.export, m.chain)));
     }
     Ok(())
