@@ -206,9 +206,26 @@ async fn adopt(
     })
 }
 
-/// Refuses a spec that changes both the output format and the layout:
-/// each is made from the stored files, one a run.
+/// Refuses a spec that changes two of the output format, the layout and
+/// an export's derived tables: each is made from the stored files, one a
+/// run.
 pub(crate) fn one_change_a_run(spec: &Spec, compared: &crate::spec::Comparison) -> Result<(), RunError> {
+    let (derived, layout): (Vec<&String>, Vec<&String>) = compared.layout.iter().partition(|l| l.starts_with("export["));
+    if !derived.is_empty() && (!layout.is_empty() || compared.format.is_some()) {
+        let other = match &compared.format {
+            Some((from, to)) => format!("the output format (was {from}, now {to})"),
+            None => format!(
+                "how its files are laid out ({})",
+                layout.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")
+            ),
+        };
+        return Err(RunError::Migration(format!(
+            "job `{}`: the spec changes {other} and the tables derived from the stored rows ({}): make one change a \
+             run, each from the stored files with no request",
+            spec.name,
+            derived.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")
+        )));
+    }
     match &compared.format {
         Some((from, to)) if !compared.layout.is_empty() => Err(RunError::Migration(format!(
             "job `{}`: the spec changes the output format (was {from}, now {to}) and how its files are laid out ({}): \

@@ -16,10 +16,27 @@
 //!   ([`Sink::publish`]) once it has recorded them.
 //! - **Bounded memory.** One input batch at a time, and the writer's share
 //!   of the memory budget: never a whole file or partition in memory.
+//!
+//! # Derived tables
+//!
+//! - **Decoded from stored logs.** With [`Relayout::decoder`], the inputs
+//!   are a raw `events` table's files: each batch is read back as the
+//!   logs the service sent ([`crate::decode::abi::stored_logs`]), decoded
+//!   as a page is, and each decoded table's rows go to writers of that
+//!   table. Every row read is checked against the footers; the rows
+//!   written are what decoding made of them (a log of no decoded event is
+//!   counted, as in an export).
+//! - **Wide-integer columns from stored values.** A column the schema has
+//!   and a file lacks, named `<c>_decimal38` or `<c>_binary` beside the
+//!   exact decimal text `<c>` of a wide integer (`u256 = [...]`), is
+//!   computed from that text as decoding computes it: Decimal128(38,0),
+//!   null where the value does not fit; 32 bytes, big-endian two's
+//!   complement.
 
 use super::reader::StoreReader;
 use super::{Sink, SinkError, UnitWriter, WrittenFile};
 use crate::decode::Decoded;
+use crate::decode::abi::{DecodeCounts, LogDecoder};
 use crate::vocab::chain::Chain;
 use arrow_array::{Array, ArrayRef, BooleanArray, Date32Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, SchemaRef, TimeUnit};
@@ -49,6 +66,9 @@ pub struct Relayout {
     pub chain: Option<Chain>,
     /// Bytes of unflushed row groups the writer may hold.
     pub memory: usize,
+    /// Decode the inputs (a raw `events` table's files) into the
+    /// decoder's tables, instead of writing them again as they are.
+    pub decoder: Option<Arc<LogDecoder>>,
 }
 
 /// What [`Sink::rewrite`] wrote.
@@ -60,6 +80,8 @@ pub struct Relaid {
     pub rows: u64,
     /// The sequence after the last output's.
     pub next_seq: u64,
+    /// Decoding: what it left out or changed.
+    pub counts: DecodeCounts,
 }
 
 /// An input: a file of the output (path relative to its root) and its size.
@@ -100,10 +122,12 @@ impl Sink {
     /// order) again in this sink's layout, under hidden names (see the
     /// module's invariants).
     pub async fn rewrite(self: &Arc<Sink>, job: &Relayout, inputs: &[RelayoutInput]) -> Result<Relaid, SinkError> {
-        let mut writers: BTreeMap<Chain, UnitWriter> = BTreeMap::new();
+        // Writers by output table (the decoder's index; 0 for `job.table`) and chain.
+        let mut writers: BTreeMap<(usize, Chain), UnitWriter> = BTreeMap::new();
         let by_chain = self.partition_by.iter().any(|k| k == "chain");
         let by_date = self.partitions_by_date();
         let (mut read, mut footers) = (0u64, 0u64);
+        let mut counts = DecodeCounts::default();
         for input in inputs {
             let reader = StoreReader::new(self.storage().store().clone(), self.storage().path(&input.rel), input.bytes);
             let builder = ParquetRecordBatchStreamBuilder::new(reader)
@@ -134,33 +158,53 @@ impl Sink {
                 let batch = batch.map_err(|e| read_failed(&input.rel, e))?;
                 read += batch.num_rows() as u64;
                 let full = whole(&job.schema, &batch, &values, &input.rel)?;
-                let days = if by_date { days_of(&full, path_day) } else { None };
                 let chain = job.chain.or(path_chain);
-                let parts: Vec<ChainPart> = match chain {
-                    Some(c) => vec![(c, full, days)],
-                    None => by_chains(&full, days, &input.rel, by_chain)?,
-                };
-                for (c, batch, days) in parts {
+                let mut outputs: Vec<(usize, Chain, Decoded)> = Vec::new();
+                if let Some(decoder) = &job.decoder {
+                    // Decoding needs each row's chain, with or without a chain key.
+                    let parts = match chain {
+                        Some(c) => vec![(c, full, None)],
+                        None => by_chains(&full, None, &input.rel, true)?,
+                    };
+                    for (c, part, _) in parts {
+                        let done = decode_stored(decoder, c, &part, &input.rel)?;
+                        counts += done.counts;
+                        outputs.extend(done.tables.into_iter().enumerate().map(|(i, d)| (i, c, d)));
+                    }
+                } else {
+                    let days = if by_date { days_of(&full, path_day) } else { None };
+                    let parts: Vec<ChainPart> = match chain {
+                        Some(c) => vec![(c, full, days)],
+                        None => by_chains(&full, days, &input.rel, by_chain)?,
+                    };
+                    outputs.extend(
+                        parts
+                            .into_iter()
+                            .map(|(c, batch, days)| (0, c, Decoded { batch, days, dropped: 0 })),
+                    );
+                }
+                for (table, c, rows) in outputs {
+                    if rows.batch.num_rows() == 0 {
+                        continue;
+                    }
                     // Without a chain key every chain's rows go to the same
-                    // directories: one writer, or two would write one name.
-                    let c = if by_chain { c } else { writers.keys().next().copied().unwrap_or(c) };
-                    let w = match writers.get_mut(&c) {
+                    // directories: one writer a table, or two would write one name.
+                    let c = match writers.keys().find(|(t, _)| *t == table) {
+                        Some((_, first)) if !by_chain => *first,
+                        _ => c,
+                    };
+                    let w = match writers.get_mut(&(table, c)) {
                         Some(w) => w,
                         None => {
-                            let w = UnitWriter::new(
-                                self.clone(),
-                                &job.table,
-                                c,
-                                &job.prefix,
-                                job.schema.clone(),
-                                job.next_seq,
-                                job.memory,
-                            )
-                            .hidden();
-                            writers.entry(c).or_insert(w)
+                            let (name, schema) = match &job.decoder {
+                                Some(d) => (d.tables()[table].table.clone(), d.tables()[table].schema()),
+                                None => (job.table.clone(), job.schema.clone()),
+                            };
+                            let w = UnitWriter::new(self.clone(), &name, c, &job.prefix, schema, job.next_seq, job.memory).hidden();
+                            writers.entry((table, c)).or_insert(w)
                         }
                     };
-                    w.write(Decoded { batch, days, dropped: 0 }).await?;
+                    w.write(rows).await?;
                 }
             }
         }
@@ -178,18 +222,47 @@ impl Sink {
             return Err(unfit(&job.table, "rewriting its files named two outputs alike".into()));
         }
         let written: u64 = files.iter().map(|f| f.rows).sum();
-        if written != read || read != footers {
+        let decoded = job.decoder.is_some();
+        if (!decoded && written != read) || read != footers || (decoded && written + counts.undecodable != read) {
             return Err(unfit(
                 &job.table,
-                format!("rewriting its files read {read} rows ({footers} by their footers) and wrote {written}"),
+                format!(
+                    "rewriting its files read {read} rows ({footers} by their footers) and wrote {written}{}",
+                    if decoded {
+                        format!(" ({} logs not decodable)", counts.undecodable)
+                    } else {
+                        String::new()
+                    }
+                ),
             ));
         }
         Ok(Relaid {
             files,
             rows: read,
             next_seq,
+            counts,
         })
     }
+}
+
+/// Stored raw logs of chain `chain` decoded into `decoder`'s tables.
+fn decode_stored(decoder: &LogDecoder, chain: Chain, batch: &RecordBatch, rel: &str) -> Result<crate::decode::abi::DecodedLogs, SinkError> {
+    let logs = crate::decode::abi::stored_logs(batch).map_err(|m| unfit(rel, m))?;
+    let unit = crate::plan::Unit {
+        id: rel.to_string(),
+        export: 0,
+        dataset: crate::vocab::Dataset::Events,
+        chain,
+        // Every stored row is its unit's already.
+        range: crate::plan::UnitRange::Blocks { start: 0, end: u64::MAX },
+        estimated_requests: 0,
+    };
+    let ctx = crate::decode::Ctx {
+        unit: &unit,
+        page: 0,
+        enc: decoder.encoding(),
+    };
+    decoder.decode(ctx, &logs).map_err(|e| unfit(rel, e.to_string()))
 }
 
 /// The final name of hidden file `rel` (`dir/_<name>.pending` → `dir/<name>`).
@@ -231,12 +304,46 @@ fn whole(schema: &SchemaRef, batch: &RecordBatch, values: &[(String, String)], r
                 let day = crate::vocab::window::parse_date(v).ok_or_else(|| unfit(rel, format!("`{v}` is no date")))?;
                 Arc::new(Date32Array::from(vec![day; n]))
             }
+            (None, _) if let Some(col) = wide_column(batch, name, field.data_type(), rel)? => col,
             (None, _) if field.is_nullable() => arrow_array::new_null_array(field.data_type(), n),
             _ => return Err(unfit(rel, format!("the file has no column {name}, nor its path a value for it"))),
         };
         columns.push(col);
     }
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| read_failed(rel, e))
+}
+
+/// Column `name` of type `ty` computed from the exact decimal text of a
+/// wide integer `batch` holds (see *Derived tables*), if it is one.
+fn wide_column(batch: &RecordBatch, name: &str, ty: &DataType, rel: &str) -> Result<Option<ArrayRef>, SinkError> {
+    let (base, binary) = match (name.strip_suffix("_decimal38"), name.strip_suffix("_binary"), ty) {
+        (Some(base), _, DataType::Decimal128(38, 0)) => (base, false),
+        (_, Some(base), DataType::Binary) => (base, true),
+        _ => return Ok(None),
+    };
+    // `<c>_f64` beside `<c>` says `<c>` is a wide integer's text.
+    let text = batch.column_by_name(base).and_then(|c| c.as_any().downcast_ref::<StringArray>());
+    let (Some(text), true) = (text, batch.column_by_name(&format!("{base}_f64")).is_some()) else {
+        return Ok(None);
+    };
+    let values = text
+        .iter()
+        .map(|v| {
+            v.map(|v| crate::decode::abi::wide_value(v).ok_or_else(|| unfit(rel, format!("column {base}: `{v}` is no integer"))))
+                .transpose()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(if binary {
+        let words: Vec<Option<Vec<u8>>> = values.iter().map(|v| v.as_ref().map(crate::decode::abi::wide_bytes)).collect();
+        Arc::new(arrow_array::BinaryArray::from_iter(words))
+    } else {
+        let values = values.iter().map(|v| v.as_ref().and_then(crate::decode::abi::wide_decimal38));
+        Arc::new(
+            arrow_array::Decimal128Array::from_iter(values)
+                .with_precision_and_scale(38, 0)
+                .map_err(|e| read_failed(rel, e))?,
+        )
+    }))
 }
 
 /// The day of each row of `batch`, for a `date` partition: the path's, a

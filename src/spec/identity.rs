@@ -154,14 +154,56 @@ impl ExportIdentity {
     }
 }
 
+/// Keys of a decoding export whose change is made from the rows the job
+/// stored (`crate::job`'s relayout): decoded tables built from the stored
+/// raw logs, wide-integer columns computed from the stored values.
+pub(crate) const DERIVED_KEYS: [&str; 3] = ["decode", "u256", "also_raw"];
+
+impl ExportIdentity {
+    /// Whether `now` differs from `self` only in how rows the job stored
+    /// are derived, so the change is made from them: decoding added to a
+    /// raw export that keeps its raw table (`also_raw = true`) and selects
+    /// the same events, or other `u256` columns of the same decoded tables.
+    /// Anything else (a decoded table added to a decoding export, whose
+    /// raw logs were not kept; `also_raw` dropped or added) is not.
+    pub fn derivable(&self, now: &ExportIdentity) -> bool {
+        let rest = |i: &ExportIdentity| {
+            let mut k = i.keys.clone();
+            for key in DERIVED_KEYS.iter().chain(&["signatures"]) {
+                k.remove(*key);
+            }
+            k
+        };
+        let topics = |i: &ExportIdentity| -> std::collections::BTreeSet<String> {
+            i.keys
+                .get("signatures")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+                .unwrap_or_default()
+        };
+        if self.keys == now.keys || rest(self) != rest(now) || topics(self) != topics(now) {
+            return false;
+        }
+        let key = |i: &ExportIdentity, k: &str| i.keys.get(k).cloned();
+        match (key(self, "decode"), key(now, "decode")) {
+            (None, Some(_)) => key(now, "also_raw") == Some(json!(true)),
+            (Some(a), Some(b)) => a == b && key(self, "also_raw") == key(now, "also_raw") && key(self, "u256") != key(now, "u256"),
+            _ => false,
+        }
+    }
+}
+
 /// What [`JobIdentity::compare`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Comparison {
     /// `(from, to)`: the output format changed.
     pub format: Option<(String, String)>,
-    /// Changed layout keys ([`LAYOUT_KEYS`]), one line a key: made by
+    /// Changed layout keys ([`LAYOUT_KEYS`]), and derived-table keys of
+    /// exports ([`ExportIdentity::derivable`]), one line a key: made by
     /// rewriting the stored files, with no request.
     pub layout: Vec<String>,
+    /// The exports whose derived tables change ([`ExportIdentity::derivable`]).
+    pub derived: Vec<usize>,
     /// Every other change, one line a key.
     pub changes: Vec<String>,
 }
@@ -263,9 +305,28 @@ impl JobIdentity {
                 None => stored.output.remove(key),
             };
         }
+        let mut derived = Vec::new();
+        for (i, (was, is)) in self.exports.iter().zip(&now.exports).enumerate() {
+            if !was.derivable(is) {
+                continue;
+            }
+            for key in DERIVED_KEYS {
+                let (a, b) = (was.keys.get(key), is.keys.get(key));
+                if a != b {
+                    layout.push(format!(
+                        "export[{i}].{key}: was {}, now {}",
+                        show(a.unwrap_or(&Value::Null)),
+                        show(b.unwrap_or(&Value::Null))
+                    ));
+                }
+            }
+            derived.push(i);
+            stored.exports[i].keys = is.keys.clone();
+        }
         Comparison {
             changes: stored.changes(now),
             layout,
+            derived,
             format: (was != is).then_some((was, is)),
         }
     }

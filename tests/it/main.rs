@@ -18,6 +18,8 @@ mod decoded;
 mod delta;
 /// Delta Lake output of incremental exports and `--follow`: reorg repairs swap branches in one commit.
 mod delta_follow;
+/// Derived tables (decoding, u256 columns) made from the stored rows, with no request.
+mod derive;
 /// The docs: spec examples validate, relative links resolve.
 mod docs;
 /// `chainetl run` end to end: every dataset's rows equal the simulator's, row by row.

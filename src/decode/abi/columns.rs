@@ -285,8 +285,21 @@ fn small_int(v: &DynSolValue) -> i64 {
     }
 }
 
+/// A wide integer's exact decimal text (as [`exact`] writes it) as its
+/// value: signed where it is negative (a non-negative `intN` has the
+/// columns of the same `uintN` value).
+pub(crate) fn wide_value(text: &str) -> Option<DynSolValue> {
+    if text.starts_with('-') {
+        let i = alloy_primitives::I256::from_dec_str(text).ok()?;
+        Some(DynSolValue::Int(i, 256))
+    } else {
+        let u = alloy_primitives::U256::from_str_radix(text, 10).ok()?;
+        Some(DynSolValue::Uint(u, 256))
+    }
+}
+
 /// The value as Decimal128(38,0), if it fits.
-fn decimal38(v: &DynSolValue) -> Option<i128> {
+pub(crate) fn decimal38(v: &DynSolValue) -> Option<i128> {
     let limit = 10i128.pow(38);
     let x = match v {
         DynSolValue::Uint(u, _) => i128::try_from(*u).ok()?,
@@ -298,7 +311,7 @@ fn decimal38(v: &DynSolValue) -> Option<i128> {
 
 /// The 32-byte word or bytes of a value: addresses 20 bytes, integers 32
 /// bytes big-endian two's complement, fixed bytes their N bytes.
-fn word_bytes(v: &DynSolValue) -> Vec<u8> {
+pub(crate) fn word_bytes(v: &DynSolValue) -> Vec<u8> {
     match v {
         DynSolValue::Address(a) => a.as_slice().to_vec(),
         DynSolValue::Uint(u, _) => u.to_be_bytes::<32>().to_vec(),

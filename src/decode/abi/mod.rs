@@ -27,6 +27,7 @@
 
 mod columns;
 mod hint;
+mod stored;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -54,8 +55,12 @@ pub const IDENTITY: [&str; 7] = [
     "contract_address",
 ];
 
+/// A wide integer's columns computed from its stored decimal text.
+pub(crate) use columns::{decimal38 as wide_decimal38, wide_value, word_bytes as wide_bytes};
 /// What logs of a decoded event's topic0 carry, said when they fit none of its tables.
 pub use hint::LogShape;
+/// Logs read back from a stored raw `events` table.
+pub use stored::stored_logs;
 
 /// How a parameter becomes columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -235,6 +240,11 @@ impl LogDecoder {
             .map(|t| EventTable::new(&t.table, t.event.clone(), enc, d.u256))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(LogDecoder::new(tables, enc, d.u256))
+    }
+
+    /// How its hash and address columns are written.
+    pub fn encoding(&self) -> HashEncoding {
+        self.enc
     }
 
     /// The tables, in order.

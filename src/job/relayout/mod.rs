@@ -51,6 +51,7 @@
 //! on S3), a reader listing the folder can see that group's rows twice —
 //! the window a compaction has (see `docs/output.md`).
 
+mod derive;
 mod swap;
 
 use super::compact::{Compactor, compaction_app_id};
@@ -330,7 +331,11 @@ async fn inventory(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobS
             replaced,
         });
     }
-    Ok(groups)
+    let derived = derive::derivations(spec, job)?;
+    if derived.is_empty() {
+        return Ok(groups);
+    }
+    derive::select(spec, job, groups, &derived)
 }
 
 fn day_of(rel: &str) -> &str {
@@ -385,12 +390,18 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         .collect();
     let schemas = table_schemas(spec)?;
     let memory = (spec.output.memory_budget / AT_ONCE).max(1 << 20);
-    let copying = Copying::of(spec, job, layout, state).await?;
+    let with = Writing {
+        schemas,
+        copying: Copying::of(spec, job, layout, state).await?,
+        memory,
+    };
+    let derived = derive::derivations(spec, job)?;
     futures::stream::iter(todo)
         .map(|g| {
-            let (schemas, copying) = (&schemas, &copying);
+            let with = &with;
+            let decoder = derive::of_group(&derived, &g).and_then(|d| d.decoder.clone());
             async move {
-                let doc = write_group(spec, sink, state, schemas, copying, &g, memory).await?;
+                let doc = write_group(spec, sink, state, with, &g, decoder).await?;
                 state.save_rewrite(&doc).await?;
                 crate::util::failpoint::hit("during-rewrite");
                 tracing::debug!(unit = ?g.key().0, partition = ?g.key().1, files = doc.outputs.len(), "rewritten");
@@ -403,18 +414,31 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
     Ok(())
 }
 
-/// Writes one group's files again, hidden; returns its document.
+/// What every group is written with.
+struct Writing {
+    /// Each table's schema, as the spec writes it.
+    schemas: BTreeMap<String, SchemaRef>,
+    copying: Copying,
+    /// A group's share of the memory budget.
+    memory: usize,
+}
+
+/// Writes one group's files again, hidden (`decoder`: decodes them into
+/// derived tables instead); returns its document.
 async fn write_group(
     spec: &Spec,
     sink: &Arc<Sink>,
     state: &StateStore,
-    schemas: &BTreeMap<String, SchemaRef>,
-    copying: &Copying,
+    with: &Writing,
     g: &Group,
-    memory: usize,
+    decoder: Option<Arc<crate::decode::abi::LogDecoder>>,
 ) -> Result<Rewrite, RunError> {
+    let Writing { schemas, copying, memory } = with;
+    let memory = *memory;
     let mut next_seq = g.start;
     let mut outputs: Vec<WrittenFile> = Vec::new();
+    // Files read and kept as they are (raw logs decoded into derived tables).
+    let mut kept: HashSet<&str> = HashSet::new();
     for (table, files) in &g.inputs {
         let Some(schema) = schemas.get(table) else {
             return Err(RunError::Migration(format!(
@@ -433,8 +457,11 @@ async fn write_group(
             next_seq: start,
             chain,
             memory,
+            decoder: decoder.clone(),
         };
-        if let Some(dir) = copying.one_partition(spec, schema, files) {
+        if decoder.is_some() {
+            kept.extend(files.iter().map(|f| f.rel.as_str()));
+        } else if let Some(dir) = copying.one_partition(spec, schema, files) {
             // Every file's rows go whole to one partition, their columns
             // and encoding as they are: row groups are copied, not decoded.
             let name_of = |seq: u64| format!("{dir}/{}", crate::sink::file_name(&job.prefix, start + seq));
@@ -480,7 +507,13 @@ async fn write_group(
         version: STATE_VERSION,
         unit: g.unit.clone(),
         partition: g.partition.clone(),
-        inputs: g.inputs.values().flatten().map(|f| f.rel.clone()).collect(),
+        inputs: g
+            .inputs
+            .values()
+            .flatten()
+            .filter(|f| !kept.contains(f.rel.as_str()))
+            .map(|f| f.rel.clone())
+            .collect(),
         live: g.live,
         outputs: outputs.iter().map(CommittedFile::from).collect(),
         next_seq,

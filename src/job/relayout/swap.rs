@@ -80,8 +80,15 @@ async fn commit(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewri
             }
         }
     }
+    let schemas = crate::job::migrate::table_schemas(spec)?;
     for (table, docs) in tables {
         let dir = format!("{table}/");
+        // A derived table may be new, or lack the columns it gains.
+        if let Some(schema) = schemas.get(&table)
+            && docs.iter().any(|d| d.outputs.iter().any(|f| f.path.starts_with(&dir)))
+        {
+            delta.check_table(sink, &table, schema).await?;
+        }
         let in_table = |rel: &str| rel.strip_prefix(&dir).map(str::to_string);
         let mut adds = Vec::new();
         for f in docs.iter().flat_map(|d| d.outputs.iter()).filter(|f| f.path.starts_with(&dir)) {
@@ -137,9 +144,16 @@ async fn set_records(state: &StateStore, docs: &[Rewrite]) -> Result<(), RunErro
             if !r.files.iter().any(|x| x.path == f.path) {
                 r.files.push(f.clone());
             }
+            // In the record's table: a derived table's record names the
+            // units by the files they would have had in it.
+            let table = f.path.split('/').next().unwrap_or_default();
             for u in &d.replaced {
-                if !r.replaced.contains(u) {
-                    r.replaced.push(u.clone());
+                let u = match u.split_once('/') {
+                    Some((_, rest)) => format!("{table}/{rest}"),
+                    None => u.clone(),
+                };
+                if !r.replaced.contains(&u) {
+                    r.replaced.push(u);
                 }
             }
         }
@@ -161,7 +175,10 @@ async fn set_records(state: &StateStore, docs: &[Rewrite]) -> Result<(), RunErro
         .flat_map(|d| d.outputs.iter().map(|f| f.path.rsplit_once('/').map_or("", |(p, _)| p).to_string()))
         .collect();
     for d in docs {
+        // A partition whose files were only read (decoded into derived
+        // tables) keeps its record.
         if let Some(p) = &d.partition
+            && !d.inputs.is_empty()
             && !kept.contains(p)
             && current.iter().any(|c| &c.partition == p)
         {

@@ -1,0 +1,148 @@
+//! Derived tables made from the rows a job stored, with no request (see
+//! `crate::spec`'s `ExportIdentity::derivable`): a rewrite whose groups
+//! are one export's files of the tables the change derives from.
+//!
+//! - **Decoding added** to a raw events export that keeps its raw table
+//!   (`also_raw = true`): each group's raw files are read back and decoded
+//!   into the export's decoded tables. The raw files stay as they are (a
+//!   group's document lists no input to delete); a unit's checkpoint then
+//!   counts its decoded files too, and a compacted partition's rows become
+//!   compacted files of each decoded table's partitions.
+//! - **Other `u256` columns**: the export's decoded tables are written
+//!   again with the spec's columns, the wide-integer ones computed from the
+//!   stored decimal text (`crate::sink`'s relayout).
+//!
+//! Refused, before anything is written: a compacted partition of a table
+//! another export writes too (its rows cannot be told apart), a decoded
+//! table another export writes, and in `delta` a `u256` column dropped (a
+//! table's columns are only ever added).
+
+use super::Group;
+use crate::decode::abi::LogDecoder;
+use crate::job::error::RunError;
+use crate::spec::{JobIdentity, Spec};
+use crate::state::JobState;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// One export's derived-table change.
+pub(super) struct Derivation {
+    /// The export's index.
+    pub(super) export: usize,
+    /// The tables read.
+    pub(super) from: BTreeSet<String>,
+    /// Decoding: the raw logs are decoded into its tables; None: the
+    /// tables are written again with the spec's columns.
+    pub(super) decoder: Option<Arc<LogDecoder>>,
+}
+
+/// The derived-table changes from the job as recorded to `spec`.
+pub(super) fn derivations(spec: &Spec, job: &JobState) -> Result<Vec<Derivation>, RunError> {
+    let Some(stored) = &job.identity else {
+        return Ok(Vec::new());
+    };
+    let compared = stored.compare(&JobIdentity::of(spec));
+    if compared.derived.is_empty() {
+        return Ok(Vec::new());
+    }
+    let decoders = crate::job::setup::decoders(spec)?;
+    let mut out = Vec::new();
+    for &i in &compared.derived {
+        let (Some(e), Some(was)) = (spec.exports.get(i), stored.exports.get(i)) else {
+            continue;
+        };
+        let Some(decoding) = &e.decoding else {
+            continue;
+        };
+        out.push(if was.keys.contains_key("decode") {
+            Derivation {
+                export: i,
+                from: decoding.tables.iter().map(|t| t.table.clone()).collect(),
+                decoder: None,
+            }
+        } else {
+            Derivation {
+                export: i,
+                from: [e.dataset.name().to_string()].into(),
+                decoder: decoders.get(i).cloned().flatten(),
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// The derivation a group's files belong to: its unit's export's, or the
+/// one reading its compacted partition's table.
+pub(super) fn of_group<'a>(derivations: &'a [Derivation], g: &Group) -> Option<&'a Derivation> {
+    match (&g.unit, &g.partition) {
+        (Some(u), _) => {
+            let (export, _) = crate::job::compact::unit_export(u)?;
+            derivations.iter().find(|d| d.export == export)
+        }
+        (None, Some(p)) => {
+            let table = p.split('/').next().unwrap_or_default();
+            derivations.iter().find(|d| d.from.contains(table))
+        }
+        (None, None) => None,
+    }
+}
+
+/// The groups a derivation reads (each with the files of the tables it
+/// reads only); refused as the module doc says.
+pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivations: &[Derivation]) -> Result<Vec<Group>, RunError> {
+    let refused = |what: String| RunError::Migration(format!("job `{}`: {what}", spec.name));
+    let others = |export: usize, table: &str| {
+        spec.exports
+            .iter()
+            .any(|e| e.index != export && e.tables().iter().any(|t| t == table))
+    };
+    for d in derivations {
+        if let Some(decoder) = &d.decoder
+            && let Some(t) = decoder.tables().iter().find(|t| others(d.export, &t.table))
+        {
+            return Err(refused(format!(
+                "export[{}] would decode into table {}, which another export writes too: give its decoded table \
+                 another name (`table`)",
+                d.export, t.table
+            )));
+        }
+        if spec.output.format == crate::spec::OutputFormat::Delta && d.decoder.is_none() {
+            let was = job
+                .identity
+                .as_ref()
+                .and_then(|i| i.exports.get(d.export))
+                .and_then(|e| e.keys.get("u256"));
+            let had = |k: &str| was.and_then(|w| w.get(k)).and_then(serde_json::Value::as_bool) == Some(true);
+            let now = spec.exports[d.export].decoding.as_ref().map(|x| x.u256).unwrap_or_default();
+            if (had("decimal38") && !now.decimal38) || (had("binary") && !now.binary) {
+                return Err(refused(format!(
+                    "export[{}] drops u256 columns, and a Delta table's columns are only ever added: keep them, or \
+                     run once with format = \"parquet\", once without them, then once with format = \"delta\" (each \
+                     with no request)",
+                    d.export
+                )));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for mut g in groups {
+        let Some(d) = of_group(derivations, &g) else {
+            continue;
+        };
+        if let Some(p) = &g.partition {
+            let table = p.split('/').next().unwrap_or_default();
+            if others(d.export, table) {
+                return Err(refused(format!(
+                    "the compacted files of {p} hold rows of more than one export, which cannot be told apart to make \
+                     export[{}]'s derived tables from them; re-run with --fresh to export the new spec",
+                    d.export
+                )));
+            }
+        }
+        g.inputs.retain(|table, _| d.from.contains(table));
+        if !g.inputs.is_empty() {
+            out.push(g);
+        }
+    }
+    Ok(out)
+}
