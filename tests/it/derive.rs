@@ -14,11 +14,9 @@ const TRANSFER: &str = "event Transfer(address indexed from, address indexed to,
 const DECODE: &str = "decode = true\nalso_raw = true\ntable = \"transfers\"";
 const WIDE: &str = "decode = true\nalso_raw = true\ntable = \"transfers\"\nu256 = [\"decimal38\", \"binary\"]";
 
-/// A spec of job `dv` into `uri`: a raw events export of ERC-20
-/// transfers (with `decoding` added to it) and a blocks export.
-fn body(url: &str, uri: &Path, format: &str, decoding: &str) -> String {
-    // Delta jobs are not compacted: their units' files are derived from.
-    let compact = if format == "delta" { "compact = false" } else { "" };
+/// A spec of job `dv` into `uri` (with `output` keys): a raw events export
+/// of ERC-20 transfers (with `decoding` added to it) and a blocks export.
+fn body(url: &str, uri: &Path, format: &str, output: &str, decoding: &str) -> String {
     format!(
         r#"name = "dv"
 [source]
@@ -28,7 +26,7 @@ max_retries = 1
 [output]
 uri = "{}"
 format = "{format}"
-{compact}
+{output}
 [[export]]
 dataset = "events"
 chains = ["ethereum", "base"]
@@ -75,7 +73,9 @@ fn decoding_and_u256_columns_are_made_from_the_stored_raw_logs_with_no_request()
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let (out, fresh, wide) = (dir.path().join("out"), dir.path().join("fresh"), dir.path().join("wide"));
-    let s = |name: &str, url: &str, uri: &Path, decoding: &str| write_spec(dir.path(), name, &body(url, uri, "parquet", decoding));
+    // Hashes kept as bytes: read back as hex to be decoded.
+    let binary = "hash_encoding = \"binary\"";
+    let s = |name: &str, url: &str, uri: &Path, decoding: &str| write_spec(dir.path(), name, &body(url, uri, "parquet", binary, decoding));
     for (name, uri, decoding) in [("fresh.toml", &fresh, DECODE), ("wide.toml", &wide, WIDE), ("raw.toml", &out, "")] {
         let o = chainetl(&["run", &s(name, &sim.url(), uri, decoding)]);
         assert!(o.status.success(), "{name}: {}", text(&o));
@@ -145,8 +145,9 @@ fn a_delta_job_gains_its_decoded_table_from_its_raw_table_in_one_commit() {
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let (out, fresh, wide) = (dir.path().join("out"), dir.path().join("fresh"), dir.path().join("wide"));
-    let s =
-        |name: &str, url: &str, uri: &Path, format: &str, decoding: &str| write_spec(dir.path(), name, &body(url, uri, format, decoding));
+    let s = |name: &str, url: &str, uri: &Path, format: &str, decoding: &str| {
+        write_spec(dir.path(), name, &body(url, uri, format, "compact = false", decoding))
+    };
     for (name, uri, format, decoding) in [
         ("fresh.toml", &fresh, "parquet", DECODE),
         ("wide.toml", &wide, "parquet", WIDE),
