@@ -204,6 +204,7 @@ def main():
         }
         # (m) changing the format of (b)'s last output from its files.
         res["m_conversion"] = conversion_bench(blocks_1m, small)
+        res["m_conversion"]["decode_from_stored"] = derive_bench(sim.url, blocks_1m)
         # (g) decoding: the same events job decoded into a table per event
         # (no raw table), against the raw job of (b); CPU µs per log.
         # (CHAINETL_BENCH_RAW_ONLY=1: binaries from before decoding existed.)
@@ -346,6 +347,32 @@ def conversion_bench(blocks, fresh):
     out["to_delta_cpu_over_fresh_export"] = round(out["to_delta"]["cpu_seconds"] / cpu, 4)
     out["partition_by_cpu_over_fresh_export"] = round(out["partition_by"]["cpu_seconds"] / cpu, 4)
     return out
+
+
+def derive_bench(url, blocks):
+    """(m): decoding added (with also_raw) to a finished raw export of the
+    events (g) decodes, made from its stored logs with no request (pointed
+    at a port nothing answers), against a fresh export of the decoding spec."""
+    raw = DECODE_ALL.replace("decode = true\n", "")
+    dec = DECODE_ALL + 'also_raw = true\n'
+    fresh = chainetl("derive-fresh", url, blocks, export_extra=dec)
+    chainetl("derive", url, blocks, export_extra=raw)
+    path = spec("derive", f"http://127.0.0.1:{free_port()}", blocks, export_extra=dec)
+    cpu = []
+    secs, rss = run_rss([BIN, "run", path, "-q"], cpu)
+    r = report("derive")
+    c = r.get("conversion") or {}
+    return {
+        "seconds": round(secs, 3),
+        "cpu_seconds": round(cpu[0], 3),
+        "peak_rss_mib": round(rss, 1),
+        "requests": r["requests"],
+        "files": c.get("files"),
+        "rows_read": c.get("rows"),
+        "fresh_decoding_export_cpu_seconds": fresh["cpu_seconds"],
+        "fresh_decoding_export_seconds": fresh["seconds"],
+        "cpu_over_fresh_decoding_export": round(cpu[0] / fresh["cpu_seconds"], 4),
+    }
 
 
 def delta_figures(parquet, delta, log):
