@@ -255,6 +255,26 @@ impl StateStore {
             };
             let inputs: std::collections::HashSet<&str> = d.inputs.iter().map(String::as_str).collect();
             let mut new = st.clone();
+            // A checkpoint from before files were listed counts every
+            // sequence below `next_seq`: outputs added beside files that
+            // stay (a derived table) are counted that way too, or listing
+            // them would leave the files it counted unlisted.
+            if st.committed.is_empty() && st.files > 0 && d.inputs.is_empty() {
+                // Applied already: its outputs are below the sequence.
+                if st.next_seq >= d.next_seq {
+                    continue;
+                }
+                new.next_seq = d.next_seq;
+                new.files += d.outputs.len() as u64;
+                new.bytes += d.outputs.iter().map(|f| f.bytes).sum::<u64>();
+                changed += 1;
+                if own_file {
+                    self.save_unit(&new).await?;
+                } else {
+                    entries.push(new);
+                }
+                continue;
+            }
             let gone: Vec<super::CommittedFile> = new.committed.iter().filter(|c| inputs.contains(c.path.as_str())).cloned().collect();
             new.committed.retain(|c| !inputs.contains(c.path.as_str()));
             let mut added = Vec::new();

@@ -161,6 +161,20 @@ fn a_delta_job_gains_its_decoded_table_from_its_raw_table_in_one_commit() {
         .unwrap()
         .len();
     let new = s("new-dead.toml", &dead_url(), &out, "delta", DECODE);
+    // A table where the decoded one would be made (another job's) is
+    // refused before anything is recorded: its layout is not this job's.
+    let log = out.join("transfers/_delta_log");
+    std::fs::create_dir_all(&log).unwrap();
+    std::fs::copy(
+        out.join("events/_delta_log/00000000000000000000.json"),
+        log.join("00000000000000000000.json"),
+    )
+    .unwrap();
+    let o = chainetl(&["run", &new]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("a table is there already"), "{}", text(&o));
+    assert!(!out.join("_chainetl/dv/migration.json").exists(), "refused before anything changed");
+    std::fs::remove_dir_all(out.join("transfers")).unwrap();
     for point in [
         "during-rewrite:2",
         "rewrite-published:1",
@@ -184,6 +198,10 @@ fn a_delta_job_gains_its_decoded_table_from_its_raw_table_in_one_commit() {
         .unwrap()
         .len();
     assert_eq!(ops, events_versions, "the raw table is not touched");
+    // New rows for a reader following the table: a data change.
+    let ops = check(&out.join("transfers"), keys_of("transfers"), None)["operations"].clone();
+    assert_eq!(ops.as_array().unwrap().len(), 2, "created, then its rows in one commit: {ops}");
+    assert_ne!(ops[1], "OPTIMIZE", "{ops}");
     let v = chainetl(&["verify", &new]);
     assert!(v.status.success(), "{}", text(&v));
     // u256 columns added: the table gains them and its files are written again.
@@ -210,4 +228,43 @@ fn a_delta_job_gains_its_decoded_table_from_its_raw_table_in_one_commit() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("only ever added"), "{}", text(&o));
     assert!(!out.join("_chainetl/dv/migration.json").exists());
+}
+
+/// On S3 (moto): decoding made from the stored logs, killed once mid-swap,
+/// then `u256` columns; each equal to a fresh export, with no request.
+#[test]
+fn a_job_on_s3_gains_its_decoded_table_and_u256_columns_with_no_request() {
+    let s3 = crate::s3::S3::start("bkt-derive");
+    let dir = tempfile::tempdir().unwrap();
+    let (fresh, wide) = (dir.path().join("fresh"), dir.path().join("wide"));
+    let uri = format!("s3://{}/lake", s3.bucket);
+    let s = |name: &str, url: &str, uri: &str, decoding: &str| {
+        let b = body(url, Path::new(uri), "parquet", "", decoding);
+        write_spec(dir.path(), name, &b)
+    };
+    for (name, path, decoding) in [("fresh.toml", &fresh, DECODE), ("wide.toml", &wide, WIDE)] {
+        let o = chainetl(&["run", &s(name, &s3.sim.url(), &path.to_string_lossy(), decoding)]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = s3.cmd(&["run", &s("raw.toml", &s3.sim.url(), &uri, ""), "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let new = s("new.toml", &dead_url(), &uri, DECODE);
+    let o = s3
+        .cmd_on(crash_bin("during-rewrite-swap:1"), &["run", &new, "-q"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", text(&o));
+    run_without_requests(&mut s3.cmd(&["run", &new, "--summary", "json"]));
+    let copy = dir.path().join("copy");
+    for t in ["events", "transfers", "blocks"] {
+        s3.download(&format!("lake/{t}"), &copy.join(t));
+        same_table(&copy, &fresh, t);
+    }
+    assert!(s3.cmd(&["verify", &new]).output().unwrap().status.success());
+    let widen = s("widen.toml", &dead_url(), &uri, WIDE);
+    run_without_requests(&mut s3.cmd(&["run", &widen, "--summary", "json"]));
+    let again = dir.path().join("again");
+    s3.download("lake/transfers", &again.join("transfers"));
+    same_table(&again, &wide, "transfers");
+    assert!(s3.cmd(&["verify", &widen]).output().unwrap().status.success());
 }

@@ -14,8 +14,10 @@
 //!
 //! Refused, before anything is written: a compacted partition of a table
 //! another export writes too (its rows cannot be told apart), a decoded
-//! table another export writes, and in `delta` a `u256` column dropped (a
-//! table's columns are only ever added).
+//! table another export writes, in `delta` a decoded table to make that
+//! is there already (another job's: its layout is not checked until the
+//! swap, when the way back is gone), and in `delta` a `u256` column
+//! dropped (a table's columns are only ever added).
 
 use super::Group;
 use crate::decode::abi::LogDecoder;
@@ -69,6 +71,31 @@ pub(super) fn derivations(spec: &Spec, job: &JobState) -> Result<Vec<Derivation>
         });
     }
     Ok(out)
+}
+
+/// Refuses decoding into a Delta table that exists already (see the
+/// module doc).
+pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, job: &JobState) -> Result<(), RunError> {
+    let Some(delta) = sink.delta() else {
+        return Ok(());
+    };
+    for d in derivations(spec, job)? {
+        for t in d.decoder.iter().flat_map(|dec| dec.tables()) {
+            let table = delta.table(sink, &t.table);
+            let there = table
+                .exists(sink.storage())
+                .await
+                .map_err(|e| crate::job::migrate::io_failed(&t.table, e))?;
+            if there {
+                return Err(RunError::Migration(format!(
+                    "job `{}`: export[{}] would decode into a new Delta table {}, but a table is there already (another \
+                     job's?): give the decoded table another name (`table`), or move that table away",
+                    spec.name, d.export, t.table
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The derivation a group's files belong to: its unit's export's, or the

@@ -117,7 +117,7 @@ pub(crate) async fn rewrite(
             m
         }
         None => {
-            refuse(spec, state, &job).await?;
+            refuse(spec, sink, state, &job).await?;
             Compactor::new(spec, state, sink, now).recover_all().await?;
             // Every refusal a group can meet is met before anything is recorded.
             inventory(spec, sink, state, &job).await?;
@@ -185,7 +185,8 @@ pub(crate) async fn planned(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, j
 }
 
 /// Refuses a rewrite that cannot be made now (see the module doc).
-async fn refuse(spec: &Spec, state: &StateStore, job: &JobState) -> Result<(), RunError> {
+async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
+    derive::refuse_tables(spec, sink, job).await?;
     let stored = job.identity.as_ref().and_then(|i| i.layout_value("partition_by")).cloned();
     if state.is_delta() && stored.is_some_and(|p| p != serde_json::json!(spec.output.partition_by)) {
         return Err(RunError::Migration(format!(
@@ -455,8 +456,9 @@ async fn write_group(
             schema: schema.clone(),
             prefix,
             next_seq: start,
+            // Decoding writes a table a writer, sharing the group's memory.
+            memory: memory / decoder.as_ref().map_or(1, |d| d.tables().len().max(1)),
             chain,
-            memory,
             decoder: decoder.clone(),
         };
         if decoder.is_some() {
@@ -497,6 +499,18 @@ async fn write_group(
             })
             .collect();
         let done = sink.rewrite(&job, &inputs).await.map_err(|e| unreadable(spec, e))?;
+        if let Some(d) = &decoder
+            && done.counts.mismatched > 0
+        {
+            // As an export says it: the stored logs are kept, so a signature
+            // corrected later (with `--fresh`, or a new export) decodes them.
+            let hint = done.counts.shape.and_then(|shape| d.hint(shape)).unwrap_or_default();
+            tracing::warn!(
+                table,
+                mismatched = done.counts.mismatched,
+                "stored logs carry a decoded event's topic0 but fit none of its tables, and are left out of them: {hint}"
+            );
+        }
         if g.unit.is_some() {
             next_seq = done.next_seq;
         }
@@ -572,7 +586,10 @@ pub(crate) async fn undo(spec: &Spec, state: &StateStore, job: &JobState) -> Res
     if m.layout.is_empty() || m.phase != "rewrite" || m.identity == identity || job.identity.as_ref() != Some(&identity) {
         return Ok(false);
     }
-    for rel in state.list_hidden(&spec.tables()).await? {
+    // The tables the rewrite wrote too (a derived table the old spec lacks).
+    let mut tables = spec.tables();
+    tables.extend(m.identity.exports.iter().flat_map(|e| e.tables()).filter(|t| !t.is_empty()));
+    for rel in state.list_hidden(&tables).await? {
         state.delete_data(&rel).await?;
     }
     state.delete_rewrites().await?;

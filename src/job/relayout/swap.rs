@@ -29,7 +29,10 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
             .try_collect::<Vec<()>>()
             .await?;
         crate::util::failpoint::hit("rewrite-published");
-        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1)).await?;
+        // Derived tables change what readers read (new rows, new values):
+        // a data change, not a rearrangement.
+        let derived = m.layout.iter().any(|l| l.starts_with("export["));
+        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), !derived).await?;
         crate::util::failpoint::hit("rewrite-committed");
     } else {
         for d in docs {
@@ -60,8 +63,16 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
 }
 
 /// `delta`: one commit a table removing the live groups' inputs and adding
-/// their outputs.
-async fn commit(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite], version: i64) -> Result<(), RunError> {
+/// their outputs (`rearranges`: `OPTIMIZE`, `dataChange = false`; else a
+/// `WRITE`, for derived tables).
+async fn commit(
+    spec: &Spec,
+    sink: &Arc<Sink>,
+    state: &StateStore,
+    docs: &[Rewrite],
+    version: i64,
+    rearranges: bool,
+) -> Result<(), RunError> {
     let Some(delta) = sink.delta() else {
         return Ok(());
     };
@@ -117,7 +128,7 @@ async fn commit(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewri
         let change = Change {
             parts,
             removes: docs.iter().flat_map(|d| d.inputs.iter()).filter_map(|r| in_table(r)).collect(),
-            rearranges: true,
+            rearranges,
             may_be_in: true,
         };
         delta.commit(sink, &table, change).await?;

@@ -262,3 +262,36 @@ async fn a_job_keeps_the_cut_rule_it_started_with() {
     let e = st.load_job().await.unwrap_err().to_string();
     assert!(e.contains("cut rule 99 is not known to this build"), "{e}");
 }
+
+/// A checkpoint from before files were listed counts every sequence below
+/// its `next_seq`. A rewrite that adds files beside the ones it counts (a
+/// derived table) keeps it so: listing only the new files would leave the
+/// old ones uncounted.
+#[tokio::test]
+async fn a_derived_table_beside_an_unlisted_checkpoint_leaves_its_files_counted() {
+    for (_dir, st) in stores() {
+        st.save_unit(&unit_state(UNIT, 2)).await.unwrap();
+        let doc = Rewrite {
+            version: STATE_VERSION,
+            unit: Some(UNIT.into()),
+            partition: None,
+            inputs: Vec::new(),
+            live: false,
+            outputs: vec![CommittedFile {
+                path: format!("transfers/j-{UNIT}-000002.parquet"),
+                rows: 5,
+                bytes: 7,
+                checksum: None,
+            }],
+            next_seq: 3,
+            replaced: Vec::new(),
+            generation: 0,
+        };
+        assert_eq!(st.apply_rewrites(std::slice::from_ref(&doc)).await.unwrap(), 1);
+        let got = st.load_units().await.unwrap()[UNIT].clone();
+        assert!(got.committed.is_empty(), "still counted by sequence: {got:?}");
+        assert_eq!((got.next_seq, got.files), (3, 3));
+        assert_eq!(st.apply_rewrites(&[doc]).await.unwrap(), 0, "applied once");
+        assert_eq!(st.load_units().await.unwrap()[UNIT].files, 3);
+    }
+}
