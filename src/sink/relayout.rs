@@ -26,6 +26,10 @@
 //!   table. Every row read is checked against the footers; the rows
 //!   written are what decoding made of them (a log of no decoded event is
 //!   counted, as in an export).
+//! - **Hashes in the other encoding.** A column the file holds as 0x-hex
+//!   text and the schema as bytes (or the other way round, also as list
+//!   items: `topics`) is converted as decoding would have written it: the
+//!   output's `hash_encoding` changed.
 //! - **Wide-integer columns from stored values.** A column the schema has
 //!   and a file lacks, named `<c>_decimal38` or `<c>_binary` beside the
 //!   exact decimal text `<c>` of a wide integer (`u256 = [...]`), is
@@ -284,6 +288,12 @@ fn whole(schema: &SchemaRef, batch: &RecordBatch, values: &[(String, String)], r
     for field in schema.fields() {
         let name = field.name();
         if let Some(col) = batch.column_by_name(name) {
+            if col.data_type() != field.data_type()
+                && let Some(recoded) = recode(col, field.data_type())
+            {
+                columns.push(recoded.map_err(|m| unfit(rel, format!("column {name}: {m}")))?);
+                continue;
+            }
             if col.data_type() != field.data_type() {
                 return Err(unfit(
                     rel,
@@ -311,6 +321,52 @@ fn whole(schema: &SchemaRef, batch: &RecordBatch, values: &[(String, String)], r
         columns.push(col);
     }
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| read_failed(rel, e))
+}
+
+/// `col` as `want` where it is a hash, address or hex blob column in the
+/// other `hash_encoding` (0x-hex text ↔ bytes, also as list items);
+/// None for any other change of type.
+fn recode(col: &ArrayRef, want: &DataType) -> Option<Result<ArrayRef, String>> {
+    use arrow_array::{BinaryArray, ListArray};
+    match (col.data_type(), want) {
+        (DataType::Utf8, DataType::Binary) => {
+            let text = col.as_any().downcast_ref::<StringArray>()?;
+            let bytes: Result<Vec<Option<Vec<u8>>>, String> = text
+                .iter()
+                .map(|v| {
+                    v.map(|v| {
+                        let digits = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")).unwrap_or(v);
+                        let even = if digits.len() % 2 == 1 {
+                            format!("0{digits}")
+                        } else {
+                            digits.to_string()
+                        };
+                        hex::decode(even).map_err(|e| format!("`{}` is not 0x-hex: {e}", v.chars().take(20).collect::<String>()))
+                    })
+                    .transpose()
+                })
+                .collect();
+            Some(bytes.map(|b| Arc::new(BinaryArray::from_iter(b)) as ArrayRef))
+        }
+        (DataType::Binary, DataType::Utf8) => {
+            let bytes = col.as_any().downcast_ref::<BinaryArray>()?;
+            let text: StringArray = bytes.iter().map(|b| b.map(|b| format!("0x{}", hex::encode(b)))).collect();
+            Some(Ok(Arc::new(text)))
+        }
+        (DataType::List(_), DataType::List(item)) => {
+            let list = col.as_any().downcast_ref::<ListArray>()?;
+            let values = match recode(list.values(), item.data_type())? {
+                Ok(v) => v,
+                Err(e) => return Some(Err(e)),
+            };
+            Some(
+                ListArray::try_new(item.clone(), list.offsets().clone(), values, list.nulls().cloned())
+                    .map(|l| Arc::new(l) as ArrayRef)
+                    .map_err(|e| e.to_string()),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// Column `name` of type `ty` computed from the exact decimal text of a

@@ -218,7 +218,7 @@ fn show(v: &Value) -> String {
 /// `[output]` keys of how the stored files are laid out and encoded. A
 /// change of one is made by rewriting the stored files (`crate::job`'s
 /// relayout), not by fetching them again.
-pub const LAYOUT_KEYS: [&str; 4] = ["partition_by", "bloom_filters", "compression", "row_group_rows"];
+pub const LAYOUT_KEYS: [&str; 5] = ["partition_by", "bloom_filters", "compression", "row_group_rows", "hash_encoding"];
 
 /// Layout keys recorded from 0.2.0 on: a job started before has none of
 /// them, and its files may have been written with any value, so a change

@@ -469,3 +469,57 @@ fn compacted_files_holding_two_chains_are_written_again_whole() {
     assert_eq!(got, read_rows(&fresh.join("events"), keys), "each row once, none missing");
     assert!(chainetl(&["verify", &s("v.toml", &sim.url(), &out, lz4)]).status.success());
 }
+
+/// Hashes as bytes where they were 0x-hex text: every table's hash,
+/// address and topic columns converted from the stored files, with no
+/// request, equal to a fresh export of the new spec; in Delta, where
+/// column types are fixed, refused before anything changes.
+#[test]
+fn a_new_hash_encoding_converts_every_hash_column_from_the_stored_files() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh, d) = (dir.path().join("out"), dir.path().join("fresh"), dir.path().join("d"));
+    let s = |name: &str, url: &str, uri: &Path, format: &str, extra: &str| {
+        write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), format, extra))
+    };
+    let binary = "hash_encoding = \"binary\"";
+    for (name, uri, format, extra) in [
+        ("fresh.toml", &fresh, "parquet", binary),
+        ("p.toml", &out, "parquet", ""),
+        ("d.toml", &d, "delta", ""),
+    ] {
+        let o = chainetl(&["run", &s(name, &sim.url(), uri, format, extra)]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    }
+    let refused = s("d-bin.toml", &dead_url(), &d, "delta", binary);
+    let o = chainetl(&["run", &refused]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("column types are fixed"), "{}", text(&o));
+    assert!(!d.join("_chainetl/cv/migration.json").exists(), "refused before anything changed");
+    let new = s("bin-dead.toml", &dead_url(), &out, "parquet", binary);
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0].as_str().unwrap().contains("hash_encoding"),
+        "{summary}"
+    );
+    let types = |p: &Path, t: &str| {
+        duckdb(&format!(
+            "select column_name, column_type from (describe select * from read_parquet('{}/{t}/**/*.parquet', hive_partitioning = true))",
+            p.display()
+        ))
+    };
+    for t in TABLES {
+        assert_eq!(types(&out, t), types(&fresh, t), "{t}: the fresh export's column types");
+    }
+    same_rows(&out, &fresh);
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    // And back to text.
+    let back = s("hex-dead.toml", &dead_url(), &out, "parquet", "");
+    run_without_requests(bin().args(["run", &back, "--summary", "json"]));
+    let hex = dir.path().join("hex");
+    let o = chainetl(&["run", &s("hex.toml", &sim.url(), &hex, "parquet", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    same_rows(&out, &hex);
+    assert!(chainetl(&["verify", &back]).status.success());
+}

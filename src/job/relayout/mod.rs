@@ -1,7 +1,8 @@
 //! Rewriting a job's stored files into the layout its spec now asks for
-//! (`partition_by`, `bloom_filters`, `compression`, `row_group_rows`: see
-//! `crate::spec`'s layout keys), from the rows the output holds, with no
-//! request to the service. The data side is `crate::sink`'s relayout.
+//! (`partition_by`, `bloom_filters`, `compression`, `row_group_rows`,
+//! `hash_encoding`: see `crate::spec`'s layout keys), or with derived
+//! tables made from them (`derive`), from the rows the output holds, with
+//! no request to the service. The data side is `crate::sink`'s relayout.
 //!
 //! # What is rewritten, and who owns it after
 //!
@@ -184,7 +185,8 @@ pub(crate) async fn planned(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, j
     Ok((files.clone().count(), files.map(|f| f.bytes).sum()))
 }
 
-/// Refuses a rewrite that cannot be made now (see the module doc).
+/// Refuses a rewrite that cannot be made now (see the module doc; in
+/// `delta`, a new `hash_encoding` too: it changes column types).
 async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
     derive::refuse_tables(spec, sink, job).await?;
     let stored = job.identity.as_ref().and_then(|i| i.layout_value("partition_by")).cloned();
@@ -193,6 +195,15 @@ async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobStat
             "job `{}`: a Delta table's partition columns are fixed when it is created, so `partition_by` cannot \
              change in format = \"delta\"; with no request to the service: run once with format = \"parquet\" (the \
              tables become parquet folders), once with the new partition_by, then once with format = \"delta\"",
+            spec.name
+        )));
+    }
+    let encoding = job.identity.as_ref().and_then(|i| i.layout_value("hash_encoding")).cloned();
+    if state.is_delta() && encoding.is_some_and(|e| e != serde_json::json!(spec.output.hash_encoding)) {
+        return Err(RunError::Migration(format!(
+            "job `{}`: `hash_encoding` changes the type of every hash and address column, and a Delta table's \
+             column types are fixed; with no request to the service: run once with format = \"parquet\", once with \
+             the new hash_encoding, then once with format = \"delta\"",
             spec.name
         )));
     }
