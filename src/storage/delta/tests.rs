@@ -201,7 +201,17 @@ async fn commits_add_remove_and_record_transaction_ids_and_checkpoints_follow_th
     std::thread::sleep(std::time::Duration::from_millis(50));
     let v2_time = std::fs::metadata(log.join(format!("{:020}.json", 2))).unwrap().modified().unwrap();
     let v2_ms = v2_time.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
-    let removed = t.removed_since(&storage, v2_ms - 1).await.unwrap();
+    // The removes carry the commit's time, which the file's mtime (a
+    // coarse clock, and written later) can differ from by milliseconds on
+    // a loaded machine: the cutoff is the earliest of them.
+    let deleted_at = v2
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|a| a["remove"]["deletionTimestamp"].as_i64())
+        .min()
+        .unwrap();
+    assert!((deleted_at - v2_ms).abs() < 60_000, "{deleted_at} {v2_ms}");
+    let removed = t.removed_since(&storage, deleted_at).await.unwrap();
     assert_eq!(
         removed,
         ["chain=base/a.parquet", "chain=base/b.parquet"]
