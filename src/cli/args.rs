@@ -121,6 +121,18 @@ pub(crate) enum Command {
         #[command(flatten)]
         spec: SpecArgs,
     },
+    /// Write one self-contained HTML page of a job: its coverage, runs,
+    /// failures and tables, read from its state (no request to the service).
+    Report {
+        #[command(flatten)]
+        spec: SpecArgs,
+        /// Where to write it (default: <job>-report.html here; `-`: stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<String>,
+        /// html: the page; json: the document the page is drawn from.
+        #[arg(long, default_value = "html", value_parser = ["html", "json"])]
+        format: String,
+    },
     /// Show a job's progress from its checkpoints, and any operation left
     /// unfinished (a compaction swap, a repair, a --fresh clearing).
     Status {

@@ -19,6 +19,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
         Command::Validate { spec } => validate(&spec),
         Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary).await,
         Command::Status { spec, format } => status(&spec, &format).await,
+        Command::Report { spec, out, format } => report(&spec, out.as_deref(), &format).await,
         Command::Compact { spec } => compact(&spec, quiet).await,
         Command::Vacuum { spec } => vacuum(&spec, quiet).await,
         Command::Verify { spec, repair, quick } => super::verify::verify(&spec, repair, quick, quiet).await,
@@ -197,6 +198,39 @@ async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
             println!("{line}");
         }
     }
+    Ok(Exit::Success)
+}
+
+/// `chainetl report`: the job's page (or its JSON) written to `out`.
+async fn report(args: &SpecArgs, out: Option<&str>, format: &str) -> Result<Exit, CliError> {
+    let s = load(args)?;
+    let doc = job::overview::overview(&s)
+        .await
+        .map_err(|e| CliError::io("reading the job's state", e))?;
+    let body = if format == "json" {
+        format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
+    } else {
+        super::page::render(&doc)
+    };
+    let path = match out {
+        Some("-") => {
+            print!("{body}");
+            return Ok(Exit::Success);
+        }
+        Some(p) => p.to_string(),
+        None if format == "json" => {
+            print!("{body}");
+            return Ok(Exit::Success);
+        }
+        None => format!("{}-report.html", s.name),
+    };
+    std::fs::write(&path, body.as_bytes()).map_err(|e| CliError::io(format!("cannot write {path}"), e))?;
+    super::say::say(
+        super::say::Level::Info,
+        "report",
+        &format!("wrote {path}\n"),
+        serde_json::json!({"path": path, "bytes": body.len()}),
+    );
     Ok(Exit::Success)
 }
 

@@ -19,6 +19,7 @@ mod generate;
 mod json;
 mod logs;
 mod metrics;
+mod page;
 pub mod plan;
 pub mod progress;
 pub mod render;

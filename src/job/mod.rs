@@ -37,6 +37,7 @@ pub mod incremental;
 pub mod inspect;
 pub mod live;
 pub mod migrate;
+pub mod overview;
 mod pass;
 pub mod prepare;
 mod publish;

@@ -82,6 +82,32 @@ impl StateStore {
         self.write_doc(&rel, doc).await?;
         Ok(rel)
     }
+
+    /// The newest `newest` run reports (`runs/<run-id>.json`, oldest
+    /// first), as JSON; `latest.json` and a report that does not read as
+    /// JSON (a hand-edited one) are left out. For `chainetl report`.
+    pub async fn load_run_reports(&self, newest: usize) -> Result<Vec<serde_json::Value>, StateError> {
+        let mut rels: Vec<String> = self
+            .json_paths("runs")
+            .await?
+            .into_iter()
+            .filter(|r| !r.ends_with("/latest.json"))
+            .collect();
+        // Run ids start with their UTC start time: names sort by it.
+        rels.sort();
+        let skip = rels.len().saturating_sub(newest);
+        let mut out = Vec::new();
+        for rel in rels.into_iter().skip(skip) {
+            let Some(bytes) = self.read(&rel).await? else {
+                continue;
+            };
+            match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(v) if v.is_object() => out.push(v),
+                _ => tracing::warn!("{rel} is not a run report; left out"),
+            }
+        }
+        Ok(out)
+    }
 }
 
 impl StateStore {

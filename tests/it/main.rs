@@ -46,6 +46,8 @@ mod ops;
 mod planning;
 /// Changing a job's layout (partition keys, codec, bloom filters) from the files it holds, with no request.
 mod relayout;
+/// `chainetl report`: the page and its JSON, in headless Chromium.
+mod report;
 /// Resume after kill -9, failpoints and signals: rows exactly once.
 mod resume;
 /// S3 output on moto through a proxy that can drop the connection.
