@@ -370,12 +370,13 @@ pub(super) fn render(doc: &Value) -> String {
     failures(doc, &mut out);
     runs(doc, &mut out);
     tables(doc, &mut out);
-    // The document the page is drawn from, for scripts; `</` cannot end
-    // the element early.
+    // The document the page is drawn from, for scripts; with no `<`, `>`
+    // or `&` (escaped inside its strings) nothing in it is markup.
     let json = serde_json::to_string(doc)
         .unwrap_or_default()
-        .replace("</", "<\\/")
-        .replace("<!--", "\\u003c!--");
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
     let _ = write!(
         out,
         r#"<script type="application/json" id="chainetl-report">{json}</script></body></html>"#
