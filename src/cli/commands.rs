@@ -151,27 +151,17 @@ fn parse_as_of(as_of: Option<&str>) -> Result<Option<i64>, CliError> {
 
 async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
     let s = load(args)?;
+    let status = job::status(&s).await.map_err(|e| CliError::io("reading the job's state", e))?;
+    let state = status.state();
     let JobStatus {
         units,
         states,
         marks,
         periods,
         interrupted,
-    } = job::status(&s).await.map_err(|e| CliError::io("reading the job's state", e))?;
+    } = status;
     if format == "json" {
         let done = units.iter().filter(|u| states.get(&u.id).is_some_and(|st| st.done)).count();
-        // Aligned and incremental exports leave periods and marks rather
-        // than units of a frozen window.
-        let ran = !units.is_empty() || !periods.is_empty() || !marks.is_empty();
-        let state = if !interrupted.is_empty() {
-            "interrupted"
-        } else if !ran {
-            "not_started"
-        } else if done == units.len() && marks.iter().all(|m| m.repair_from.is_none()) {
-            "complete"
-        } else {
-            "in_progress"
-        };
         let doc = serde_json::json!({
             "job": s.name,
             "state": state,

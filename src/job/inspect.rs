@@ -28,6 +28,30 @@ pub struct JobStatus {
     pub interrupted: Vec<Interrupted>,
 }
 
+impl JobStatus {
+    /// Where the job stands, as `status --format json` and `report` say
+    /// it: `interrupted`, `not_started`, `complete` or `in_progress`.
+    pub fn state(&self) -> &'static str {
+        let done = self
+            .units
+            .iter()
+            .filter(|u| self.states.get(&u.id).is_some_and(|st| st.done))
+            .count();
+        // Aligned and incremental exports leave periods and marks rather
+        // than units of a frozen window.
+        let ran = !self.units.is_empty() || !self.periods.is_empty() || !self.marks.is_empty();
+        if !self.interrupted.is_empty() {
+            "interrupted"
+        } else if !ran {
+            "not_started"
+        } else if done == self.units.len() && self.marks.iter().all(|m| m.repair_from.is_none()) {
+            "complete"
+        } else {
+            "in_progress"
+        }
+    }
+}
+
 /// A job's units, checkpoints, marks and exported periods, for `status`.
 pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);

@@ -320,17 +320,6 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
         .collect();
     failures.sort_by(|a, b| b.run_id.cmp(&a.run_id).then(a.unit.cmp(&b.unit)));
     failures.truncate(FAILURES);
-    let done = status.units.len() as u64 - next.units;
-    let ran = !status.units.is_empty() || !status.periods.is_empty() || !status.marks.is_empty();
-    let overall = if !status.interrupted.is_empty() {
-        "interrupted"
-    } else if !ran {
-        "not_started"
-    } else if done == status.units.len() as u64 && status.marks.iter().all(|m| m.repair_from.is_none()) {
-        "complete"
-    } else {
-        "in_progress"
-    };
     let out = Overview {
         version: OVERVIEW_VERSION,
         job: spec.name.clone(),
@@ -338,7 +327,7 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
         chainetl_version: env!("CARGO_PKG_VERSION").into(),
         output: state.output_uri().to_string(),
         format: spec.output.format.name().to_string(),
-        state: overall.into(),
+        state: status.state().into(),
         counts,
         rows: status.states.values().map(|s| s.rows).sum(),
         coverage: strips.into_values().collect(),

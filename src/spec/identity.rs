@@ -134,11 +134,7 @@ impl ExportIdentity {
         for key in keys {
             let (a, b) = (self.keys.get(key), now.keys.get(key));
             if a != b {
-                out.push(format!(
-                    "export[{index}].{key}: was {}, now {}",
-                    show(a.unwrap_or(&Value::Null)),
-                    show(b.unwrap_or(&Value::Null))
-                ));
+                out.push(key_change(index, key, a, b));
             }
         }
         let removed: Vec<&str> = self.chains.iter().filter(|c| !now.chains.contains(c)).map(String::as_str).collect();
@@ -206,6 +202,15 @@ pub struct Comparison {
     pub derived: Vec<usize>,
     /// Every other change, one line a key.
     pub changes: Vec<String>,
+}
+
+/// One changed key of export `index`: `export[i].key: was …, now …`.
+fn key_change(index: usize, key: &str, was: Option<&Value>, now: Option<&Value>) -> String {
+    format!(
+        "export[{index}].{key}: was {}, now {}",
+        show(was.unwrap_or(&Value::Null)),
+        show(now.unwrap_or(&Value::Null))
+    )
 }
 
 fn show(v: &Value) -> String {
@@ -313,11 +318,7 @@ impl JobIdentity {
             for key in DERIVED_KEYS {
                 let (a, b) = (was.keys.get(key), is.keys.get(key));
                 if a != b {
-                    layout.push(format!(
-                        "export[{i}].{key}: was {}, now {}",
-                        show(a.unwrap_or(&Value::Null)),
-                        show(b.unwrap_or(&Value::Null))
-                    ));
+                    layout.push(key_change(i, key, a, b));
                 }
             }
             derived.push(i);

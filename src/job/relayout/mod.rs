@@ -64,6 +64,7 @@ use crate::spec::{JobIdentity, Spec};
 use crate::state::{CommittedFile, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
+use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -189,23 +190,31 @@ pub(crate) async fn planned(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, j
 /// `delta`, a new `hash_encoding` too: it changes column types).
 async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
     derive::refuse_tables(spec, sink, job).await?;
-    let stored = job.identity.as_ref().and_then(|i| i.layout_value("partition_by")).cloned();
-    if state.is_delta() && stored.is_some_and(|p| p != serde_json::json!(spec.output.partition_by)) {
-        return Err(RunError::Migration(format!(
-            "job `{}`: a Delta table's partition columns are fixed when it is created, so `partition_by` cannot \
-             change in format = \"delta\"; with no request to the service: run once with format = \"parquet\" (the \
-             tables become parquet folders), once with the new partition_by, then once with format = \"delta\"",
-            spec.name
-        )));
-    }
-    let encoding = job.identity.as_ref().and_then(|i| i.layout_value("hash_encoding")).cloned();
-    if state.is_delta() && encoding.is_some_and(|e| e != serde_json::json!(spec.output.hash_encoding)) {
-        return Err(RunError::Migration(format!(
-            "job `{}`: `hash_encoding` changes the type of every hash and address column, and a Delta table's \
-             column types are fixed; with no request to the service: run once with format = \"parquet\", once with \
-             the new hash_encoding, then once with format = \"delta\"",
-            spec.name
-        )));
+    // Keys a Delta table fixes: made with no request in three runs, the
+    // change itself in parquet.
+    let fixed = [
+        (
+            "partition_by",
+            json!(spec.output.partition_by),
+            "a Delta table's partition columns are fixed when it is created, so `partition_by` cannot change in \
+             format = \"delta\"",
+        ),
+        (
+            "hash_encoding",
+            json!(spec.output.hash_encoding),
+            "`hash_encoding` changes the type of every hash and address column, and a Delta table's column types \
+             are fixed",
+        ),
+    ];
+    for (key, now, why) in fixed {
+        let stored = job.identity.as_ref().and_then(|i| i.layout_value(key));
+        if state.is_delta() && stored.is_some_and(|v| *v != now) {
+            return Err(RunError::Migration(format!(
+                "job `{}`: {why}; with no request to the service: run once with format = \"parquet\" (the tables \
+                 become parquet folders), once with the new {key}, then once with format = \"delta\"",
+                spec.name
+            )));
+        }
     }
     let unfinished = |what: String| {
         RunError::Migration(format!(
