@@ -41,6 +41,39 @@ struct Proxy {
     open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
+/// Relays one connection until the store has closed its side: when the
+/// client goes (a killed run's socket closes or resets), the store still
+/// gets the end of what was sent and is read to its end, so the relay
+/// outlives every request the store is still acting on. (A relay that
+/// dropped the store's socket with the client's would leave moto storing
+/// a request nobody waits for, landing after [`Proxy::settle`] said all
+/// was quiet: the flake of a killed run's hidden upload left beside a
+/// finished compaction.)
+async fn relay(inbound: &mut tokio::net::TcpStream, outbound: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut from_client, mut to_client) = inbound.split();
+    let (mut from_store, mut to_store) = outbound.into_split();
+    let up = async {
+        let _ = tokio::io::copy(&mut from_client, &mut to_store).await;
+        let _ = to_store.shutdown().await;
+    };
+    let down = async {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut client_gone = false;
+        // Ends when the store closes, which it does once the client's side
+        // has ended (and `down` aborts it; `settle` waits 30 s at most).
+        while let Ok(n) = from_store.read(&mut buf).await
+            && n > 0
+        {
+            if !client_gone && to_client.write_all(&buf[..n]).await.is_err() {
+                client_gone = true;
+            }
+        }
+        let _ = to_client.shutdown().await;
+    };
+    tokio::join!(up, down);
+}
+
 impl Proxy {
     fn start(rt: &tokio::runtime::Runtime, target: u16) -> Proxy {
         let mut p = Proxy {
@@ -63,8 +96,8 @@ impl Proxy {
                 let relaying = Relaying::new(&open);
                 conns.spawn(async move {
                     let _relaying = relaying;
-                    if let Ok(mut outbound) = tokio::net::TcpStream::connect(("127.0.0.1", target)).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                    if let Ok(outbound) = tokio::net::TcpStream::connect(("127.0.0.1", target)).await {
+                        relay(&mut inbound, outbound).await;
                     }
                 });
             }
@@ -80,9 +113,9 @@ impl Proxy {
     ///
     /// A connection the kernel took for the killed client but the proxy
     /// has not accepted yet is not counted: a probe connection, accepted
-    /// after it, says the proxy has reached it; and a relay that ended
-    /// early (a reset) may leave moto storing what it already read, so
-    /// the count must stay at zero for a quiet half second.
+    /// after it, says the proxy has reached it; a relay lives until moto
+    /// has closed its side ([`relay`]), and the count must stay at zero
+    /// for a quiet half second.
     fn settle(&self) {
         let t = Instant::now();
         let deadline = Duration::from_secs(30);
