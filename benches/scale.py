@@ -3,7 +3,9 @@
 For events jobs of about 1k, 6k and 10k units on seven chains (hour-long
 units: `chunk_duration = "1h"`), exported once through the simulator, and a
 synthetic 100k-unit state (one manifest written directly):
-`plan` time, state objects, `status` time and the time of a no-op re-run,
+`plan` time, state objects, `status` time, the time of a no-op re-run, and
+`report`'s time and page size (the page must stay under 2 MB and 5 s at
+a year on seven chains, ~3,500 units: between the first two jobs),
 on local disk and on a local S3-compatible server (moto), with the default
 settings (compaction on, so the finished job's partitions are compacted). With
 CHAINETL_BIN_BEFORE set to an earlier build, the same figures for it
@@ -108,7 +110,12 @@ def measure(binary, name, sim_url, uri, days, env, s3):
     noop_secs, out = timed([binary, "run", path], env)
     assert " 0 requests" in out, out
     units = 7 * 24 * days
-    return {"units": units, "export_seconds": export_secs, "plan_seconds": plan_secs, "state_objects": state_objects(uri, name, s3), "status_seconds": status_secs, "noop_run_seconds": noop_secs}
+    row = {"units": units, "export_seconds": export_secs, "plan_seconds": plan_secs, "state_objects": state_objects(uri, name, s3), "status_seconds": status_secs, "noop_run_seconds": noop_secs}
+    if binary == BIN:
+        page = os.path.join(OUT, f"{name}-report.html")
+        row["report_seconds"], _ = timed([binary, "report", path, "--out", page], env)
+        row["report_bytes"] = os.path.getsize(page)
+    return row
 
 
 def synthetic(binary, sim_url, env, uri, s3=None):

@@ -82,6 +82,12 @@ impl Client {
         &self.stats
     }
 
+    /// The pace the client's requests are sent at, in requests a second
+    /// (None: unpaced).
+    pub fn pace(&self) -> Option<f64> {
+        self.limiter.rate_now()
+    }
+
     /// The configuration.
     pub fn config(&self) -> &ClientConfig {
         &self.cfg

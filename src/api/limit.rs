@@ -47,6 +47,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
@@ -142,6 +143,9 @@ pub struct Limiter {
     /// Requests in flight at most.
     slots: usize,
     pace: Mutex<Pace>,
+    /// The pace's rate as f64 bits (0: unpaced), for readers that cannot
+    /// wait for the lock (metrics, the run's series).
+    shown: AtomicU64,
 }
 
 /// A turn to send a request: the concurrency slot, held for the exchange,
@@ -162,6 +166,7 @@ impl Limiter {
         Limiter {
             permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
             slots: max_concurrency.max(1),
+            shown: AtomicU64::new(cap.map_or(0, f64::to_bits)),
             pace: Mutex::new(Pace {
                 rate: cap,
                 cap,
@@ -203,6 +208,7 @@ impl Limiter {
         let now = Instant::now();
         p.since.get_or_insert(now);
         p.step_up(now);
+        self.show(&p);
         let slot = p.next.max(now);
         if slot > now {
             p.last_wait = Some(now);
@@ -249,6 +255,7 @@ impl Limiter {
             }
         };
         p.set(new, now);
+        self.show(&p);
         tracing::debug!(target: "chainetl::pace", "429: pace down to {:.1}/s (accepted {accepted} in the last {:.2} s)", p.rate.unwrap_or(new), sample.min(WINDOW).as_secs_f64());
         p.measured = measured;
         p.step = FIRST_STEP;
@@ -263,6 +270,15 @@ impl Limiter {
     /// The current pace in requests per second (None: unpaced).
     pub async fn rate(&self) -> Option<f64> {
         self.pace.lock().await.rate
+    }
+
+    /// The pace as last set, without waiting for the lock.
+    pub fn rate_now(&self) -> Option<f64> {
+        Some(f64::from_bits(self.shown.load(Ordering::Relaxed))).filter(|r| *r > 0.0)
+    }
+
+    fn show(&self, p: &Pace) {
+        self.shown.store(p.rate.map_or(0, f64::to_bits), Ordering::Relaxed);
     }
 }
 

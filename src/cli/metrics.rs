@@ -167,6 +167,16 @@ impl Metrics {
         let server_errors = c("chainetl_server_errors_total", "5xx answers")?;
         let units = int_gauge(r, "chainetl_units", "Work units of this run (done earlier included)")?;
         let units_done = int_gauge(r, "chainetl_units_done", "Work units complete")?;
+        let units_failed = int_gauge(r, "chainetl_units_failed", "Work units that failed in this run")?;
+        let pace = gauge(
+            r,
+            "chainetl_pace_requests_per_second",
+            "The pace requests are sent at (found from the service's 429s; absent: unpaced)",
+            &["pipeline"],
+        )?;
+        if let Some(p) = live.pace() {
+            pace.with_label_values(&[&self.pipeline]).set(p);
+        }
         let last_commit = gauge(
             r,
             "chainetl_last_commit_timestamp_seconds",
@@ -189,6 +199,7 @@ impl Metrics {
             }
             units.with_label_values(&l).set(clamp(t.units));
             units_done.with_label_values(&l).set(clamp(t.units_done));
+            units_failed.with_label_values(&l).set(clamp(t.units_failed));
             if let Some(at) = live.last_commit_unix(&t) {
                 last_commit.with_label_values(&l).set(at);
             }

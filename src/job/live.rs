@@ -79,6 +79,11 @@ impl Live {
             .clone()
     }
 
+    /// The pace requests are sent at, in requests a second (None: unpaced).
+    pub fn pace(&self) -> Option<f64> {
+        self.shared.client.pace()
+    }
+
     /// When the run started (unix seconds).
     pub fn started_unix(&self) -> f64 {
         self.started_unix

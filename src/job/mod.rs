@@ -47,6 +47,7 @@ pub mod report;
 pub mod report_format;
 pub mod run_unit;
 pub mod schedule;
+pub mod series;
 pub mod setup;
 pub mod vacuum;
 
@@ -295,7 +296,11 @@ async fn run_leased(
     *shared.conversion.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = conversion.clone();
     let mut passes = Passes::new(shared.clone(), &job, &opts, now).await?;
     passes.out.conversion = conversion;
+    shared.take_sample();
+    let sampler = series::spawn_sampler(shared.clone());
     let result = passes.run().await;
+    sampler.abort();
+    shared.take_sample();
     if let Some(sim) = sim {
         sim.task.abort();
     }

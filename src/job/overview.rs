@@ -29,6 +29,10 @@ use std::sync::Arc;
 pub const RUNS: usize = 100;
 /// Failed units listed (the newest run's first).
 pub const FAILURES: usize = 200;
+/// Runs whose time series the document carries (the newest).
+pub const SERIES_RUNS: usize = 6;
+/// Commits listed a Delta table (the newest).
+pub const COMMITS: usize = 5;
 /// The document's schema version.
 pub const OVERVIEW_VERSION: u32 = 1;
 
@@ -120,6 +124,10 @@ pub struct RunLine {
     pub rows_per_sec: f64,
     /// Requests per second over the run.
     pub requests_per_sec: f64,
+    /// The newest [`SERIES_RUNS`] runs: the run report's `series` (its
+    /// figures over time, cumulative, column-wise; see `crate::job::series`);
+    /// None for older runs and runs from before it was recorded.
+    pub series: Option<serde_json::Value>,
 }
 
 /// A unit not done whose newest try failed.
@@ -156,6 +164,8 @@ pub struct TableLine {
     pub rows: u64,
     /// `delta`: the table's version (None: no table yet).
     pub delta_version: Option<u64>,
+    /// `delta`: its newest [`COMMITS`] commits the log still has, newest first.
+    pub last_commits: Vec<crate::storage::delta::CommitLine>,
 }
 
 /// What the next run will do.
@@ -344,7 +354,11 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
             .iter()
             .map(|p| serde_json::json!({"export": p.export, "window": p.window.to_string()}))
             .collect(),
-        runs: reports.iter().map(run_line).collect(),
+        runs: reports
+            .iter()
+            .enumerate()
+            .map(|(i, r)| run_line(r, i + SERIES_RUNS >= reports.len()))
+            .collect(),
         failures,
         interrupted: status.interrupted,
         next_run: next,
@@ -355,8 +369,8 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
     Ok(v)
 }
 
-/// A run report's line.
-fn run_line(r: &serde_json::Value) -> RunLine {
+/// A run report's line, with its time series if `series`.
+fn run_line(r: &serde_json::Value, series: bool) -> RunLine {
     let n = |k: &str| r[k].as_u64().unwrap_or(0);
     let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
     let rows: u64 = r["tallies"]
@@ -382,6 +396,7 @@ fn run_line(r: &serde_json::Value) -> RunLine {
         shard: r["shard"].as_str().map(String::from),
         rows_per_sec: per_sec(rows),
         requests_per_sec: per_sec(n("requests")),
+        series: r.get("series").filter(|s| series && s.is_object()).cloned(),
     }
 }
 
@@ -412,18 +427,16 @@ async fn tables(
             .iter()
             .filter(|f| table_of(&f.rel) == *t && !matches!(f.kind, JobFile::Hidden(_)))
             .collect();
-        let delta_version = match sink.delta() {
-            Some(d) => {
-                let table = d.table(sink, t);
-                if table.exists(sink.storage()).await.map_err(|e| super::migrate::io_failed(t, e))? {
-                    let v = table.blocking(|t| t.snapshot().map(|s| s.version())).await;
-                    Some(v.map_err(|e| super::migrate::io_failed(t, e))?)
-                } else {
-                    None
-                }
+        let (mut delta_version, mut last_commits) = (None, Vec::new());
+        if let Some(d) = sink.delta() {
+            let table = d.table(sink, t);
+            let failed = |e| super::migrate::io_failed(t, e);
+            if table.exists(sink.storage()).await.map_err(failed)? {
+                let v = table.blocking(|t| t.snapshot().map(|s| s.version())).await.map_err(failed)?;
+                last_commits = table.last_commits(sink.storage(), v, COMMITS).await.map_err(failed)?;
+                delta_version = Some(v);
             }
-            None => None,
-        };
+        }
         out.push(TableLine {
             table: t.clone(),
             files: files.len() as u64,
@@ -431,6 +444,7 @@ async fn tables(
             compacted_files: files.iter().filter(|f| matches!(f.kind, JobFile::Compacted(..))).count() as u64,
             rows: by_table.get(t).copied().unwrap_or(0),
             delta_version,
+            last_commits,
         });
     }
     Ok(out)

@@ -73,6 +73,8 @@ pub struct Tally {
     pub units: u64,
     /// Units complete.
     pub units_done: u64,
+    /// Units that failed in this run.
+    pub units_failed: u64,
     /// Rows committed in this run.
     pub rows: u64,
     /// Files committed in this run.
@@ -215,6 +217,8 @@ pub struct RunSummary {
     pub follow: bool,
     /// `--as-of`, as an ISO instant.
     pub as_of: Option<String>,
+    /// The run's figures over time, bounded ([`super::series`]).
+    pub series: super::series::Series,
 }
 
 /// Where an incremental export stands on a chain.
@@ -345,6 +349,7 @@ pub(crate) async fn summarize(
         shard: opts.shard.map(|(k, n)| format!("{k}/{n}")),
         follow: opts.follow,
         as_of: opts.as_of.map(crate::vocab::window::iso),
+        series: shared.series(),
     };
     summary.report = write_report(&shared.state, &summary).await;
     Ok(summary)

@@ -117,6 +117,8 @@ pub(crate) struct Shared {
     pub(crate) watch_lag: AtomicBool,
     /// The change of output format this run made first, from the stored files.
     pub(crate) conversion: Mutex<Option<super::migrate::Converted>>,
+    /// The run's figures over time ([`super::series`]).
+    pub(crate) series: Mutex<super::series::Series>,
 }
 
 impl Shared {
@@ -171,6 +173,7 @@ impl Shared {
             marks: Mutex::default(),
             watch_lag: AtomicBool::new(false),
             conversion: Mutex::default(),
+            series: Mutex::new(super::series::Series::new()),
         })
     }
 

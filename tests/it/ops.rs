@@ -312,6 +312,47 @@ fn http_get(port: u16, path: &str) -> Option<String> {
         .or_else(|| head.starts_with("HTTP/1.1 200").then(|| body.to_string()))
 }
 
+/// Every metric docs/grafana-dashboard.json queries is one of `exported`'s
+/// samples (a following run's, which has every kind but the conversion's).
+fn dashboard_queries_only_exported_metrics(exported: &serde_json::Map<String, Value>) {
+    let names: std::collections::HashSet<&str> = exported
+        .values()
+        .flat_map(|f| f.as_array().into_iter().flatten())
+        .filter_map(|s| s[0].as_str())
+        .collect();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/grafana-dashboard.json");
+    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut queries: Vec<String> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| t["expr"].as_str().unwrap().to_string())
+        .collect();
+    queries.extend(
+        dashboard["templating"]["list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v["definition"].as_str().map(String::from)),
+    );
+    let mut queried = std::collections::BTreeSet::new();
+    for q in &queries {
+        let mut rest = q.as_str();
+        while let Some(at) = rest.find("chainetl_") {
+            let name: String = rest[at..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
+            rest = &rest[at + name.len()..];
+            queried.insert(name);
+        }
+    }
+    assert!(queried.len() >= 10, "the dashboard's queries: {queried:?}");
+    let missing: Vec<&String> = queried.iter().filter(|n| !names.contains(n.as_str())).collect();
+    assert!(
+        missing.is_empty(),
+        "the dashboard queries {missing:?}, which the binary does not export: {names:?}"
+    );
+}
+
 #[test]
 fn metrics_endpoint_answers_while_following_and_its_lag_moves_with_the_head() {
     let sim = Sim::start(frozen());
@@ -323,7 +364,7 @@ fn metrics_endpoint_answers_while_following_and_its_lag_moves_with_the_head() {
         dir.path(),
         "fol",
         &sim.url(),
-        "",
+        "requests_per_second = 200",
         &format!(
             "incremental = true\nstart = {}\nconfirmations = {{ base = 20 }}\nchunk_blocks = 64\npoll_interval = \"1s\"\nroll_interval = \"1h\"",
             head - 100
@@ -365,6 +406,14 @@ fn metrics_endpoint_answers_while_following_and_its_lag_moves_with_the_head() {
     assert_eq!(g(&caught, "chainetl_lag_seconds"), Some(0.0));
     let running = sample(&caught, "chainetl_run_status", "chainetl_run_status", &[("status", "running")]);
     assert_eq!(running, Some(1.0));
+    let pace = sample(
+        &caught,
+        "chainetl_pace_requests_per_second",
+        "chainetl_pace_requests_per_second",
+        &[],
+    );
+    assert!(pace.is_some_and(|p| p > 0.0 && p <= 200.0), "the pace, within the bound: {pace:?}");
+    dashboard_queries_only_exported_metrics(&caught);
     // The head moves a minute (30 base blocks); no segment is cut for an
     // hour, so the lag shows it at the next poll.
     let url = format!("{}/_sim/advance?secs=60", sim.url());

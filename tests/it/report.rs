@@ -252,3 +252,80 @@ fn a_job_on_s3_reports_with_no_request() {
     assert_eq!(doc["rows"], 2000, "{doc}");
     assert!(doc["tables"][0]["files"].as_u64() > Some(0), "{doc}");
 }
+
+#[test]
+fn a_run_keeps_its_figures_over_time_and_the_page_charts_them_beside_the_pace() {
+    let mut opts = frozen();
+    opts.latency_ms = 40;
+    let sim = Sim::start(opts);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = write_spec(
+        dir.path(),
+        "ts.toml",
+        &format!(
+            "name = \"ts\"\n[source]\nbase_url = \"{}\"\nrequests_per_second = 60\npage_size = 100\nmax_concurrency = 4\n\
+             [output]\nuri = \"{}\"\nformat = \"delta\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"100..20099\"\nchunk_blocks = 5000\n",
+            sim.url(),
+            out.display()
+        ),
+    );
+    let metrics = dir.path().join("m.prom");
+    let o = bin()
+        .args(["run", &spec, "-q", "--metrics-file", &metrics.to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    // The run report: one sample a second at first, cumulative counters
+    // ending at the run's totals, the pace the limiter held.
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("_chainetl/ts/runs/latest.json")).unwrap()).unwrap();
+    let s = &report["series"];
+    let t = s["t"].as_array().unwrap();
+    assert!(t.len() >= 3, "a run of {}s: {s}", report["elapsed_secs"]);
+    assert_eq!(s["every_secs"], 1.0, "{s}");
+    for k in ["rows", "requests", "retries", "throttled", "server_errors", "units_done", "pace"] {
+        assert_eq!(s[k].as_array().map(Vec::len), Some(t.len()), "{k}: {s}");
+    }
+    let last = |k: &str| s[k].as_array().unwrap().last().unwrap().as_u64().unwrap();
+    assert_eq!(last("rows"), 20_000, "{s}");
+    assert_eq!(last("requests"), report["requests"].as_u64().unwrap(), "{s}");
+    assert_eq!(last("units_done"), 5, "{s}");
+    let rows: Vec<u64> = s["rows"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert!(rows.windows(2).all(|w| w[0] <= w[1]), "cumulative: {s}");
+    assert!(
+        s["pace"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p.as_f64().is_some_and(|p| p > 0.0 && p <= 60.0)),
+        "the pace, never above the bound: {s}"
+    );
+    // The metrics say the pace and the failed units too.
+    let m = std::fs::read_to_string(&metrics).unwrap();
+    assert!(m.contains("chainetl_pace_requests_per_second{pipeline=\"ts\"}"), "{m}");
+    assert!(m.contains("chainetl_units_failed{"), "{m}");
+    // The page: the series in its document, a chart of it, the table's commits.
+    let doc = overview(&spec, "");
+    let run = &doc["runs"][0];
+    assert_eq!(run["series"], *s, "{doc}");
+    let commits = doc["tables"][0]["last_commits"].as_array().unwrap();
+    assert_eq!(doc["tables"][0]["delta_version"], commits[0]["version"], "{doc}");
+    assert!(!commits.is_empty() && commits.len() <= 5, "{doc}");
+    assert!(
+        commits.windows(2).all(|w| w[0]["version"].as_u64() > w[1]["version"].as_u64()),
+        "newest first: {doc}"
+    );
+    assert!(
+        commits
+            .iter()
+            .any(|c| c["operation"] == "WRITE" && c["adds"].as_u64() > Some(0) && c["data_change"] == true),
+        "{doc}"
+    );
+    let page = dir.path().join("ts.html");
+    let o = bin().args(["report", &spec, "--out", &page.to_string_lossy()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<polyline").count(), 3, "rows/s, requests/s and the pace");
+    assert!(html.contains("pace (requests/s)") && html.contains("the last commits"), "{html}");
+}

@@ -1,5 +1,6 @@
-//! What vacuum needs from a table's log that the kernel does not give:
-//! the files removed since a cutoff, and deleting expired log files.
+//! What the kernel does not give from a table's log: for vacuum, the
+//! files removed since a cutoff and deleting expired log files; for the
+//! job's page, its last commits as a reader of the history sees them.
 
 use super::{DeltaError, Table};
 use crate::storage::{Storage, StorageError};
@@ -84,6 +85,46 @@ impl Table {
         Ok(deleted)
     }
 
+    /// The commits of versions `version`, `version - 1`, … (`n` at most,
+    /// newest first) that the log still has: what each did, from its
+    /// `commitInfo` and its actions. A commit file that is gone (a cleaned
+    /// log) or unreadable is left out; a line that is not JSON is skipped.
+    pub async fn last_commits(&self, storage: &Storage, version: u64, n: usize) -> Result<Vec<CommitLine>, DeltaError> {
+        let mut out = Vec::new();
+        for v in (0..=version).rev().take(n) {
+            let rel = format!("{}/_delta_log/{v:020}.json", self.rel);
+            let Some(obj) = storage.get(&rel).await.map_err(|source| self.storage_error(source))? else {
+                continue;
+            };
+            let mut c = CommitLine {
+                version: v,
+                ..CommitLine::default()
+            };
+            for line in obj.bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let Ok(action) = serde_json::from_slice::<serde_json::Value>(line) else {
+                    continue;
+                };
+                if let Some(info) = action.get("commitInfo") {
+                    c.operation = info["operation"].as_str().unwrap_or_default().to_string();
+                    c.timestamp = info["timestamp"]
+                        .as_i64()
+                        .and_then(chrono::DateTime::from_timestamp_millis)
+                        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+                } else if let Some(add) = action.get("add") {
+                    c.adds += 1;
+                    c.data_change |= add["dataChange"].as_bool().unwrap_or(true);
+                } else if let Some(remove) = action.get("remove") {
+                    c.removes += 1;
+                    c.data_change |= remove["dataChange"].as_bool().unwrap_or(true);
+                } else if action.get("metaData").is_some() {
+                    c.metadata = true;
+                }
+            }
+            out.push(c);
+        }
+        Ok(out)
+    }
+
     pub(super) async fn log_files(&self, storage: &Storage) -> Result<Vec<object_store::ObjectMeta>, DeltaError> {
         storage
             .list(&format!("{}/_delta_log/", self.rel))
@@ -97,6 +138,25 @@ impl Table {
             source,
         }
     }
+}
+
+/// One commit of a table, as [`Table::last_commits`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CommitLine {
+    /// Its version.
+    pub version: u64,
+    /// When it was made (`commitInfo.timestamp`, RFC 3339), if it says.
+    pub timestamp: Option<String>,
+    /// `commitInfo.operation` (`WRITE`, `OPTIMIZE`, `CREATE TABLE`, …), or empty.
+    pub operation: String,
+    /// Files it added.
+    pub adds: u64,
+    /// Files it removed.
+    pub removes: u64,
+    /// Whether an add or remove changed the data (`dataChange`).
+    pub data_change: bool,
+    /// Whether it set the table's metadata (a schema).
+    pub metadata: bool,
 }
 
 /// The version of a commit file (`<20 digits>.json`).

@@ -58,6 +58,7 @@ mod tests;
 
 use actions::{add_batch, first_commit};
 pub use actions::{delta_columns, delta_field};
+pub use log::CommitLine;
 
 /// Who writes the commits (`commitInfo.engineInfo`).
 const ENGINE_INFO: &str = concat!("chainetl/", env!("CARGO_PKG_VERSION"));

@@ -9,6 +9,8 @@
 //! element; colour is never the only signal (each state has a pattern and
 //! a label too); printable (no fixed heights, light background).
 
+mod series;
+
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -20,6 +22,9 @@ const STATES: [(&str, &str, &str); 5] = [
     ("failed", "failed", "url(#p-failed)"),
     ("not_started", "not started", "url(#p-not_started)"),
 ];
+
+/// Failed and unfinished units listed under a strip (the rest are counted).
+const OPEN_LISTED: usize = 50;
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#1d2329;background:#fff;\
 margin:0 auto;max-width:1100px;padding:16px 24px}h1{font-size:22px;margin:8px 0}h2{font-size:17px;margin:24px 0 8px;\
@@ -171,7 +176,8 @@ fn coverage(doc: &Value, out: &mut String) {
             .collect();
         if !open.is_empty() {
             out.push_str(r#"<table><tr><th>unit</th><th>range</th><th>state</th><th class="n">rows</th></tr>"#);
-            for c in open {
+            let more = open.len().saturating_sub(OPEN_LISTED);
+            for c in open.into_iter().take(OPEN_LISTED) {
                 let _ = write!(
                     out,
                     r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td></tr>"#,
@@ -179,6 +185,13 @@ fn coverage(doc: &Value, out: &mut String) {
                     text(&c["range"]),
                     label_of(c["state"].as_str().unwrap_or_default()),
                     grouped(num(&c["rows"]))
+                );
+            }
+            if more > 0 {
+                let _ = write!(
+                    out,
+                    r#"<tr><td colspan="4">… and {} more (each is a cell of the strip above, and in <code>report --format json</code>)</td></tr>"#,
+                    grouped(more as u64)
                 );
             }
             out.push_str("</table>");
@@ -261,6 +274,13 @@ fn runs(doc: &Value, out: &mut String) {
         return;
     }
     out.push_str(&runs_chart(&runs));
+    let charts: Vec<String> = runs.iter().rev().filter_map(series::chart).collect();
+    if !charts.is_empty() {
+        out.push_str("<h3>The newest runs over time</h3>");
+        for c in charts {
+            out.push_str(&c);
+        }
+    }
     out.push_str(
         r#"<table><tr><th>started</th><th class="n">seconds</th><th>status</th><th class="n">rows</th><th class="n">requests</th><th class="n">retries</th><th class="n">429s</th><th class="n">5xx</th><th class="n">failed units</th><th>shard</th></tr>"#,
     );
@@ -343,7 +363,33 @@ fn tables(doc: &Value, out: &mut String) {
             t["delta_version"].as_u64().map_or("—".to_string(), |v| v.to_string())
         );
     }
-    out.push_str("</table></section>");
+    out.push_str("</table>");
+    for t in doc["tables"].as_array().into_iter().flatten() {
+        let commits = t["last_commits"].as_array().cloned().unwrap_or_default();
+        if commits.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            r#"<h3>{}: the last commits</h3><table><tr><th class="n">version</th><th>when</th><th>operation</th><th class="n">files added</th><th class="n">files removed</th><th>changes data</th></tr>"#,
+            text(&t["table"])
+        );
+        for c in &commits {
+            let _ = write!(
+                out,
+                r#"<tr><td class="n">{}</td><td>{}</td><td>{}{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
+                num(&c["version"]),
+                text(&c["timestamp"]),
+                text(&c["operation"]),
+                if c["metadata"].as_bool() == Some(true) { " (schema)" } else { "" },
+                grouped(num(&c["adds"])),
+                grouped(num(&c["removes"])),
+                if c["data_change"].as_bool() == Some(true) { "yes" } else { "no" }
+            );
+        }
+        out.push_str("</table>");
+    }
+    out.push_str("</section>");
 }
 
 /// The page of overview `doc`.

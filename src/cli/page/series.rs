@@ -1,0 +1,146 @@
+//! The page's chart of one run over time: rows/s and requests/s from the
+//! run report's `series` (cumulative counters, so a rate is the difference
+//! of two samples over their time apart), beside the pace chainetl settled
+//! on. Lines differ by dash as well as colour, and the figures the chart
+//! shows are also written under it.
+
+use super::{esc, text};
+use serde_json::Value;
+use std::fmt::Write;
+
+/// A line of the chart: its label, stroke and dash.
+struct Line {
+    label: &'static str,
+    stroke: &'static str,
+    dash: &'static str,
+}
+
+const ROWS: Line = Line {
+    label: "rows/s",
+    stroke: "#1a7f37",
+    dash: "",
+};
+const REQUESTS: Line = Line {
+    label: "requests/s",
+    stroke: "#0969da",
+    dash: "6 3",
+};
+const PACE: Line = Line {
+    label: "pace (requests/s)",
+    stroke: "#bc4c00",
+    dash: "2 3",
+};
+
+/// `series`'s column `k` as numbers (missing or null entries: None).
+fn column(series: &Value, k: &str) -> Vec<Option<f64>> {
+    series[k]
+        .as_array()
+        .map_or_else(Vec::new, |a| a.iter().map(Value::as_f64).collect())
+}
+
+/// Rates of cumulative column `c` at each sample after the first.
+fn rates(t: &[Option<f64>], c: &[Option<f64>]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for i in 1..t.len().min(c.len()) {
+        if let (Some(t0), Some(t1), Some(a), Some(b)) = (t[i - 1], t[i], c[i - 1], c[i])
+            && t1 > t0
+        {
+            out.push((t1, ((b - a) / (t1 - t0)).max(0.0)));
+        }
+    }
+    out
+}
+
+/// A polyline of `points` in a 1000 × 100 box, time over `span`, values
+/// over `top`.
+fn polyline(points: &[(f64, f64)], span: f64, top: f64, line: &Line) -> String {
+    if points.is_empty() || top <= 0.0 {
+        return String::new();
+    }
+    let mut d = String::new();
+    for (t, v) in points {
+        let _ = write!(d, "{:.1},{:.1} ", t / span * 1000.0, 100.0 - v / top * 92.0);
+    }
+    format!(
+        r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2" stroke-dasharray="{}" vector-effect="non-scaling-stroke"/>"#,
+        d.trim_end(),
+        line.stroke,
+        line.dash
+    )
+}
+
+fn key(line: &Line) -> String {
+    format!(
+        r#"<svg width="26" height="10" aria-hidden="true"><line x1="0" y1="5" x2="26" y2="5" stroke="{}" stroke-width="2" stroke-dasharray="{}"/></svg>"#,
+        line.stroke, line.dash
+    )
+}
+
+/// The chart of run `r`, if its report has a series of two samples or more.
+pub(super) fn chart(r: &Value) -> Option<String> {
+    let s = &r["series"];
+    let t = column(s, "t");
+    if t.len() < 2 {
+        return None;
+    }
+    let rows = rates(&t, &column(s, "rows"));
+    let requests = rates(&t, &column(s, "requests"));
+    let pace: Vec<(f64, f64)> = t.iter().zip(column(s, "pace")).filter_map(|(t, p)| Some(((*t)?, p?))).collect();
+    let span = t.iter().flatten().copied().fold(0.0, f64::max).max(1e-9);
+    let peak = |p: &[(f64, f64)]| p.iter().map(|(_, v)| *v).fold(0.0, f64::max);
+    let (rows_top, req_top, pace_top) = (peak(&rows), peak(&requests), peak(&pace));
+    // Requests and the pace share a scale: the pace is what requests are held to.
+    let req_scale = req_top.max(pace_top);
+    let mut out = format!(
+        r#"<h3>Run {} <span class="meta">{}, {:.0} s</span></h3><svg class="chart" viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label="{}">"#,
+        text(&r["run_id"]),
+        text(&r["status"]),
+        span,
+        esc(&format!(
+            "rows per second (peak {rows_top:.0}), requests per second (peak {req_top:.1}) and the pace over the run"
+        ))
+    );
+    out.push_str(&polyline(&rows, span, rows_top, &ROWS));
+    out.push_str(&polyline(&requests, span, req_scale, &REQUESTS));
+    out.push_str(&polyline(&pace, span, req_scale, &PACE));
+    out.push_str("</svg>");
+    let last_pace = pace.last().map_or("unpaced".to_string(), |(_, p)| format!("{p:.1} requests/s"));
+    let _ = write!(
+        out,
+        r#"<p class="meta legend"><span>{} {} (peak {:.0}; own scale)</span><span>{} {} (peak {:.1})</span><span>{} {} (last {}; same scale as requests)</span><span>{} samples, one every {} s at the end</span></p>"#,
+        key(&ROWS),
+        ROWS.label,
+        rows_top,
+        key(&REQUESTS),
+        REQUESTS.label,
+        req_top,
+        key(&PACE),
+        PACE.label,
+        esc(&last_pace),
+        t.len(),
+        text(&s["every_secs"])
+    );
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_come_from_differences_of_cumulative_counters() {
+        let t = [Some(0.0), Some(2.0), Some(4.0), None];
+        let c = [Some(0.0), Some(100.0), Some(100.0), Some(500.0)];
+        assert_eq!(rates(&t, &c), vec![(2.0, 50.0), (4.0, 0.0)]);
+    }
+
+    #[test]
+    fn a_run_with_a_series_gets_a_chart_and_one_without_none() {
+        let r = serde_json::json!({"run_id": "r1", "status": "succeeded", "series": {"every_secs": 1.0,
+            "t": [0.0, 1.0, 2.0], "rows": [0, 1000, 3000], "requests": [0, 10, 30], "pace": [null, 12.0, 20.0]}});
+        let c = chart(&r).unwrap();
+        assert_eq!(c.matches("<polyline").count(), 3, "{c}");
+        assert!(c.contains("peak 2000") && c.contains("last 20.0 requests/s"), "{c}");
+        assert!(chart(&serde_json::json!({"run_id": "r0"})).is_none());
+    }
+}

@@ -1,0 +1,231 @@
+//! A run's figures over time, kept in the run report (`series`) so that a
+//! page can chart rows/s and requests/s beside the pace chainetl settled
+//! on ([`Series`]).
+//!
+//! Bounded: a sample every [`FIRST_EVERY`] at first; when [`MAX_SAMPLES`]
+//! are held, every other one is dropped and the interval doubles. So a run
+//! of any length keeps between half and all of [`MAX_SAMPLES`] samples
+//! (a day-long follow run: one every ~10 minutes), a few kilobytes of the
+//! report. Counters are cumulative since the run began, so a dropped
+//! sample loses resolution, never a row or a request: a rate is the
+//! difference of two samples over their time apart. The pace is the
+//! limiter's at the moment of the sample (null: unpaced).
+//!
+//! Serialised column-wise (each field one array, one entry a sample):
+//! `{"every_secs", "t", "rows", "requests", "retries", "throttled",
+//! "server_errors", "units_done", "pace"}`.
+
+use super::setup::Shared;
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Samples held at most.
+pub const MAX_SAMPLES: usize = 240;
+/// The interval of the first samples.
+pub const FIRST_EVERY: Duration = Duration::from_secs(1);
+
+/// The samples of one run, column-wise.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Series {
+    /// Seconds between samples now.
+    pub every_secs: f64,
+    /// Seconds since the run began.
+    pub t: Vec<f64>,
+    /// Rows fetched so far.
+    pub rows: Vec<u64>,
+    /// Requests sent so far (every attempt).
+    pub requests: Vec<u64>,
+    /// Retried attempts so far.
+    pub retries: Vec<u64>,
+    /// 429 answers so far.
+    pub throttled: Vec<u64>,
+    /// 5xx answers so far.
+    pub server_errors: Vec<u64>,
+    /// Units finished so far.
+    pub units_done: Vec<u64>,
+    /// The pace (requests a second) at the sample; None: unpaced.
+    pub pace: Vec<Option<f64>>,
+}
+
+/// One sample, before it joins the columns.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sample {
+    /// Seconds since the run began.
+    pub t: f64,
+    /// Rows fetched so far.
+    pub rows: u64,
+    /// Requests so far.
+    pub requests: u64,
+    /// Retries so far.
+    pub retries: u64,
+    /// 429s so far.
+    pub throttled: u64,
+    /// 5xx so far.
+    pub server_errors: u64,
+    /// Units done so far.
+    pub units_done: u64,
+    /// The pace.
+    pub pace: Option<f64>,
+}
+
+impl Series {
+    /// An empty series sampled every [`FIRST_EVERY`].
+    pub fn new() -> Series {
+        Series {
+            every_secs: FIRST_EVERY.as_secs_f64(),
+            ..Series::default()
+        }
+    }
+
+    /// Samples held.
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+
+    /// Whether no sample is held.
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+
+    /// Adds `s`; when [`MAX_SAMPLES`] are held, keeps every other one (the
+    /// first and the newest always) and doubles the interval. Returns
+    /// whether the interval doubled.
+    pub fn push(&mut self, s: Sample) -> bool {
+        self.t.push(s.t);
+        self.rows.push(s.rows);
+        self.requests.push(s.requests);
+        self.retries.push(s.retries);
+        self.throttled.push(s.throttled);
+        self.server_errors.push(s.server_errors);
+        self.units_done.push(s.units_done);
+        self.pace.push(s.pace);
+        if self.len() < MAX_SAMPLES {
+            return false;
+        }
+        let last = self.len() - 1;
+        let keep = |i: usize| i.is_multiple_of(2) || i == last;
+        thin(&mut self.t, keep);
+        thin(&mut self.rows, keep);
+        thin(&mut self.requests, keep);
+        thin(&mut self.retries, keep);
+        thin(&mut self.throttled, keep);
+        thin(&mut self.server_errors, keep);
+        thin(&mut self.units_done, keep);
+        thin(&mut self.pace, keep);
+        self.every_secs *= 2.0;
+        true
+    }
+}
+
+fn thin<T>(v: &mut Vec<T>, keep: impl Fn(usize) -> bool) {
+    let mut i = 0;
+    v.retain(|_| {
+        let k = keep(i);
+        i += 1;
+        k
+    });
+}
+
+impl Shared {
+    /// The run's counters now.
+    pub(crate) fn sample(&self) -> Sample {
+        let mut s = Sample {
+            t: self.started.elapsed().as_secs_f64(),
+            pace: self.client.pace(),
+            ..Sample::default()
+        };
+        for p in &self.progress {
+            s.rows += p.rows.load(Ordering::Relaxed);
+            s.units_done += p.units_done.load(Ordering::Relaxed);
+        }
+        for st in self.stats.values() {
+            s.requests += st.requests.load(Ordering::Relaxed);
+            s.retries += st.retries.load(Ordering::Relaxed);
+            s.throttled += st.throttled.load(Ordering::Relaxed);
+            s.server_errors += st.server_errors.load(Ordering::Relaxed);
+        }
+        s
+    }
+
+    /// Takes a sample into the run's series now.
+    pub(crate) fn take_sample(&self) -> bool {
+        let s = self.sample();
+        self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(s)
+    }
+
+    /// The series as it stands.
+    pub(crate) fn series(&self) -> Series {
+        self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
+/// Samples `shared` until the returned task is aborted (the run's end
+/// takes the last sample itself).
+pub(crate) fn spawn_sampler(shared: Arc<Shared>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = FIRST_EVERY;
+        loop {
+            tokio::time::sleep(every).await;
+            if shared.take_sample() {
+                every *= 2;
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(t: f64) -> Sample {
+        Sample {
+            t,
+            rows: t as u64 * 10,
+            requests: t as u64,
+            pace: Some(t),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn a_series_stays_bounded_keeps_its_ends_and_doubles_its_interval() {
+        let mut s = Series::new();
+        let mut doubled = 0;
+        for i in 0..100_000 {
+            if s.push(at(i as f64)) {
+                doubled += 1;
+            }
+            assert!(s.len() < MAX_SAMPLES, "{} samples after {i}", s.len());
+        }
+        assert!(s.len() >= MAX_SAMPLES / 2, "{}", s.len());
+        assert_eq!(s.t[0], 0.0);
+        assert_eq!(*s.t.last().unwrap(), 99_999.0);
+        assert_eq!(*s.rows.last().unwrap(), 999_990);
+        assert!(s.t.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(s.every_secs, 2f64.powi(doubled));
+        assert!(doubled >= 8, "{doubled}");
+        // Every column has one entry a sample.
+        for n in [
+            s.rows.len(),
+            s.requests.len(),
+            s.retries.len(),
+            s.throttled.len(),
+            s.units_done.len(),
+            s.pace.len(),
+        ] {
+            assert_eq!(n, s.len());
+        }
+    }
+
+    #[test]
+    fn a_short_run_keeps_every_sample() {
+        let mut s = Series::new();
+        for i in 0..10 {
+            assert!(!s.push(at(i as f64)));
+        }
+        assert_eq!(s.len(), 10);
+        assert_eq!(s.every_secs, 1.0);
+    }
+}
