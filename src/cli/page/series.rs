@@ -38,14 +38,31 @@ fn column(series: &Value, k: &str) -> Vec<Option<f64>> {
         .map_or_else(Vec::new, |a| a.iter().map(Value::as_f64).collect())
 }
 
-/// Rates of cumulative column `c` at each sample after the first.
+/// Rates of cumulative column `c` between consecutive samples, as steps:
+/// each rate held from one sample's time to the next's.
 fn rates(t: &[Option<f64>], c: &[Option<f64>]) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for i in 1..t.len().min(c.len()) {
         if let (Some(t0), Some(t1), Some(a), Some(b)) = (t[i - 1], t[i], c[i - 1], c[i])
             && t1 > t0
         {
-            out.push((t1, ((b - a) / (t1 - t0)).max(0.0)));
+            let v = ((b - a) / (t1 - t0)).max(0.0);
+            out.extend([(t0, v), (t1, v)]);
+        }
+    }
+    out
+}
+
+/// The pace as steps: each sample's held until the next (unpaced
+/// samples left out).
+fn pace_steps(t: &[Option<f64>], pace: &[Option<f64>]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for i in 0..t.len().min(pace.len()) {
+        if let (Some(t0), Some(p)) = (t[i], pace[i]) {
+            out.push((t0, p));
+            if let Some(Some(t1)) = t.get(i + 1) {
+                out.push((*t1, p));
+            }
         }
     }
     out
@@ -85,7 +102,7 @@ pub(super) fn chart(r: &Value) -> Option<String> {
     }
     let rows = rates(&t, &column(s, "rows"));
     let requests = rates(&t, &column(s, "requests"));
-    let pace: Vec<(f64, f64)> = t.iter().zip(column(s, "pace")).filter_map(|(t, p)| Some(((*t)?, p?))).collect();
+    let pace = pace_steps(&t, &column(s, "pace"));
     let span = t.iter().flatten().copied().fold(0.0, f64::max).max(1e-9);
     let peak = |p: &[(f64, f64)]| p.iter().map(|(_, v)| *v).fold(0.0, f64::max);
     let (rows_top, req_top, pace_top) = (peak(&rows), peak(&requests), peak(&pace));
@@ -104,19 +121,19 @@ pub(super) fn chart(r: &Value) -> Option<String> {
     out.push_str(&polyline(&requests, span, req_scale, &REQUESTS));
     out.push_str(&polyline(&pace, span, req_scale, &PACE));
     out.push_str("</svg>");
-    let last_pace = pace.last().map_or("unpaced".to_string(), |(_, p)| format!("{p:.1} requests/s"));
+    let pace_note = match pace.last() {
+        Some((_, p)) => format!("{} {} (last {p:.1}; the scale of requests)", key(&PACE), PACE.label),
+        None => "pace: none (unpaced: no bound set and no 429)".to_string(),
+    };
     let _ = write!(
         out,
-        r#"<p class="meta legend"><span>{} {} (peak {:.0}; own scale)</span><span>{} {} (peak {:.1})</span><span>{} {} (last {}; same scale as requests)</span><span>{} samples, one every {} s at the end</span></p>"#,
+        r#"<p class="meta legend"><span>{} {} (peak {:.0}; its own scale)</span><span>{} {} (peak {:.1})</span><span>{pace_note}</span><span>{} samples, one every {} s at the end</span></p>"#,
         key(&ROWS),
         ROWS.label,
         rows_top,
         key(&REQUESTS),
         REQUESTS.label,
         req_top,
-        key(&PACE),
-        PACE.label,
-        esc(&last_pace),
         t.len(),
         text(&s["every_secs"])
     );
@@ -131,7 +148,9 @@ mod tests {
     fn rates_come_from_differences_of_cumulative_counters() {
         let t = [Some(0.0), Some(2.0), Some(4.0), None];
         let c = [Some(0.0), Some(100.0), Some(100.0), Some(500.0)];
-        assert_eq!(rates(&t, &c), vec![(2.0, 50.0), (4.0, 0.0)]);
+        assert_eq!(rates(&t, &c), vec![(0.0, 50.0), (2.0, 50.0), (2.0, 0.0), (4.0, 0.0)]);
+        let pace = [None, Some(10.0), Some(5.0), Some(5.0)];
+        assert_eq!(pace_steps(&t, &pace), vec![(2.0, 10.0), (4.0, 10.0), (4.0, 5.0)]);
     }
 
     #[test]
@@ -140,7 +159,7 @@ mod tests {
             "t": [0.0, 1.0, 2.0], "rows": [0, 1000, 3000], "requests": [0, 10, 30], "pace": [null, 12.0, 20.0]}});
         let c = chart(&r).unwrap();
         assert_eq!(c.matches("<polyline").count(), 3, "{c}");
-        assert!(c.contains("peak 2000") && c.contains("last 20.0 requests/s"), "{c}");
+        assert!(c.contains("peak 2000") && c.contains("last 20.0;"), "{c}");
         assert!(chart(&serde_json::json!({"run_id": "r0"})).is_none());
     }
 }
