@@ -345,8 +345,13 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
             .marks
             .iter()
             .map(|m| {
+                let confirmations = spec
+                    .exports
+                    .get(m.export)
+                    .and_then(|e| e.incremental.as_ref())
+                    .map(|i| i.confirmations(m.chain));
                 serde_json::json!({"export": m.export, "chain": m.chain.name(), "next": m.next, "reorgs": m.reorgs,
-                    "repairing": m.repair_from.is_some()})
+                    "repairing": m.repair_from.is_some(), "confirmations": confirmations})
             })
             .collect(),
         periods: status

@@ -329,3 +329,38 @@ fn a_run_keeps_its_figures_over_time_and_the_page_charts_them_beside_the_pace() 
     assert_eq!(html.matches("<polyline").count(), 3, "rows/s, requests/s and the pace");
     assert!(html.contains("pace (requests/s)") && html.contains("the last commits"), "{html}");
 }
+
+#[test]
+fn an_incremental_export_shows_its_mark_and_confirmations() {
+    let sim = Sim::start(frozen());
+    let data = chainetl::sim::data::SimData::new(42, 30);
+    let t0 = chainetl::vocab::window::parse_instant("2025-06-01T00:00:00Z").unwrap();
+    let head = data.head(chainetl::vocab::chain::Chain::Base, t0 * 1000);
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write_spec(
+        dir.path(),
+        "inc.toml",
+        &format!(
+            "name = \"inc\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = {}\nconfirmations = {{ base = 20 }}\nchunk_blocks = 64\n",
+            sim.url(),
+            dir.path().join("out").display(),
+            head - 100
+        ),
+    );
+    let o = bin().args(["run", &spec, "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = overview(&spec, "");
+    let m = &doc["marks"][0];
+    assert_eq!(m["next"], head - 20 + 1, "{doc}");
+    assert_eq!(m["confirmations"], 20, "{doc}");
+    assert_eq!((m["reorgs"].as_u64(), m["repairing"].as_bool()), (Some(0), Some(false)), "{doc}");
+    let page = dir.path().join("inc.html");
+    let o = bin().args(["report", &spec, "--out", &page.to_string_lossy()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("confirmations") && html.contains(&format!("<td>{}</td>", head - 20 + 1)),
+        "{html}"
+    );
+}

@@ -200,14 +200,15 @@ fn coverage(doc: &Value, out: &mut String) {
     let marks = doc["marks"].as_array().cloned().unwrap_or_default();
     let periods = doc["periods"].as_array().cloned().unwrap_or_default();
     if !marks.is_empty() || !periods.is_empty() {
-        out.push_str("<h3>Incremental and aligned exports</h3><table><tr><th>export</th><th>chain</th><th>exported below</th><th class=\"n\">reorgs repaired</th><th>repair</th></tr>");
+        out.push_str("<h3>Incremental and aligned exports</h3><table><tr><th>export</th><th>chain</th><th>exported below</th><th class=\"n\">confirmations</th><th class=\"n\">reorgs repaired</th><th>repair</th></tr>");
         for m in &marks {
             let _ = write!(
                 out,
-                r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td><td>{}</td></tr>"#,
+                r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
                 text(&m["export"]),
                 text(&m["chain"]),
                 text(&m["next"]),
+                text(&m["confirmations"]),
                 num(&m["reorgs"]),
                 if m["repairing"].as_bool() == Some(true) {
                     "unfinished: run again"
@@ -219,7 +220,7 @@ fn coverage(doc: &Value, out: &mut String) {
         for p in &periods {
             let _ = write!(
                 out,
-                r#"<tr><td>{}</td><td>—</td><td>period {} exported</td><td class="n">—</td><td>—</td></tr>"#,
+                r#"<tr><td>{}</td><td>—</td><td>period {} exported</td><td class="n">—</td><td class="n">—</td><td>—</td></tr>"#,
                 text(&p["export"]),
                 text(&p["window"])
             );
