@@ -299,8 +299,8 @@ async fn run_leased(
     shared.take_sample();
     let sampler = series::spawn_sampler(shared.clone());
     let result = passes.run().await;
-    sampler.abort();
-    shared.take_sample();
+    drop(sampler);
+    shared.take_last_sample();
     if let Some(sim) = sim {
         sim.task.abort();
     }

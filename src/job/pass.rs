@@ -178,6 +178,7 @@ impl<'a> Passes<'a> {
                     Err(err) if err.said_once() => {}
                     Err(err) => {
                         tracing::error!(export = e.index, %chain, "incremental export failed: {err}");
+                        self.note_failed(e, chain);
                         self.out.failed.push(FailedUnit {
                             unit: format!("e{}-{}-{} (mark)", e.index, e.dataset, chain),
                             chain,
@@ -452,14 +453,29 @@ impl<'a> Passes<'a> {
                 self.out.reorgs.push(r);
             }
             Err(err) if err.said_once() => {}
-            Err(err) => self.out.failed.push(FailedUnit {
-                unit: seg.id(),
-                chain,
-                dataset: e.dataset,
-                range: seg.window.to_string(),
-                error: err.to_string(),
-            }),
+            Err(err) => {
+                self.note_failed(e, chain);
+                self.out.failed.push(FailedUnit {
+                    unit: seg.id(),
+                    chain,
+                    dataset: e.dataset,
+                    range: seg.window.to_string(),
+                    error: err.to_string(),
+                })
+            }
         }
+    }
+
+    /// Counts a failure of `e` on `chain` that is not a scheduled unit's
+    /// (a mark's step, a segment's close) in its tally, as the scheduler
+    /// counts a unit's.
+    fn note_failed(&self, e: &Export, chain: Chain) {
+        let key = ExportKey {
+            export: e.index,
+            dataset: e.dataset,
+            chain,
+        };
+        self.shared.tally(key, |t| t.units_failed += 1);
     }
 
     /// Compacts finished partitions when `output.compact` is on and this run

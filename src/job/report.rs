@@ -73,7 +73,7 @@ pub struct Tally {
     pub units: u64,
     /// Units complete.
     pub units_done: u64,
-    /// Units that failed in this run.
+    /// Units (and incremental marks or segments) that failed in this run.
     pub units_failed: u64,
     /// Rows committed in this run.
     pub rows: u64,

@@ -4,9 +4,11 @@
 //!
 //! Bounded: a sample every [`FIRST_EVERY`] at first; when [`MAX_SAMPLES`]
 //! are held, every other one is dropped and the interval doubles. So a run
-//! of any length keeps between half and all of [`MAX_SAMPLES`] samples
-//! (a day-long follow run: one every ~10 minutes), a few kilobytes of the
-//! report. Counters are cumulative since the run began, so a dropped
+//! of any length keeps about half to all of [`MAX_SAMPLES`] samples (a
+//! day-long follow run: one every 4–9 minutes), a few kilobytes of the
+//! report. The run's last sample, taken when it ends, replaces the one
+//! before it when that is under half an interval old, so no rate is drawn
+//! from a sliver of time. Counters are cumulative since the run began, so a dropped
 //! sample loses resolution, never a row or a request: a rate is the
 //! difference of two samples over their time apart. The pace is the
 //! limiter's at the moment of the sample (null: unpaced).
@@ -89,18 +91,43 @@ impl Series {
         self.t.is_empty()
     }
 
-    /// Adds `s`; when [`MAX_SAMPLES`] are held, keeps every other one (the
-    /// first and the newest always) and doubles the interval. Returns
+    /// The run's last sample: replaces the newest one (not the first) when
+    /// that is less than half an interval older, else is added as [`push`]
+    /// adds. Counters are cumulative, so the replaced sample loses nothing.
+    ///
+    /// [`push`]: Series::push
+    pub fn push_last(&mut self, s: Sample) {
+        let n = self.len();
+        if n >= 2 && s.t - self.t[n - 1] < self.every_secs / 2.0 {
+            for c in [
+                &mut self.rows,
+                &mut self.requests,
+                &mut self.retries,
+                &mut self.throttled,
+                &mut self.server_errors,
+                &mut self.units_done,
+            ] {
+                c.pop();
+            }
+            self.t.pop();
+            self.pace.pop();
+        }
+        self.push(s);
+    }
+
+    /// Adds `s` (its time to the millisecond, its pace to a hundredth: the
+    /// report's size); when [`MAX_SAMPLES`] are held, keeps every other one
+    /// (the first and the newest always) and doubles the interval. Returns
     /// whether the interval doubled.
     pub fn push(&mut self, s: Sample) -> bool {
-        self.t.push(s.t);
+        self.t.push((s.t * 1000.0).round() / 1000.0);
         self.rows.push(s.rows);
         self.requests.push(s.requests);
         self.retries.push(s.retries);
         self.throttled.push(s.throttled);
         self.server_errors.push(s.server_errors);
         self.units_done.push(s.units_done);
-        self.pace.push(s.pace);
+        self.pace.push(s.pace.map(|p| (p * 100.0).round() / 100.0));
         if self.len() < MAX_SAMPLES {
             return false;
         }
@@ -155,16 +182,32 @@ impl Shared {
         self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(s)
     }
 
+    /// Takes the run's last sample ([`Series::push_last`]).
+    pub(crate) fn take_last_sample(&self) {
+        let s = self.sample();
+        self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_last(s);
+    }
+
     /// The series as it stands.
     pub(crate) fn series(&self) -> Series {
         self.series.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 }
 
-/// Samples `shared` until the returned task is aborted (the run's end
-/// takes the last sample itself).
-pub(crate) fn spawn_sampler(shared: Arc<Shared>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+/// The task sampling a run; dropping it stops it (also when the run's
+/// future is dropped half way).
+pub(crate) struct Sampler(tokio::task::JoinHandle<()>);
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Samples `shared` until the returned [`Sampler`] is dropped (the run's
+/// end takes the last sample itself).
+pub(crate) fn spawn_sampler(shared: Arc<Shared>) -> Sampler {
+    Sampler(tokio::spawn(async move {
         let mut every = FIRST_EVERY;
         loop {
             tokio::time::sleep(every).await;
@@ -172,7 +215,7 @@ pub(crate) fn spawn_sampler(shared: Arc<Shared>) -> tokio::task::JoinHandle<()> 
                 every *= 2;
             }
         }
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -217,6 +260,23 @@ mod tests {
         ] {
             assert_eq!(n, s.len());
         }
+    }
+
+    #[test]
+    fn the_last_sample_replaces_one_taken_a_moment_before() {
+        let mut s = Series::new();
+        s.push(at(0.0));
+        s.push_last(at(0.2));
+        assert_eq!(s.t, [0.0, 0.2], "the first sample stays");
+        s.push(at(1.0));
+        s.push_last(at(1.3));
+        assert_eq!(s.t, [0.0, 0.2, 1.3], "a sliver of time is no interval");
+        s.push(at(2.3));
+        s.push_last(at(3.3));
+        assert_eq!(s.t, [0.0, 0.2, 1.3, 2.3, 3.3]);
+        assert_eq!(s.rows.len(), 5);
+        assert_eq!(s.pace.len(), 5);
+        assert_eq!(*s.rows.last().unwrap(), 30);
     }
 
     #[test]

@@ -170,9 +170,10 @@ fn coverage(doc: &Value, out: &mut String) {
             grouped(num(&s["files"])),
             bytes(num(&s["bytes"]))
         );
-        let open: Vec<&Value> = cells
+        // Failed first: the list is cut at OPEN_LISTED.
+        let open: Vec<&Value> = ["failed", "in_progress"]
             .iter()
-            .filter(|c| matches!(c["state"].as_str(), Some("failed" | "in_progress")))
+            .flat_map(|s| cells.iter().filter(move |c| c["state"].as_str() == Some(*s)))
             .collect();
         if !open.is_empty() {
             out.push_str(r#"<table><tr><th>unit</th><th>range</th><th>state</th><th class="n">rows</th></tr>"#);
@@ -448,6 +449,19 @@ mod tests {
         let end = page.rfind("</script>").unwrap();
         let back: Value = serde_json::from_str(&page[start..end]).unwrap();
         assert_eq!(back, doc, "the page holds the document whole");
+    }
+
+    #[test]
+    fn failed_units_are_listed_before_the_list_is_cut() {
+        let mut cells: Vec<Value> = (0..OPEN_LISTED + 10)
+            .map(|i| serde_json::json!({"unit": format!("busy-{i}"), "state": "in_progress"}))
+            .collect();
+        cells.push(serde_json::json!({"unit": "broken-one", "state": "failed"}));
+        let doc = serde_json::json!({"coverage": [{"export": 0, "cells": cells}]});
+        let mut out = String::new();
+        coverage(&doc, &mut out);
+        assert!(out.contains("<td>broken-one</td>"), "{out}");
+        assert!(out.contains("… and 11 more"), "{out}");
     }
 
     #[test]

@@ -88,13 +88,20 @@ impl Table {
     /// The commits of versions `version`, `version - 1`, … (`n` at most,
     /// newest first) that the log still has: what each did, from its
     /// `commitInfo` and its actions. A commit file that is gone (a cleaned
-    /// log) or unreadable is left out; a line that is not JSON is skipped.
-    pub async fn last_commits(&self, storage: &Storage, version: u64, n: usize) -> Result<Vec<CommitLine>, DeltaError> {
+    /// log) or cannot be read is left out (said in the log: the page it
+    /// serves is worth more than one commit's line); a line that is not
+    /// JSON is skipped.
+    pub async fn last_commits(&self, storage: &Storage, version: u64, n: usize) -> Vec<CommitLine> {
         let mut out = Vec::new();
         for v in (0..=version).rev().take(n) {
             let rel = format!("{}/_delta_log/{v:020}.json", self.rel);
-            let Some(obj) = storage.get(&rel).await.map_err(|source| self.storage_error(source))? else {
-                continue;
+            let obj = match storage.get(&rel).await {
+                Ok(Some(obj)) => obj,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!("{rel}: could not read the commit ({e}); left out of the table's last commits");
+                    continue;
+                }
             };
             let mut c = CommitLine {
                 version: v,
@@ -122,7 +129,7 @@ impl Table {
             }
             out.push(c);
         }
-        Ok(out)
+        out
     }
 
     pub(super) async fn log_files(&self, storage: &Storage) -> Result<Vec<object_store::ObjectMeta>, DeltaError> {
