@@ -99,18 +99,7 @@ impl Series {
     pub fn push_last(&mut self, s: Sample) {
         let n = self.len();
         if n >= 2 && s.t - self.t[n - 1] < self.every_secs / 2.0 {
-            for c in [
-                &mut self.rows,
-                &mut self.requests,
-                &mut self.retries,
-                &mut self.throttled,
-                &mut self.server_errors,
-                &mut self.units_done,
-            ] {
-                c.pop();
-            }
-            self.t.pop();
-            self.pace.pop();
+            self.retain(|i| i + 1 < n);
         }
         self.push(s);
     }
@@ -132,17 +121,21 @@ impl Series {
             return false;
         }
         let last = self.len() - 1;
-        let keep = |i: usize| i.is_multiple_of(2) || i == last;
-        thin(&mut self.t, keep);
-        thin(&mut self.rows, keep);
-        thin(&mut self.requests, keep);
-        thin(&mut self.retries, keep);
-        thin(&mut self.throttled, keep);
-        thin(&mut self.server_errors, keep);
-        thin(&mut self.units_done, keep);
-        thin(&mut self.pace, keep);
+        self.retain(|i| i.is_multiple_of(2) || i == last);
         self.every_secs *= 2.0;
         true
+    }
+
+    /// Keeps the samples whose index `keep` accepts, in every column alike.
+    fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+        thin(&mut self.t, &keep);
+        thin(&mut self.rows, &keep);
+        thin(&mut self.requests, &keep);
+        thin(&mut self.retries, &keep);
+        thin(&mut self.throttled, &keep);
+        thin(&mut self.server_errors, &keep);
+        thin(&mut self.units_done, &keep);
+        thin(&mut self.pace, &keep);
     }
 }
 

@@ -44,11 +44,10 @@ struct Proxy {
 /// Relays one connection until the store has closed its side: when the
 /// client goes (a killed run's socket closes or resets), the store still
 /// gets the end of what was sent and is read to its end, so the relay
-/// outlives every request the store is still acting on. (A relay that
+/// outlives every request the store is still acting on. A relay that
 /// dropped the store's socket with the client's would leave moto storing
 /// a request nobody waits for, landing after [`Proxy::settle`] said all
-/// was quiet: the flake of a killed run's hidden upload left beside a
-/// finished compaction.)
+/// was quiet.
 async fn relay(inbound: &mut tokio::net::TcpStream, outbound: tokio::net::TcpStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut from_client, mut to_client) = inbound.split();
