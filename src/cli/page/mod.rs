@@ -69,6 +69,12 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// `v`'s items, or none when it is not an array (borrowed: the document
+/// is only read).
+fn list(v: &Value) -> &[Value] {
+    v.as_array().map_or(&[], Vec::as_slice)
+}
+
 fn num(v: &Value) -> u64 {
     v.as_u64().unwrap_or(0)
 }
@@ -116,12 +122,12 @@ fn legend(counts: &Value) -> String {
 
 fn coverage(doc: &Value, out: &mut String) {
     out.push_str(r#"<section id="coverage"><h2>Coverage</h2>"#);
-    let strips = doc["coverage"].as_array().cloned().unwrap_or_default();
+    let strips = list(&doc["coverage"]);
     if strips.is_empty() {
         out.push_str("<p>No units yet: the job has not run, or its exports have no frozen window (aligned and incremental exports show under <i>Incremental</i>).</p>");
     }
-    for s in &strips {
-        let cells = s["cells"].as_array().cloned().unwrap_or_default();
+    for s in strips {
+        let cells = list(&s["cells"]);
         let _ = write!(
             out,
             r#"<h3>export[{}] {} on {} <span class="meta">{}</span></h3>"#,
@@ -198,11 +204,11 @@ fn coverage(doc: &Value, out: &mut String) {
             out.push_str("</table>");
         }
     }
-    let marks = doc["marks"].as_array().cloned().unwrap_or_default();
-    let periods = doc["periods"].as_array().cloned().unwrap_or_default();
+    let marks = list(&doc["marks"]);
+    let periods = list(&doc["periods"]);
     if !marks.is_empty() || !periods.is_empty() {
         out.push_str("<h3>Incremental and aligned exports</h3><table><tr><th>export</th><th>chain</th><th>exported below</th><th class=\"n\">confirmations</th><th class=\"n\">reorgs repaired</th><th>repair</th></tr>");
-        for m in &marks {
+        for m in marks {
             let _ = write!(
                 out,
                 r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
@@ -218,7 +224,7 @@ fn coverage(doc: &Value, out: &mut String) {
                 }
             );
         }
-        for p in &periods {
+        for p in periods {
             let _ = write!(
                 out,
                 r#"<tr><td>{}</td><td>—</td><td>period {} exported</td><td class="n">—</td><td class="n">—</td><td>—</td></tr>"#,
@@ -270,12 +276,12 @@ fn runs_chart(runs: &[Value]) -> String {
 
 fn runs(doc: &Value, out: &mut String) {
     out.push_str(r#"<section id="runs"><h2>Runs</h2>"#);
-    let runs = doc["runs"].as_array().cloned().unwrap_or_default();
+    let runs = list(&doc["runs"]);
     if runs.is_empty() {
         out.push_str("<p>No run report yet (a run killed before it ended writes none).</p></section>");
         return;
     }
-    out.push_str(&runs_chart(&runs));
+    out.push_str(&runs_chart(runs));
     let charts: Vec<String> = runs.iter().rev().filter_map(series::chart).collect();
     if !charts.is_empty() {
         out.push_str("<h3>The newest runs over time</h3>");
@@ -315,10 +321,10 @@ fn failures(doc: &Value, out: &mut String) {
         if num(&next["units"]) == 1 { "" } else { "s" },
         grouped(num(&next["requests_estimated"]))
     );
-    let interrupted = doc["interrupted"].as_array().cloned().unwrap_or_default();
+    let interrupted = list(&doc["interrupted"]);
     if !interrupted.is_empty() {
         out.push_str("<h3>Interrupted operations</h3><ul>");
-        for op in &interrupted {
+        for op in interrupted {
             let _ = write!(
                 out,
                 "<li><b>{}</b> at {}: {}; readers see {} until it ends; {}</li>",
@@ -331,12 +337,12 @@ fn failures(doc: &Value, out: &mut String) {
         }
         out.push_str("</ul>");
     }
-    let failed = doc["failures"].as_array().cloned().unwrap_or_default();
+    let failed = list(&doc["failures"]);
     if failed.is_empty() {
         out.push_str("<p>No unit failed in the runs reported.</p>");
     } else {
         out.push_str("<h3>Failed units</h3><table><tr><th>unit</th><th>range</th><th>run</th><th>last error</th></tr>");
-        for f in &failed {
+        for f in failed {
             let _ = write!(
                 out,
                 r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="err">{}</td></tr>"#,
@@ -367,7 +373,7 @@ fn tables(doc: &Value, out: &mut String) {
     }
     out.push_str("</table>");
     for t in doc["tables"].as_array().into_iter().flatten() {
-        let commits = t["last_commits"].as_array().cloned().unwrap_or_default();
+        let commits = list(&t["last_commits"]);
         if commits.is_empty() {
             continue;
         }
@@ -376,7 +382,7 @@ fn tables(doc: &Value, out: &mut String) {
             r#"<h3>{}: the last commits</h3><table><tr><th class="n">version</th><th>when</th><th>operation</th><th class="n">files added</th><th class="n">files removed</th><th>changes data</th></tr>"#,
             text(&t["table"])
         );
-        for c in &commits {
+        for c in commits {
             let _ = write!(
                 out,
                 r#"<tr><td class="n">{}</td><td>{}</td><td>{}{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
