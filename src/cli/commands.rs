@@ -93,7 +93,7 @@ fn validate(args: &SpecArgs) -> Result<Exit, CliError> {
         eprintln!("warning: {w}");
     }
     let n = s.exports.len();
-    println!("{}: ok ({n} export{})", args.spec, if n == 1 { "" } else { "s" });
+    outln!("{}: ok ({n} export{})", args.spec, if n == 1 { "" } else { "s" });
     Ok(Exit::Success)
 }
 
@@ -137,7 +137,7 @@ async fn plan(args: &SpecArgs, as_of: Option<&str>, summary: bool) -> Result<Exi
             job::PlanView::new_job(&s, as_of.unwrap_or_else(|| plan::job_now(&s)))
         }
     };
-    print!("{}", super::plan::plan_listing(&s, &view, summary));
+    out!("{}", super::plan::plan_listing(&s, &view, summary));
     Ok(Exit::Success)
 }
 
@@ -172,20 +172,20 @@ async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
             "marks": marks.iter().map(|m| serde_json::json!({"export": m.export, "chain": m.chain.to_string(), "next": m.next, "reorgs": m.reorgs})).collect::<Vec<_>>(),
             "interrupted": interrupted,
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(Exit::Success);
     }
-    print!("{}", render::status_table(&s, &units, &states, marks.len() + periods.len()));
+    out!("{}", render::status_table(&s, &units, &states, marks.len() + periods.len()));
     for p in periods {
-        println!("export[{}]: aligned period {} exported", p.export, p.window);
+        outln!("export[{}]: aligned period {} exported", p.export, p.window);
     }
     for m in &marks {
-        println!("{}", mark_line(&s, m));
+        outln!("{}", mark_line(&s, m));
     }
     if !interrupted.is_empty() {
-        println!("interrupted, not finished:");
+        outln!("interrupted, not finished:");
         for line in interrupted_lines(&interrupted) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(Exit::Success)
@@ -204,12 +204,12 @@ async fn report(args: &SpecArgs, out: Option<&str>, format: &str) -> Result<Exit
     };
     let path = match out {
         Some("-") => {
-            print!("{body}");
+            out!("{body}");
             return Ok(Exit::Success);
         }
         Some(p) => p.to_string(),
         None if format == "json" => {
-            print!("{body}");
+            out!("{body}");
             return Ok(Exit::Success);
         }
         None => format!("{}-report.html", s.name),
@@ -259,22 +259,22 @@ fn init(path: &str, force: bool) -> Result<Exit, CliError> {
         return Err(CliError::Usage(format!("{path} exists; use --force to overwrite it")));
     }
     std::fs::write(path, crate::spec::EXAMPLE).map_err(|e| CliError::io(format!("writing {path}"), e))?;
-    println!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
+    outln!("wrote {path}: edit it, then `chainetl validate {path}` and `chainetl run {path}`");
     Ok(Exit::Success)
 }
 
 async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
     if s.output.format != crate::spec::OutputFormat::Delta {
-        println!(
+        outln!(
             "job `{}` writes parquet: replaced files are deleted at once, nothing to vacuum",
             s.name
         );
         return Ok(Exit::Success);
     }
     match job::vacuum::vacuum_job(&s).await? {
-        None => println!("job `{}` has not run yet: nothing to vacuum", s.name),
-        Some(v) if !quiet => println!(
+        None => outln!("job `{}` has not run yet: nothing to vacuum", s.name),
+        Some(v) if !quiet => outln!(
             "vacuum: deleted {} data file{} ({} bytes) and {} log file{} that no version within the retention ({}s) reads",
             v.files,
             if v.files == 1 { "" } else { "s" },
@@ -291,10 +291,10 @@ async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
 async fn compact(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
     match job::compact::compact_job(&s, None).await? {
-        None => println!("job `{}` has not run yet: nothing to compact", s.name),
+        None => outln!("job `{}` has not run yet: nothing to compact", s.name),
         Some(c) => {
             if !quiet {
-                println!("{}", render::compaction(&c));
+                outln!("{}", render::compaction(&c));
             }
             if !c.skipped.is_empty() {
                 // Each was logged with its error; the exit says it.

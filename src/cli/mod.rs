@@ -12,6 +12,40 @@
 //! | 2 | fix the spec, the arguments or the environment |
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM (committed work kept) |
 
+/// `print!` to stdout, except that a reader gone (a closed pipe:
+/// `chainetl schema … | head -1`) is no failure: what the command did
+/// stands, and it ends as it would have. (`print!` panics there.)
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::to_stdout(format_args!($($arg)*), false)
+    };
+}
+
+/// [`out!`] with a newline, as `println!`.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::to_stdout(format_args!($($arg)*), true)
+    };
+}
+
+/// Writes `text` (and a newline) to stdout for [`out!`]: a closed pipe is
+/// ignored; any other failure (a full disk under `> file`) is said on
+/// stderr, once per write, rather than panicking.
+pub(crate) fn to_stdout(text: std::fmt::Arguments<'_>, newline: bool) {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_fmt(text)
+        .and_then(|()| if newline { stdout.write_all(b"\n") } else { Ok(()) })
+        .and_then(|()| stdout.flush());
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(std::io::stderr(), "chainetl: cannot write to stdout: {e}");
+        }
+        _ => {}
+    }
+}
+
 pub mod args;
 mod commands;
 pub mod ddl;

@@ -49,9 +49,9 @@ pub(super) async fn run_and_report(s: Spec, mut opts: RunOptions, face: Face) ->
     if face.summary_json {
         let mut doc = serde_json::to_value(&summary).map_err(|e| CliError::io("rendering the summary", e))?;
         crate::util::redact::redact_json(&mut doc);
-        println!("{doc:#}");
+        outln!("{doc:#}");
     } else if !face.quiet {
-        print!("{}", render::summary_table(&summary, &s.output.uri));
+        out!("{}", render::summary_table(&summary, &s.output.uri));
     }
     Ok(outcome(&summary))
 }

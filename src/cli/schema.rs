@@ -22,7 +22,7 @@ pub(super) fn schema(
         (Some(d), _, _) => dataset_schema(d, format)?,
         (None, None, None) => return Err(CliError::Usage("name a dataset, --event or --spec".into())),
     };
-    print!("{text}");
+    out!("{text}");
     Ok(Exit::Success)
 }
 

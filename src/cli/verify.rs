@@ -91,7 +91,7 @@ fn human_bytes(n: u64) -> String {
 fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet<String> {
     let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
     if !problems.is_empty() {
-        println!(
+        outln!(
             "{}: {} committed file{} missing or changed, in {} unit{}:",
             job,
             problems.len(),
@@ -106,7 +106,7 @@ fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet
             [u] => format!(" (unit {u})"),
             us => format!(" (rows of {} units: {})", us.len(), us.join(", ")),
         };
-        println!("  {}: {}{unit}", p.path, p.what);
+        outln!("  {}: {}{unit}", p.path, p.what);
     }
     units
 }
@@ -119,17 +119,18 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         started,
     } = checked(&s, quick, quiet).await?;
     if !started {
-        println!(
+        outln!(
             "{}: no state of this job at {}: it has not run there, so there is nothing to verify",
-            s.name, s.output.uri
+            s.name,
+            s.output.uri
         );
         return Ok(Exit::Success);
     }
     if !interrupted.is_empty() {
         let n = interrupted.len();
-        println!("{}: {n} operation{} begun and not finished:", s.name, plural(n as u64));
+        outln!("{}: {n} operation{} begun and not finished:", s.name, plural(n as u64));
         for line in interrupted_lines(&interrupted) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     if repair && !interrupted.is_empty() {
@@ -137,7 +138,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         // afterwards is repaired by exporting units again.
         let finished = job::compact::finish_swaps(&s).await?;
         if !finished.is_empty() {
-            println!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
+            outln!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
         }
         let needs_run = interrupted
             .iter()
@@ -147,19 +148,20 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         }
     }
     if problems.is_empty() && interrupted.is_empty() {
-        println!("{}: every committed file is in place", s.name);
+        outln!("{}: every committed file is in place", s.name);
         return Ok(Exit::Success);
     }
     if problems.is_empty() && !repair {
         if interrupted.iter().any(|op| op.kind == "fresh") {
-            println!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
+            outln!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
         } else if interrupted.iter().any(|op| matches!(op.kind, "conversion" | "rewrite")) {
-            println!(
+            outln!(
                 "run `chainetl run {}` (or `chainetl verify {} --repair`) to finish the conversion (itself with no request to the service; the run then does what else it has to)",
-                args.spec, args.spec
+                args.spec,
+                args.spec
             );
         } else {
-            println!(
+            outln!(
                 "run `chainetl verify {} --repair` (or `chainetl compact`) to finish them",
                 args.spec
             );
@@ -167,14 +169,14 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         return Ok(Exit::Failed);
     }
     if problems.is_empty() {
-        println!("running the job to finish them (units whose rows are gone are exported again)");
+        outln!("running the job to finish them (units whose rows are gone are exported again)");
     }
     let units = print_problems(&s.name, &problems);
     if repair && let Some(p) = problems.iter().find(|p| p.unit.is_empty()) {
         return Err(job::RunError::Repair(format!("{} cannot be repaired by exporting units again: {}", p.path, p.what)).into());
     }
     if !repair {
-        println!("run `chainetl verify {} --repair` to export those units again", args.spec);
+        outln!("run `chainetl verify {} --repair` to export those units again", args.spec);
         return Ok(Exit::Failed);
     }
     let opts = RunOptions {

@@ -556,7 +556,11 @@ pub(crate) async fn unfinished_repair(state: &StateStore) -> Result<Option<Strin
 
 /// Tables whose current version holds files that are not the job's, and
 /// how many.
-async fn foreign_files(sink: &Arc<Sink>, state: &StateStore, tables: &BTreeSet<String>) -> Result<BTreeMap<String, usize>, RunError> {
+pub(crate) async fn foreign_files(
+    sink: &Arc<Sink>,
+    state: &StateStore,
+    tables: &BTreeSet<String>,
+) -> Result<BTreeMap<String, usize>, RunError> {
     let Some(delta) = sink.delta() else {
         return Ok(BTreeMap::new());
     };

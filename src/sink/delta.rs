@@ -33,7 +33,7 @@
 
 use super::reader::StoreReader;
 use super::{Sink, SinkError, WrittenFile};
-use crate::storage::delta::{AddFile, Change, ColumnStats, DeltaError, Part, Table};
+use crate::storage::delta::{AddFile, Change, ColumnStats, DeltaError, Part, Table, partition_values};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
@@ -283,9 +283,7 @@ impl DeltaTables {
     /// job's layout: before a run writes anything, so a job sharing the
     /// output with another layout is refused up front.
     pub async fn check_table(&self, sink: &Sink, table: &str, schema: &Schema) -> Result<(), SinkError> {
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-        let keys = crate::decode::partition_keys(&names);
-        let partitions: Vec<String> = sink.partition_by.iter().filter(|k| keys.contains(&k.as_str())).cloned().collect();
+        let (partitions, _) = Self::wanted(sink, schema);
         let committer = self.committer(sink, table);
         let mut ready = committer.turn.lock().await;
         prepare(sink, &committer.table, schema, &partitions)
@@ -293,6 +291,49 @@ impl DeltaTables {
             .map_err(|e| delta_error(Arc::new(e)))?;
         *ready = true;
         Ok(())
+    }
+
+    /// The partition columns and the whole schema this job writes `table`
+    /// of rows of `schema` with.
+    fn wanted(sink: &Sink, schema: &Schema) -> (Vec<String>, Schema) {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let keys = crate::decode::partition_keys(&names);
+        let partitions: Vec<String> = sink.partition_by.iter().filter(|k| keys.contains(&k.as_str())).cloned().collect();
+        let full = table_schema(schema, &partitions);
+        (partitions, full)
+    }
+
+    /// Whether `table` exists laid out otherwise than this job writes it
+    /// (rows of `schema`): other partition columns, or a column missing
+    /// from what the job writes or of another type — what only
+    /// [`DeltaTables::replace`] changes.
+    pub async fn needs_replacing(&self, sink: &Sink, table: &str, schema: &Schema) -> Result<bool, SinkError> {
+        let t = self.table(sink, table);
+        if !t.exists(sink.storage()).await.map_err(|e| delta_error(Arc::new(e)))? {
+            return Ok(false);
+        }
+        let (partitions, full) = Self::wanted(sink, schema);
+        let want = crate::storage::delta::delta_columns(&full).map_err(|message| SinkError::Config {
+            uri: table.into(),
+            message,
+            source: None,
+        })?;
+        let have = t.blocking(|t| t.layout()).await.map_err(|e| delta_error(Arc::new(e)))?;
+        Ok(have.partitions != partitions || have.columns.iter().any(|c| !want.contains(c)))
+    }
+
+    /// Makes `change` to `table` in one commit that also gives the table
+    /// this job's layout for rows of `schema` (see [`Table::replace`]), in
+    /// the table's turn.
+    pub async fn replace(&self, sink: &Sink, table: &str, schema: &Schema, change: Change) -> Result<u64, SinkError> {
+        let (partitions, full) = Self::wanted(sink, schema);
+        let committer = self.committer(sink, table);
+        let _turn = committer.turn.lock().await;
+        committer
+            .table
+            .replace(sink.storage(), change, Arc::new(full), partitions, COMMIT_ATTEMPTS)
+            .await
+            .map_err(|e| delta_error(Arc::new(e)))
     }
 
     /// Makes `p`'s files part of its table in a commit that records
@@ -501,16 +542,6 @@ pub fn table_schema(schema: &Schema, partitions: &[String]) -> Schema {
 }
 
 /// The hive keys of `path` (relative to its table), in order.
-fn partition_values(path: &str) -> Vec<(String, String)> {
-    let mut parts: Vec<&str> = path.split('/').collect();
-    parts.pop();
-    parts
-        .into_iter()
-        .filter_map(|d| d.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
 /// Whether Delta keeps min/max for values of type `t`.
 fn has_bounds(t: &DataType) -> bool {
     matches!(

@@ -70,7 +70,7 @@ pub(crate) fn run_without_requests(c: &mut std::process::Command) -> serde_json:
 /// version exact and never shorter, the last one's rows those of the
 /// parquet folders under `reference`, with the types and partition
 /// columns of the fresh delta export `fresh`.
-fn delta_equals(out: &Path, reference: &Path, fresh: &Path) {
+pub(crate) fn delta_equals(out: &Path, reference: &Path, fresh: &Path) {
     for t in TABLES {
         let doc = check(&out.join(t), keys_of(t), Some(&reference.join(t)));
         every_version_exact(&doc, t);

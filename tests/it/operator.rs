@@ -258,3 +258,36 @@ fn schema_ddl_for_engines() {
     assert_eq!(rows[0][0], "0");
     assert_eq!(chainetl(&["schema", "events", "--format", "xml"]).status.code(), Some(2));
 }
+
+/// Output to a pipe whose reader has gone (`chainetl schema … | head -1`,
+/// `--summary json | head -c 100`): the command ends as it would have,
+/// without a panic, whatever it printed.
+#[test]
+fn a_reader_that_closes_its_end_of_stdout_is_no_panic() {
+    use std::os::fd::FromRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let sim = Sim::start(frozen());
+    let spec = job(dir.path(), &sim.url(), "");
+    for args in [
+        vec!["schema", "events", "--format", "spark"],
+        vec!["run", spec.as_str(), "--summary", "json"],
+    ] {
+        let mut fds = [0; 2];
+        // SAFETY: pipe(2) fills both descriptors; the reading one is
+        // closed at once, so every write to the other fails with EPIPE.
+        let stdout = unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            libc::close(fds[0]);
+            std::process::Stdio::from_raw_fd(fds[1])
+        };
+        let o = bin()
+            .args(&args)
+            .stdout(stdout)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+}

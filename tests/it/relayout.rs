@@ -256,11 +256,28 @@ fn walk(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Runs `spec`, a Delta rewrite of `out`, killed at each of its steps in
+/// turn; after each, every version of every table holds each key once
+/// and never fewer rows than the one before.
+fn killed_at_every_delta_rewrite_step(spec: &str, out: &Path) {
+    for point in [
+        "during-rewrite:3",
+        "rewrite-published:1",
+        "during-rewrite-commit:2",
+        "rewrite-committed:1",
+    ] {
+        let o = crash_bin(point).args(["run", spec, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+        for t in TABLES {
+            every_version_exact(&check(&out.join(t), keys_of(t), None), t);
+        }
+    }
+}
+
 /// A Delta job's files are written again in one commit a table; every
-/// version holds each key once; partition keys, fixed at a table's
-/// creation, are refused before anything changes — also when killed.
+/// version holds each key once — also when killed.
 #[test]
-fn a_delta_job_is_rewritten_in_one_commit_a_table_and_keeps_its_partition_keys() {
+fn a_delta_job_is_rewritten_in_one_commit_a_table() {
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let (out, pq) = (dir.path().join("out"), dir.path().join("pq"));
@@ -273,11 +290,6 @@ fn a_delta_job_is_rewritten_in_one_commit_a_table_and_keeps_its_partition_keys()
     assert!(o.status.success(), "{}", text(&o));
     let versions = |t: &str| check(&out.join(t), keys_of(t), None)["operations"].as_array().unwrap().len();
     let before: Vec<usize> = TABLES.iter().map(|t| versions(t)).collect();
-    let refused = s("part.toml", &dead_url(), &out, "delta", "partition_by = [\"chain\"]");
-    let o = chainetl(&["run", &refused]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("partition columns are fixed"), "{}", text(&o));
-    assert!(!out.join("_chainetl/cv/migration.json").exists(), "refused before anything changed");
     let new = s(
         "new.toml",
         &dead_url(),
@@ -285,18 +297,7 @@ fn a_delta_job_is_rewritten_in_one_commit_a_table_and_keeps_its_partition_keys()
         "delta",
         "row_group_rows = 1000\ncompression = \"lz4\"",
     );
-    for point in [
-        "during-rewrite:3",
-        "rewrite-published:1",
-        "during-rewrite-commit:2",
-        "rewrite-committed:1",
-    ] {
-        let o = crash_bin(point).args(["run", &new, "-q"]).output().unwrap();
-        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
-        for t in TABLES {
-            every_version_exact(&check(&out.join(t), keys_of(t), None), t);
-        }
-    }
+    killed_at_every_delta_rewrite_step(&new, &out);
     let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
     assert!(summary["conversion"]["layout"].is_array(), "the last run finishes it: {summary}");
     for (t, before) in TABLES.iter().zip(before) {
@@ -321,6 +322,57 @@ fn a_delta_job_is_rewritten_in_one_commit_a_table_and_keeps_its_partition_keys()
     }
     let v = chainetl(&["verify", &new]);
     assert!(v.status.success(), "{}", text(&v));
+}
+
+/// A Delta job's partition columns changed: each table's files written
+/// again in the new partitions and swapped in by one commit that also
+/// replaces the table's metadata, with no request; killed at every step,
+/// every version exact; then equal to a fresh export of the new spec.
+#[test]
+fn a_delta_table_is_partitioned_anew_in_one_commit_with_no_request() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq, fresh) = (dir.path().join("out"), dir.path().join("pq"), dir.path().join("fresh"));
+    let s = |name: &str, url: &str, uri: &Path, format: &str, extra: &str| {
+        write_spec(dir.path(), name, &body(url, &uri.to_string_lossy(), format, extra))
+    };
+    let by_chain = "partition_by = [\"chain\"]";
+    for (name, uri, format, extra) in [
+        ("pq.toml", &pq, "parquet", by_chain),
+        ("fresh.toml", &fresh, "delta", by_chain),
+        ("d.toml", &out, "delta", ""),
+    ] {
+        let o = chainetl(&["run", &s(name, &sim.url(), uri, format, extra)]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    }
+    let versions = |t: &str| check(&out.join(t), keys_of(t), None)["operations"].as_array().unwrap().len();
+    let before: Vec<usize> = TABLES.iter().map(|t| versions(t)).collect();
+    let new = s("new.toml", &dead_url(), &out, "delta", by_chain);
+    let p = chainetl(&["plan", &new]);
+    assert!(p.status.success(), "{}", text(&p));
+    assert!(
+        text(&p).contains("from stored rows") && text(&p).contains("0 requests"),
+        "{}",
+        text(&p)
+    );
+    killed_at_every_delta_rewrite_step(&new, &out);
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0].as_str().unwrap().contains("partition_by"),
+        "the last run finishes it: {summary}"
+    );
+    crate::changing::delta_equals(&out, &pq, &fresh);
+    for (t, before) in TABLES.iter().zip(before) {
+        let doc = check(&out.join(t), keys_of(t), None);
+        assert_eq!(doc["partitions"], serde_json::json!(["chain"]), "{t}");
+        let ops = doc["operations"].as_array().unwrap();
+        assert_eq!(ops.len(), before + 1, "{t}: one commit rewrote the table: {ops:?}");
+    }
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    // The job goes on as one started with these partitions: nothing to fetch.
+    let again = run_without_requests(bin().args(["run", &s("again.toml", &sim.url(), &out, "delta", by_chain), "--summary", "json"]));
+    assert!(again["conversion"].is_null(), "{again}");
 }
 
 /// A Delta job whose incremental segment a killed run left pending: its
@@ -431,6 +483,23 @@ fn a_job_on_s3_is_laid_out_anew_with_no_request() {
         assert_eq!(ops.len(), 3, "{t}: created, adopted, rewritten: {ops:?}");
     }
     assert!(s3.cmd(&["verify", &blooms]).output().unwrap().status.success());
+    // Partitioned by chain and date again, still Delta: the commit that
+    // replaces each table's partition columns lands on S3 too.
+    let by_date = s("dd.toml", &dead_url(), &uri, "delta", "bloom_filters = [\"block_number\"]");
+    let summary = run_without_requests(&mut s3.cmd(&["run", &by_date, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0].as_str().unwrap().contains("partition_by"),
+        "{summary}"
+    );
+    let again = dir.path().join("again");
+    for t in TABLES {
+        s3.download(&format!("lake/{t}"), &again.join(t));
+        let doc = check(&again.join(t), keys_of(t), Some(&pq.join(t)));
+        every_version_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t} on S3, by chain and date");
+        assert_eq!(doc["operations"].as_array().unwrap().len(), 4, "{t}: {doc}");
+    }
+    assert!(s3.cmd(&["verify", &by_date]).output().unwrap().status.success());
 }
 
 /// Laid out by date alone, a partition's compacted files hold rows of two
@@ -472,8 +541,8 @@ fn compacted_files_holding_two_chains_are_written_again_whole() {
 
 /// Hashes as bytes where they were 0x-hex text: every table's hash,
 /// address and topic columns converted from the stored files, with no
-/// request, equal to a fresh export of the new spec; in Delta, where
-/// column types are fixed, refused before anything changes.
+/// request, equal to a fresh export of the new spec, in parquet and in
+/// Delta (one commit a table replaces the files and the column types).
 #[test]
 fn a_new_hash_encoding_converts_every_hash_column_from_the_stored_files() {
     let sim = Sim::start(frozen());
@@ -491,11 +560,18 @@ fn a_new_hash_encoding_converts_every_hash_column_from_the_stored_files() {
         let o = chainetl(&["run", &s(name, &sim.url(), uri, format, extra)]);
         assert!(o.status.success(), "{name}: {}", text(&o));
     }
-    let refused = s("d-bin.toml", &dead_url(), &d, "delta", binary);
-    let o = chainetl(&["run", &refused]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("column types are fixed"), "{}", text(&o));
-    assert!(!d.join("_chainetl/cv/migration.json").exists(), "refused before anything changed");
+    // In Delta, one commit a table replaces the files and the column types.
+    let fd = dir.path().join("fd");
+    let o = chainetl(&["run", &s("fd.toml", &sim.url(), &fd, "delta", binary)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let d_bin = s("d-bin.toml", &dead_url(), &d, "delta", binary);
+    let summary = run_without_requests(bin().args(["run", &d_bin, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0].as_str().unwrap().contains("hash_encoding"),
+        "{summary}"
+    );
+    crate::changing::delta_equals(&d, &fresh, &fd);
+    assert!(chainetl(&["verify", &d_bin]).status.success());
     let new = s("bin-dead.toml", &dead_url(), &out, "parquet", binary);
     let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
     assert!(
@@ -522,4 +598,27 @@ fn a_new_hash_encoding_converts_every_hash_column_from_the_stored_files() {
     assert!(o.status.success(), "{}", text(&o));
     same_rows(&out, &hex);
     assert!(chainetl(&["verify", &back]).status.success());
+}
+
+/// New partition columns of Delta tables another job also writes to:
+/// refused before anything changes, naming the table and the other
+/// jobs' files (their files would be left in the old layout).
+#[test]
+fn a_delta_table_shared_with_another_job_keeps_its_partition_columns() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = |name: &str, job: &str, url: &str, extra: &str| {
+        let text = body(url, &out.to_string_lossy(), "delta", extra).replace("name = \"cv\"", &format!("name = \"{job}\""));
+        write_spec(dir.path(), name, &text)
+    };
+    for (name, job) in [("a.toml", "cv"), ("b.toml", "cw")] {
+        let o = chainetl(&["run", &s(name, job, &sim.url(), "")]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    }
+    let new = s("a2.toml", "cv", &dead_url(), "partition_by = [\"chain\"]");
+    let o = chainetl(&["run", &new]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("of other jobs sharing the output"), "{}", text(&o));
+    assert!(!out.join("_chainetl/cv/migration.json").exists(), "refused before anything changed");
 }

@@ -21,9 +21,9 @@
 //!
 //! # Exactly once
 //!
-//! Refusals come first, before anything is written: a `delta` output whose
-//! partition keys would change (a table's partition columns are fixed at
-//! its creation), a repair not finished, a unit part way into its tables.
+//! Refusals come first, before anything is written: a `delta` table whose
+//! partition columns or column types would change while it holds other
+//! jobs' files, a repair not finished, a unit part way into its tables.
 //! Then `migration.json` records the rewrite (phase `rewrite`, see
 //! `crate::state`'s migration record), and only the spec that asked for it
 //! may run. Outputs are written hidden; a group's document
@@ -37,8 +37,10 @@
 //!   commit a table removes the inputs and adds the outputs
 //!   (`dataChange = false`) with the transaction
 //!   `(chainetl-<job>-relayout, n)`, so a commit made again after a crash
-//!   finds itself in the log; files of units waiting for their incremental
-//!   segment stay out of the tables, as before;
+//!   finds itself in the log; where `partition_by` or `hash_encoding`
+//!   changed, the same commit also replaces the table's metadata (partition
+//!   columns, schema), every file a data change; files of units waiting for
+//!   their incremental segment stay out of the tables, as before;
 //!
 //! and last the checkpoints and records are set from the documents, which
 //! is idempotent. The documents go, then `job.json` records the new
@@ -64,7 +66,6 @@ use crate::spec::{JobIdentity, Spec};
 use crate::state::{CommittedFile, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
-use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -187,33 +188,26 @@ pub(crate) async fn planned(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, j
 }
 
 /// Refuses a rewrite that cannot be made now (see the module doc; in
-/// `delta`, a new `hash_encoding` too: it changes column types).
+/// `delta`, new partition columns or column types of a table that holds
+/// other jobs' files).
 async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
     derive::refuse_tables(spec, sink, job).await?;
-    // Keys a Delta table fixes: made with no request in three runs, the
-    // change itself in parquet.
-    let fixed = [
-        (
-            "partition_by",
-            json!(spec.output.partition_by),
-            "a Delta table's partition columns are fixed when it is created, so `partition_by` cannot change in \
-             format = \"delta\"",
-        ),
-        (
-            "hash_encoding",
-            json!(spec.output.hash_encoding),
-            "`hash_encoding` changes the type of every hash and address column, and a Delta table's column types \
-             are fixed",
-        ),
-    ];
-    for (key, now, why) in fixed {
+    // Keys a Delta table's metadata holds: one commit a table replaces it
+    // with the files, which must then all be this job's.
+    let now = JobIdentity::of(spec);
+    for key in ["partition_by", "hash_encoding"] {
         let stored = job.identity.as_ref().and_then(|i| i.layout_value(key));
-        if state.is_delta() && stored.is_some_and(|v| *v != now) {
-            return Err(RunError::Migration(format!(
-                "job `{}`: {why}; with no request to the service: run once with format = \"parquet\" (the tables \
-                 become parquet folders), once with the new {key}, then once with format = \"delta\"",
-                spec.name
-            )));
+        if state.is_delta() && stored.is_some_and(|v| Some(v) != now.layout_value(key)) {
+            let foreign = super::migrate::foreign_files(sink, state, &spec.tables().into_iter().collect()).await?;
+            if let Some((table, n)) = foreign.iter().next() {
+                return Err(RunError::Migration(format!(
+                    "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: its \
+                     {key} cannot change under them; keep {key} as it is, or give the job an output of its own \
+                     (--fresh, another uri)",
+                    spec.name,
+                    if *n == 1 { "" } else { "s" }
+                )));
+            }
         }
     }
     let unfinished = |what: String| {

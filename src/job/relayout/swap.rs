@@ -64,7 +64,9 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
 
 /// `delta`: one commit a table removing the live groups' inputs and adding
 /// their outputs (`rearranges`: `OPTIMIZE`, `dataChange = false`; else a
-/// `WRITE`, for derived tables).
+/// `WRITE`, for derived tables); where the table's partition columns or
+/// column types change, the same commit replaces its layout (an overwrite
+/// of its schema: `DeltaTables::replace`).
 async fn commit(
     spec: &Spec,
     sink: &Arc<Sink>,
@@ -92,10 +94,27 @@ async fn commit(
         }
     }
     let schemas = crate::job::migrate::table_schemas(spec)?;
+    // A table of the job's holding none of its files still takes its new
+    // partition columns or types.
+    for table in schemas.keys() {
+        if !tables.contains_key(table) {
+            tables.insert(table.clone(), Vec::new());
+        }
+    }
     for (table, docs) in tables {
         let dir = format!("{table}/");
+        // Other partition columns or column types: the commit replaces the
+        // table's layout as well as its files.
+        let replaces = match schemas.get(&table) {
+            Some(schema) => delta.needs_replacing(sink, &table, schema).await?,
+            None => false,
+        };
+        if docs.is_empty() && !replaces {
+            continue;
+        }
         // A derived table may be new, or lack the columns it gains.
         if let Some(schema) = schemas.get(&table)
+            && !replaces
             && docs.iter().any(|d| d.outputs.iter().any(|f| f.path.starts_with(&dir)))
         {
             delta.check_table(sink, &table, schema).await?;
@@ -131,7 +150,10 @@ async fn commit(
             rearranges,
             may_be_in: true,
         };
-        delta.commit(sink, &table, change).await?;
+        match schemas.get(&table) {
+            Some(schema) if replaces => delta.replace(sink, &table, schema, change).await?,
+            _ => delta.commit(sink, &table, change).await?,
+        };
         crate::util::failpoint::hit("during-rewrite-commit");
     }
     Ok(())

@@ -1,7 +1,8 @@
-//! The actions chainetl writes itself: a table's first commit, and the
-//! `add` rows (with statistics) of files `sink` wrote.
+//! The actions chainetl writes itself: a table's first commit, the
+//! commit that replaces a table's layout, and the `add` rows (with
+//! statistics) of files `sink` wrote.
 
-use super::{AddFile, ENGINE_INFO};
+use super::{AddFile, ENGINE_INFO, LiveFile};
 use arrow_array::builder::{MapBuilder, MapFieldNames, StringBuilder};
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray, StructArray};
 use arrow_schema::{DataType, Field, Schema};
@@ -23,17 +24,7 @@ pub fn delta_field(f: &arrow_schema::Field, nullable: bool) -> Result<serde_json
 
 /// The table's first commit: protocol and metadata, one JSON action a line.
 pub(super) fn first_commit(schema: &Schema, partition_columns: &[String], checkpoint_interval: u64) -> Result<String, String> {
-    let fields: Vec<serde_json::Value> = schema
-        .fields()
-        .iter()
-        .map(|f| delta_field(f, f.is_nullable()))
-        .collect::<Result<_, String>>()?;
-    for p in partition_columns {
-        if schema.field_with_name(p).is_err() {
-            return Err(format!("partition column {p} is not a column of the table"));
-        }
-    }
-    let schema_string = serde_json::json!({"type": "struct", "fields": fields}).to_string();
+    let schema_string = schema_string(schema, partition_columns)?;
     let now = chrono::Utc::now().timestamp_millis();
     let protocol = serde_json::json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}});
     let metadata = serde_json::json!({"metaData": {
@@ -46,6 +37,121 @@ pub(super) fn first_commit(schema: &Schema, partition_columns: &[String], checkp
     }});
     let info = serde_json::json!({"commitInfo": {"timestamp": now, "operation": "CREATE TABLE", "engineInfo": ENGINE_INFO}});
     Ok(format!("{info}\n{protocol}\n{metadata}\n"))
+}
+
+/// `metaData.schemaString` of a table of `schema` partitioned by
+/// `partitions` (each must be a column).
+fn schema_string(schema: &Schema, partitions: &[String]) -> Result<String, String> {
+    let fields: Vec<serde_json::Value> = schema
+        .fields()
+        .iter()
+        .map(|f| delta_field(f, f.is_nullable()))
+        .collect::<Result<_, String>>()?;
+    for p in partitions {
+        if schema.field_with_name(p).is_err() {
+            return Err(format!("partition column {p} is not a column of the table"));
+        }
+    }
+    Ok(serde_json::json!({"type": "struct", "fields": fields}).to_string())
+}
+
+/// The commit that replaces a table's layout (see
+/// [`super::Table::replace`]), one JSON action a line: `commitInfo` (a
+/// `WRITE` in mode `Overwrite`, as Spark writes `overwriteSchema`), the
+/// transaction ids `txns`, `metaData` — `current` (the table's, whose id,
+/// configuration and creation time stay) with `schema` and `partitions` —,
+/// a `remove` of each of `removes` and an `add` of each of `adds`; every
+/// file action a data change.
+pub(super) fn replace_commit(
+    current: serde_json::Value,
+    schema: &Schema,
+    partitions: &[String],
+    removes: &[LiveFile],
+    adds: &[AddFile],
+    txns: &[(String, i64)],
+) -> Result<String, String> {
+    let mut metadata = current;
+    if !metadata.is_object() {
+        return Err("the table's metadata is not an object".into());
+    }
+    metadata["schemaString"] = schema_string(schema, partitions)?.into();
+    metadata["partitionColumns"] = serde_json::json!(partitions);
+    let now = chrono::Utc::now().timestamp_millis();
+    let mut lines = vec![serde_json::json!({"commitInfo": {
+        "timestamp": now,
+        "operation": "WRITE",
+        "operationParameters": {"mode": "Overwrite", "partitionBy": serde_json::json!(partitions).to_string()},
+        "isBlindAppend": false,
+        "engineInfo": ENGINE_INFO,
+    }})];
+    for (app, version) in txns {
+        lines.push(serde_json::json!({"txn": {"appId": app, "version": version, "lastUpdated": now}}));
+    }
+    lines.push(serde_json::json!({ "metaData": metadata }));
+    for f in removes {
+        let values: serde_json::Map<String, serde_json::Value> =
+            partition_values(&f.path).into_iter().map(|(k, v)| (k, v.into())).collect();
+        lines.push(serde_json::json!({"remove": {
+            "path": f.path,
+            "deletionTimestamp": now,
+            "dataChange": true,
+            "extendedFileMetadata": true,
+            "partitionValues": values,
+            "size": f.size,
+        }}));
+    }
+    for (f, stats) in adds.iter().zip(stats_json(adds)?) {
+        let values: serde_json::Map<String, serde_json::Value> =
+            f.partition_values.iter().map(|(k, v)| (k.clone(), v.clone().into())).collect();
+        lines.push(serde_json::json!({"add": {
+            "path": f.path,
+            "partitionValues": values,
+            "size": f.size,
+            "modificationTime": f.modification_time,
+            "dataChange": true,
+            "stats": stats,
+        }}));
+    }
+    let mut doc = String::new();
+    for l in lines {
+        doc.push_str(&l.to_string());
+        doc.push('\n');
+    }
+    Ok(doc)
+}
+
+/// Each file's `stats` as the JSON text an `add` action carries, encoded
+/// as the kernel encodes the statistics of the adds it commits (absent
+/// values left out, timestamps `%Y-%m-%dT%H:%M:%S%.3fZ`).
+fn stats_json(files: &[AddFile]) -> Result<Vec<String>, String> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let batch = RecordBatch::from(stats_array(files)?);
+    let mut writer = arrow_json::WriterBuilder::new()
+        .with_timestamp_format("%Y-%m-%dT%H:%M:%S%.3f".into())
+        .with_timestamp_tz_format("%Y-%m-%dT%H:%M:%S%.3fZ".into())
+        .build::<_, arrow_json::writer::LineDelimited>(Vec::new());
+    writer.write(&batch).map_err(|e| format!("statistics: {e}"))?;
+    writer.finish().map_err(|e| format!("statistics: {e}"))?;
+    let text = String::from_utf8(writer.into_inner()).map_err(|e| format!("statistics: {e}"))?;
+    let out: Vec<String> = text.lines().map(String::from).collect();
+    if out.len() != files.len() {
+        return Err(format!("statistics: {} lines for {} files", out.len(), files.len()));
+    }
+    Ok(out)
+}
+
+/// The partition values a file's path names (its hive `key=value`
+/// folders, in order).
+pub fn partition_values(path: &str) -> Vec<(String, String)> {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    parts
+        .into_iter()
+        .filter_map(|d| d.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// A random (version 4) UUID for the table's metadata.

@@ -26,6 +26,12 @@
 //!   the table, partition values, size, time, statistics) are built here
 //!   ([`AddFile`]).
 //!
+//! - **A commit that replaces the table's layout** ([`Table::replace`]):
+//!   new partition columns or column types, with every file of the table
+//!   written again in one commit (`metaData` + removes + adds + `txn`).
+//!   The kernel's transactions change metadata only by adding columns.
+//!   The commit is put-if-absent at the next version, as the kernel's are.
+//!
 //! - **What vacuum needs from the log**: which files were removed after a
 //!   cutoff ([`Table::removed_since`], read from the commit files written
 //!   since), and deleting expired log files ([`Table::clean_log`]).
@@ -56,8 +62,8 @@ mod log;
 #[cfg(test)]
 mod tests;
 
-use actions::{add_batch, first_commit};
-pub use actions::{delta_columns, delta_field};
+use actions::{add_batch, first_commit, replace_commit};
+pub use actions::{delta_columns, delta_field, partition_values};
 pub use log::CommitLine;
 
 /// Who writes the commits (`commitInfo.engineInfo`).
@@ -479,6 +485,92 @@ impl Table {
         Err(self.refused(format!(
             "no commit adding columns landed in {attempts} attempts (other writers kept committing first); retry the run"
         )))
+    }
+
+    /// Makes `change` in one commit that also gives the table `schema`
+    /// (partition columns included) and `partitions`: a layout the
+    /// kernel's transactions cannot change to (other partition columns,
+    /// columns removed or of another type). The current version's files
+    /// must be exactly `change.removes` — every file is written again in
+    /// the new layout, so a file left out would be read in the old one.
+    /// Idempotent as [`Table::commit`]: once every part's transaction id is
+    /// in the log, nothing is committed. A version conflict is retried on
+    /// the new version, up to `attempts` times. Returns the version.
+    pub async fn replace(
+        self: &Arc<Self>,
+        storage: &Storage,
+        change: Change,
+        schema: Arc<Schema>,
+        partitions: Vec<String>,
+        attempts: u32,
+    ) -> Result<u64, DeltaError> {
+        let change = Arc::new(change);
+        for attempt in 0..attempts.max(1) {
+            let (c, s, p) = (change.clone(), schema.clone(), partitions.clone());
+            let (version, doc) = self.blocking(move |t| t.replacement(&c, &s, &p)).await?;
+            let Some(doc) = doc else {
+                return Ok(version);
+            };
+            let rel = format!("{}/_delta_log/{version:020}.json", self.rel);
+            let created = storage
+                .create_if_absent(&rel, doc.into_bytes())
+                .await
+                .map_err(|source| DeltaError::Storage {
+                    table: self.rel.clone(),
+                    source,
+                })?;
+            if created {
+                self.blocking(move |t| {
+                    let s = t.snapshot()?;
+                    if version > 0 && version % t.checkpoint_interval == 0 {
+                        t.checkpoint(&s);
+                    }
+                    Ok(())
+                })
+                .await?;
+                return Ok(version);
+            }
+            let ceiling = 10u64 << attempt.min(6);
+            tokio::time::sleep(std::time::Duration::from_millis(fastrand::u64(1..=ceiling))).await;
+        }
+        Err(self.refused(format!(
+            "no commit replacing the layout landed in {attempts} attempts (other writers kept committing first); retry the run"
+        )))
+    }
+
+    /// The version [`Table::replace`] would commit and its document; no
+    /// document when every part's transaction id is in the log already.
+    fn replacement(&self, change: &Change, schema: &Schema, partitions: &[String]) -> Result<(u64, Option<String>), DeltaError> {
+        let snapshot = self.snapshot()?;
+        let txns: Vec<(String, i64)> = change.parts.iter().filter_map(|p| p.txn.clone()).collect();
+        let mut made = !txns.is_empty();
+        for (app, version) in &txns {
+            let logged = snapshot.get_app_id_version(app, self.engine.as_ref()).map_err(|e| self.kernel(e))?;
+            made &= logged.is_some_and(|v| v >= *version);
+        }
+        if made {
+            return Ok((snapshot.version(), None));
+        }
+        let live = self.live_files()?;
+        let wanted: HashSet<&str> = change.removes.iter().map(String::as_str).collect();
+        if let Some(other) = live.iter().find(|f| !wanted.contains(f.path.as_str())) {
+            return Err(self.refused(format!(
+                "layout: {} is in the table but not written again in the new layout (another job's file?): the table's \
+                 layout cannot change under it",
+                other.path
+            )));
+        }
+        if let Some(missing) = wanted.iter().find(|p| !live.iter().any(|f| f.path == **p)) {
+            return Err(self.refused(format!(
+                "cannot remove {missing}: it is not in the table's version {}",
+                snapshot.version()
+            )));
+        }
+        let current = serde_json::to_value(snapshot.table_configuration().metadata())
+            .map_err(|e| self.refused(format!("the table's metadata: {e}")))?;
+        let adds: Vec<AddFile> = change.parts.iter().flat_map(|p| p.adds.iter().cloned()).collect();
+        let doc = replace_commit(current, schema, partitions, &live, &adds, &txns).map_err(|m| self.refused(m))?;
+        Ok((snapshot.version() + 1, Some(doc)))
     }
 
     /// Writes a checkpoint of `snapshot` (and `_last_checkpoint`). A
