@@ -18,6 +18,7 @@ WORKDIR /src
 ARG CHAINETL_BUILD_COMMIT=
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY src ./src
+COPY vendor ./vendor
 COPY schemas ./schemas
 COPY tests ./tests
 RUN cargo build --release --locked --bin chainetl \

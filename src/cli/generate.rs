@@ -10,9 +10,15 @@ use std::path::Path;
 
 /// Writes the completion script for `shell` to stdout.
 pub(super) fn completions(shell: Shell) -> Result<Exit, CliError> {
+    use clap_complete::Generator as _;
     let mut cmd = Cli::command();
-    clap_complete::generate(shell, &mut cmd, "chainetl", &mut std::io::stdout());
-    Ok(Exit::Success)
+    cmd.set_bin_name("chainetl");
+    cmd.build();
+    match shell.try_generate(&cmd, &mut std::io::stdout()) {
+        // `chainetl completions bash | head` is not a failure.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::io("writing the completion script", e)),
+        _ => Ok(Exit::Success),
+    }
 }
 
 /// The man page (roff) of `chainetl` to stdout, or with `out`, one page

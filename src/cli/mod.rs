@@ -30,7 +30,7 @@ macro_rules! outln {
 
 /// Writes `text` (and a newline) to stdout for [`out!`]: a closed pipe is
 /// ignored; any other failure (a full disk under `> file`) is said on
-/// stderr, once per write, rather than panicking.
+/// stderr once, and the command then exits 1 where it would have exited 0.
 pub(crate) fn to_stdout(text: std::fmt::Arguments<'_>, newline: bool) {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
@@ -40,11 +40,17 @@ pub(crate) fn to_stdout(text: std::fmt::Arguments<'_>, newline: bool) {
         .and_then(|()| stdout.flush());
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            let _ = writeln!(std::io::stderr(), "chainetl: cannot write to stdout: {e}");
+            if !STDOUT_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                let _ = writeln!(std::io::stderr(), "error: cannot write to stdout: {e}");
+            }
         }
         _ => {}
     }
 }
+
+/// Set when stdout failed other than by its reader going: the command's
+/// output is incomplete, so it does not exit 0 ([`main`]).
+static STDOUT_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 pub mod args;
 mod commands;
@@ -212,6 +218,7 @@ pub fn main() -> std::process::ExitCode {
         }
     };
     match rt.block_on(execute(cli)) {
+        Ok(exit) if exit.code() == 0 && STDOUT_FAILED.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(1),
         Ok(exit) => ExitCode::from(exit.code()),
         Err(e) => {
             e.print();

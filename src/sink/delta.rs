@@ -449,10 +449,12 @@ impl std::error::Error for ArcError {}
 /// checks that one that exists has this layout.
 async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &[String]) -> Result<(), DeltaError> {
     let full = table_schema(schema, partitions);
-    if table.create_if_absent(sink.storage(), &full, partitions).await? {
+    let created = table.create_if_absent(sink.storage(), &full, partitions).await?;
+    // Read (and remembered for the commits' check) either way.
+    let have = table.blocking(|t| t.layout()).await?;
+    if created {
         return Ok(());
     }
-    let have = table.blocking(|t| t.layout()).await?;
     let want = crate::storage::delta::delta_columns(&full).map_err(|message| DeltaError::Refused {
         table: table.rel().to_string(),
         message,
@@ -541,7 +543,6 @@ pub fn table_schema(schema: &Schema, partitions: &[String]) -> Schema {
     Schema::new(fields)
 }
 
-/// The hive keys of `path` (relative to its table), in order.
 /// Whether Delta keeps min/max for values of type `t`.
 fn has_bounds(t: &DataType) -> bool {
     matches!(

@@ -261,7 +261,8 @@ fn schema_ddl_for_engines() {
 
 /// Output to a pipe whose reader has gone (`chainetl schema … | head -1`,
 /// `--summary json | head -c 100`): the command ends as it would have,
-/// without a panic, whatever it printed.
+/// without a panic, whatever it printed; any other failure to write is
+/// one.
 #[test]
 fn a_reader_that_closes_its_end_of_stdout_is_no_panic() {
     use std::os::fd::FromRawFd;
@@ -270,6 +271,7 @@ fn a_reader_that_closes_its_end_of_stdout_is_no_panic() {
     let spec = job(dir.path(), &sim.url(), "");
     for args in [
         vec!["schema", "events", "--format", "spark"],
+        vec!["completions", "bash"],
         vec!["run", spec.as_str(), "--summary", "json"],
     ] {
         let mut fds = [0; 2];
@@ -290,4 +292,15 @@ fn a_reader_that_closes_its_end_of_stdout_is_no_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
     }
+    // A full disk under `> file` is a failure: said in one line, exit 1.
+    let full = std::fs::File::create("/dev/full").unwrap();
+    let o = bin()
+        .args(["schema", "events"])
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked") && err.contains("cannot write to stdout"), "{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
 }

@@ -32,7 +32,11 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
         // Derived tables change what readers read (new rows, new values):
         // a data change, not a rearrangement.
         let derived = m.layout.iter().any(|l| l.starts_with("export["));
-        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), !derived).await?;
+        // New partition columns or column types: the tables' metadata too.
+        let relayouts = ["output.partition_by", "output.hash_encoding"]
+            .iter()
+            .any(|k| m.layout.iter().any(|l| l.starts_with(k)));
+        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), !derived, relayouts).await?;
         crate::util::failpoint::hit("rewrite-committed");
     } else {
         for d in docs {
@@ -74,6 +78,7 @@ async fn commit(
     docs: &[Rewrite],
     version: i64,
     rearranges: bool,
+    relayouts: bool,
 ) -> Result<(), RunError> {
     let Some(delta) = sink.delta() else {
         return Ok(());
@@ -96,7 +101,7 @@ async fn commit(
     let schemas = crate::job::migrate::table_schemas(spec)?;
     // A table of the job's holding none of its files still takes its new
     // partition columns or types.
-    for table in schemas.keys() {
+    for table in schemas.keys().filter(|_| relayouts) {
         if !tables.contains_key(table) {
             tables.insert(table.clone(), Vec::new());
         }
@@ -104,10 +109,11 @@ async fn commit(
     for (table, docs) in tables {
         let dir = format!("{table}/");
         // Other partition columns or column types: the commit replaces the
-        // table's layout as well as its files.
+        // table's layout as well as its files (only when the spec changed
+        // them: a column a newer release added is never dropped here).
         let replaces = match schemas.get(&table) {
-            Some(schema) => delta.needs_replacing(sink, &table, schema).await?,
-            None => false,
+            Some(schema) if relayouts => delta.needs_replacing(sink, &table, schema).await?,
+            _ => false,
         };
         if docs.is_empty() && !replaces {
             continue;

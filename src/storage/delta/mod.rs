@@ -195,6 +195,10 @@ pub struct Table {
     /// The last snapshot this process saw, brought up to date before each
     /// use (reading only the log written since, not the whole log).
     last: std::sync::Mutex<Option<SnapshotRef>>,
+    /// The layout a writer checked its files against ([`Table::layout`]):
+    /// every commit checks the table still has it, so files of one layout
+    /// never join a table another process has given another.
+    checked: std::sync::Mutex<Option<Layout>>,
     checkpoint_interval: u64,
 }
 
@@ -215,6 +219,7 @@ impl Table {
             url,
             engine: Arc::new(engine),
             last: std::sync::Mutex::new(None),
+            checked: std::sync::Mutex::new(None),
             checkpoint_interval: checkpoint_interval.max(1),
         }
     }
@@ -305,17 +310,33 @@ impl Table {
 
     /// The table's partition columns and columns, to check a writer
     /// agrees with the table it writes to.
+    /// Remembered as the layout this process's commits expect.
     pub fn layout(&self) -> Result<Layout, DeltaError> {
-        let snapshot = self.snapshot()?;
-        Ok(Layout {
-            partitions: snapshot.table_configuration().metadata().partition_columns().to_vec(),
-            columns: snapshot
-                .schema()
-                .fields()
-                .map(|f| (f.name().to_string(), serde_json::to_value(f.data_type()).unwrap_or_default()))
-                .collect(),
-            forgets_transactions: snapshot.table_properties().set_transaction_retention_duration.is_some(),
-        })
+        let layout = layout_of(&self.snapshot()?);
+        if let Ok(mut c) = self.checked.lock() {
+            *c = Some(layout.clone());
+        }
+        Ok(layout)
+    }
+
+    /// Refuses a commit on `snapshot` when the table no longer has the
+    /// layout this process checked: other partition columns, or a column
+    /// it checked gone or of another type (columns added since are fine:
+    /// files without them read them as null).
+    fn still_laid_out(&self, snapshot: &SnapshotRef) -> Result<(), DeltaError> {
+        let Some(checked) = self.checked.lock().ok().and_then(|c| c.clone()) else {
+            return Ok(());
+        };
+        let now = layout_of(snapshot);
+        if now.partitions != checked.partitions || checked.columns.iter().any(|c| !now.columns.contains(c)) {
+            return Err(self.refused(format!(
+                "layout: the table's partition columns or column types changed at version {} while this run wrote \
+                 to it (another job sharing the output changed its partition_by or hash_encoding?): these files \
+                 are of the old layout; re-run, and the run says what to change",
+                snapshot.version()
+            )));
+        }
+        Ok(())
     }
 
     /// The last version recorded for application `app_id`, if any.
@@ -361,6 +382,7 @@ impl Table {
         };
         for attempt in 0..attempts.max(1) {
             let snapshot = self.snapshot()?;
+            self.still_laid_out(&snapshot)?;
             let mut parts: Vec<&Part> = Vec::new();
             for part in &change.parts {
                 let is_in = match &part.txn {
@@ -474,6 +496,7 @@ impl Table {
                     if let Some(s) = c.post_commit_snapshot() {
                         self.remember(s);
                     }
+                    self.layout()?;
                     return Ok(Some(c.commit_version()));
                 }
                 CommitResult::Conflicted(_) | CommitResult::Retryable(_) => {
@@ -525,7 +548,7 @@ impl Table {
                     if version > 0 && version % t.checkpoint_interval == 0 {
                         t.checkpoint(&s);
                     }
-                    Ok(())
+                    t.layout().map(|_| ())
                 })
                 .await?;
                 return Ok(version);
@@ -551,12 +574,32 @@ impl Table {
         if made {
             return Ok((snapshot.version(), None));
         }
+        // Only tables as chainetl makes them: no table features (deletion
+        // vectors, column mapping, in-commit timestamps) this document
+        // would have to honour, and not append-only.
+        let protocol = serde_json::to_value(snapshot.table_configuration().protocol()).unwrap_or_default();
+        let current = serde_json::to_value(snapshot.table_configuration().metadata())
+            .map_err(|e| self.refused(format!("the table's metadata: {e}")))?;
+        let (reader, writer) = (protocol["minReaderVersion"].as_i64(), protocol["minWriterVersion"].as_i64());
+        let append_only = current["configuration"]["delta.appendOnly"]
+            .as_str()
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        if reader.is_none_or(|r| r > 1) || writer.is_none_or(|w| w > 2) || append_only {
+            return Err(self.refused(format!(
+                "layout: the table (protocol reader {}, writer {}{}) is not one chainetl can re-lay out: give the job \
+                 an output of its own, or keep its partition_by and hash_encoding",
+                reader.unwrap_or_default(),
+                writer.unwrap_or_default(),
+                if append_only { ", append-only" } else { "" }
+            )));
+        }
         let live = self.live_files()?;
         let wanted: HashSet<&str> = change.removes.iter().map(String::as_str).collect();
         if let Some(other) = live.iter().find(|f| !wanted.contains(f.path.as_str())) {
             return Err(self.refused(format!(
-                "layout: {} is in the table but not written again in the new layout (another job's file?): the table's \
-                 layout cannot change under it",
+                "layout: {} is in the table but not written again in the new layout (another job's, added after this \
+                 rewrite began?): the rewrite cannot finish while the table holds it. Give that job an output of its \
+                 own (`chainetl run --fresh` of its spec deletes its files here), then re-run this one",
                 other.path
             )));
         }
@@ -566,8 +609,6 @@ impl Table {
                 snapshot.version()
             )));
         }
-        let current = serde_json::to_value(snapshot.table_configuration().metadata())
-            .map_err(|e| self.refused(format!("the table's metadata: {e}")))?;
         let adds: Vec<AddFile> = change.parts.iter().flat_map(|p| p.adds.iter().cloned()).collect();
         let doc = replace_commit(current, schema, partitions, &live, &adds, &txns).map_err(|m| self.refused(m))?;
         Ok((snapshot.version() + 1, Some(doc)))
@@ -618,6 +659,19 @@ impl Table {
             )));
         }
         Ok(out)
+    }
+}
+
+/// How the table of `snapshot` is laid out.
+fn layout_of(snapshot: &SnapshotRef) -> Layout {
+    Layout {
+        partitions: snapshot.table_configuration().metadata().partition_columns().to_vec(),
+        columns: snapshot
+            .schema()
+            .fields()
+            .map(|f| (f.name().to_string(), serde_json::to_value(f.data_type()).unwrap_or_default()))
+            .collect(),
+        forgets_transactions: snapshot.table_properties().set_transaction_retention_duration.is_some(),
     }
 }
 

@@ -1,0 +1,3 @@
+// doctests for macros
+mod to_schema;
+mod transaction;
