@@ -38,13 +38,11 @@ pub(crate) fn to_stdout(text: std::fmt::Arguments<'_>, newline: bool) {
         .write_fmt(text)
         .and_then(|()| if newline { stdout.write_all(b"\n") } else { Ok(()) })
         .and_then(|()| stdout.flush());
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            if !STDOUT_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                let _ = writeln!(std::io::stderr(), "error: cannot write to stdout: {e}");
-            }
-        }
-        _ => {}
+    if let Err(e) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+        && !STDOUT_FAILED.swap(true, std::sync::atomic::Ordering::Relaxed)
+    {
+        let _ = writeln!(std::io::stderr(), "error: cannot write to stdout: {e}");
     }
 }
 
