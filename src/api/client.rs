@@ -106,7 +106,7 @@ impl Client {
     /// GET of a body read with serde.
     pub(super) async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
         let parser = Parser {
-            parse: &|body: &[u8]| serde_json::from_slice::<T>(body),
+            parse: &|body: &[u8]| super::body::parse::<T>(body),
             locate: &super::body::locate::<T>,
         };
         self.get_with(path, params, parser).await
