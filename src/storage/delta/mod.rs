@@ -347,10 +347,23 @@ impl Table {
             .map_err(|e| self.kernel(e))
     }
 
+    /// Whether application `app` has `version` (or a later one) in the
+    /// log of `snapshot`: its part of a change is in.
+    fn logged(&self, snapshot: &SnapshotRef, app: &str, version: i64) -> Result<bool, DeltaError> {
+        Ok(snapshot
+            .get_app_id_version(app, self.engine.as_ref())
+            .map_err(|e| self.kernel(e))?
+            .is_some_and(|v| v >= version))
+    }
+
     /// The files of the current version.
     pub fn live_files(&self) -> Result<Vec<LiveFile>, DeltaError> {
-        let snapshot = self.snapshot()?;
-        let scan = snapshot.scan_builder().build().map_err(|e| self.kernel(e))?;
+        self.live_files_of(&self.snapshot()?)
+    }
+
+    /// The files of `snapshot`.
+    fn live_files_of(&self, snapshot: &SnapshotRef) -> Result<Vec<LiveFile>, DeltaError> {
+        let scan = snapshot.clone().scan_builder().build().map_err(|e| self.kernel(e))?;
         let mut out = Vec::new();
         for meta in scan.scan_metadata(self.engine.as_ref()).map_err(|e| self.kernel(e))? {
             let meta = meta.map_err(|e| self.kernel(e))?;
@@ -386,10 +399,7 @@ impl Table {
             let mut parts: Vec<&Part> = Vec::new();
             for part in &change.parts {
                 let is_in = match &part.txn {
-                    Some((app, version)) if attempt > 0 || change.may_be_in => snapshot
-                        .get_app_id_version(app, self.engine.as_ref())
-                        .map_err(|e| self.kernel(e))?
-                        .is_some_and(|v| v >= *version),
+                    Some((app, version)) if attempt > 0 || change.may_be_in => self.logged(&snapshot, app, *version)?,
                     _ => false,
                 };
                 if !is_in {
@@ -439,8 +449,7 @@ impl Table {
                 CommitResult::Conflicted(_) | CommitResult::Retryable(_) => {
                     // Writers that collided back off apart (a blocking
                     // thread: the kernel's calls block anyway).
-                    let ceiling = 10u64 << attempt.min(6);
-                    std::thread::sleep(std::time::Duration::from_millis(fastrand::u64(1..=ceiling)));
+                    std::thread::sleep(backoff(attempt));
                 }
             }
         }
@@ -500,8 +509,7 @@ impl Table {
                     return Ok(Some(c.commit_version()));
                 }
                 CommitResult::Conflicted(_) | CommitResult::Retryable(_) => {
-                    let ceiling = 10u64 << attempt.min(6);
-                    std::thread::sleep(std::time::Duration::from_millis(fastrand::u64(1..=ceiling)));
+                    std::thread::sleep(backoff(attempt));
                 }
             }
         }
@@ -553,8 +561,7 @@ impl Table {
                 .await?;
                 return Ok(version);
             }
-            let ceiling = 10u64 << attempt.min(6);
-            tokio::time::sleep(std::time::Duration::from_millis(fastrand::u64(1..=ceiling))).await;
+            tokio::time::sleep(backoff(attempt)).await;
         }
         Err(self.refused(format!(
             "no commit replacing the layout landed in {attempts} attempts (other writers kept committing first); retry the run"
@@ -568,8 +575,7 @@ impl Table {
         let txns: Vec<(String, i64)> = change.parts.iter().filter_map(|p| p.txn.clone()).collect();
         let mut made = !txns.is_empty();
         for (app, version) in &txns {
-            let logged = snapshot.get_app_id_version(app, self.engine.as_ref()).map_err(|e| self.kernel(e))?;
-            made &= logged.is_some_and(|v| v >= *version);
+            made &= self.logged(&snapshot, app, *version)?;
         }
         if made {
             return Ok((snapshot.version(), None));
@@ -593,7 +599,7 @@ impl Table {
                 if append_only { ", append-only" } else { "" }
             )));
         }
-        let live = self.live_files()?;
+        let live = self.live_files_of(&snapshot)?;
         let wanted: HashSet<&str> = change.removes.iter().map(String::as_str).collect();
         if let Some(other) = live.iter().find(|f| !wanted.contains(f.path.as_str())) {
             return Err(self.refused(format!(
@@ -660,6 +666,14 @@ impl Table {
         }
         Ok(out)
     }
+}
+
+/// How long a writer that lost a commit race waits before its
+/// `attempt`-th retry: random up to a ceiling that doubles (10 ms to
+/// 640 ms), so writers that collided back off apart.
+fn backoff(attempt: u32) -> std::time::Duration {
+    let ceiling = 10u64 << attempt.min(6);
+    std::time::Duration::from_millis(fastrand::u64(1..=ceiling))
 }
 
 /// How the table of `snapshot` is laid out.
