@@ -23,12 +23,12 @@ fn main() {
 }
 
 /// A position-independent executable carries a relocation for every
-/// pointer in its tables (2.6 MB of `.rela.dyn` here); packed as DT_RELR
-/// they take a few KB. glibc loads DT_RELR from 2.36 on (and the linker
-/// then records the need for it, so an older glibc refuses the binary
-/// with a clear message rather than misloading it): asked for only when
-/// building for this machine's own glibc, 2.36 or later, unless
-/// `CHAINETL_NO_RELR` is set.
+/// pointer in its tables; packed as DT_RELR they take a hundredth of the
+/// room (figures: docs/performance.md). glibc loads DT_RELR from 2.36 on
+/// (and the linker then records the need for it, so an older glibc
+/// refuses the binary with a clear message rather than misloading it):
+/// asked for only when building for this machine's own glibc, 2.36 or
+/// later, unless `CHAINETL_NO_RELR` is set.
 fn pack_relative_relocs() {
     println!("cargo:rerun-if-env-changed=CHAINETL_NO_RELR");
     let (Ok(target), Ok(host)) = (std::env::var("TARGET"), std::env::var("HOST")) else {

@@ -55,9 +55,9 @@ fn concat(mut parts: Vec<bytes::Bytes>) -> bytes::Bytes {
 
 /// Reads a 2xx body as `T`. The whole body is checked as UTF-8 once (a
 /// SIMD pass), then read as text, so the strings `T` borrows from it skip
-/// serde_json's check of each one (a tenth of the JSON's cost on an
-/// events page). A body that is not UTF-8 is read as bytes, for
-/// serde_json's own error, the same either way.
+/// serde_json's check of each one (its share: docs/performance.md). A
+/// body that is not UTF-8 is read as bytes, for serde_json's own error,
+/// the same either way.
 pub(super) fn parse<'a, T: serde::Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
     match simdutf8::basic::from_utf8(body) {
         Ok(text) => serde_json::from_str(text),
