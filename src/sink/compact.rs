@@ -31,7 +31,7 @@
 //!   copying would leave readers a footer of thousands of tiny row groups.
 
 use super::clusters::{Bound, clusters, first_key_range, runs};
-use super::encoding::sorted_by;
+use super::encoding::for_schema;
 use super::merge::Merger;
 use super::open_file::OpenFile;
 use super::reader::StoreReader;
@@ -350,11 +350,12 @@ impl Sink {
             .iter()
             .filter_map(|k| names.iter().position(|n| n == k))
             .collect();
-        if !sorted {
-            return Ok((key, self.props.clone()));
-        }
-        let key_names: Vec<&str> = key.iter().map(|&i| names[i]).collect();
-        Ok((key.clone(), sorted_by(&self.props, schema, &key_names)?))
+        let key_names: Vec<&str> = if sorted {
+            key.iter().map(|&i| names[i]).collect()
+        } else {
+            Vec::new()
+        };
+        Ok((key.clone(), for_schema(&self.props, schema, &key_names)))
     }
 
     fn failed(&self, rel: &str, e: Box<dyn std::error::Error + Send + Sync>) -> SinkError {

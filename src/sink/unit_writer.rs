@@ -11,7 +11,7 @@
 //! completed early is returned by the next [`UnitWriter::finish`] with the
 //! others, so the checkpoint counts it like any other.
 
-use super::encoding::sorted_by;
+use super::encoding::for_schema;
 use super::layout::file_name;
 use super::open_file::OpenFile;
 use super::order::KeyOrder;
@@ -42,6 +42,8 @@ pub struct UnitWriter {
     open: BTreeMap<Option<i32>, OpenFile>,
     /// End a row group early once an open file buffers this many bytes.
     flush_bytes: usize,
+    /// The properties of a file of `schema` that declares no order.
+    props: WriterProperties,
     /// The key columns (indexes of `schema`) and the properties of a file
     /// that declares them; None when the table has no key.
     sorted: Option<(Vec<usize>, WriterProperties)>,
@@ -72,6 +74,7 @@ impl UnitWriter {
         let flush_bytes = memory_share.max(1024 * 1024);
         let (schema, keep) = sink.file_columns(&schema);
         let sorted = declared_order(&sink, &schema);
+        let props = for_schema(&sink.props, &schema, &[]);
         UnitWriter {
             sink,
             table: table.into(),
@@ -82,6 +85,7 @@ impl UnitWriter {
             next_seq,
             open: BTreeMap::new(),
             flush_bytes,
+            props,
             sorted,
             orders: BTreeMap::new(),
             unordered: BTreeSet::new(),
@@ -162,7 +166,7 @@ impl UnitWriter {
             let rel = if self.hidden { super::hidden_name(&rel) } else { rel };
             let props = match &self.sorted {
                 Some((_, props)) if self.orders.contains_key(&day) => props.clone(),
-                _ => self.sink.props.clone(),
+                _ => self.props.clone(),
             };
             let file = OpenFile::create_with(&self.sink, rel, self.schema.clone(), props)?;
             self.open.insert(day, file);
@@ -288,8 +292,7 @@ fn declared_order(sink: &Sink, schema: &arrow_schema::Schema) -> Option<(Vec<usi
         return None;
     }
     let key = key_names.iter().filter_map(|k| names.iter().position(|n| n == k)).collect();
-    let props = sorted_by(&sink.props, schema, &key_names).ok()?;
-    Some((key, props))
+    Some((key, for_schema(&sink.props, schema, &key_names)))
 }
 
 /// The size of completed file `rel`, once it is durable.
