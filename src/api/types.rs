@@ -81,7 +81,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for ExactRef<'a> {
         let raw: &'de RawValue = Deserialize::deserialize(d)?;
         let text = raw.get();
         if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-            if inner.contains('\\') {
+            // memchr's SIMD search: a topic is 66 bytes, and four of them a
+            // row were a visible share of parsing with `str::contains`.
+            if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
                 serde_json::from_str::<String>(text)
                     .map(|s| ExactRef(Cow::Owned(s)))
                     .map_err(de::Error::custom)
