@@ -18,7 +18,8 @@
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
-(b)-(g) run with output.compact = false, so they measure the export alone.
+(b)-(g) run with output.compact = false, so they measure the export alone. (b) states CPU µs
+per row at 1 M, 4 M and (full mode) 16 M rows: `cpu_us_per_row_by_rows`.
 
 usage: bench.py full|smoke     (smoke: small sizes, for CI)
 Results are printed and written to bench-out/results.json.
@@ -212,6 +213,19 @@ def main():
         g = median_run(dec, "rows_per_sec") if dec else None
         raw_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in small])
         res["b_chainetl"]["cpu_us_per_row"] = round(raw_cpu, 3)
+        # CPU per row by size (#46): 1 M and 4 M rows are (b)'s and (d)'s
+        # runs (medians); 16 M rows one run, in full mode only (~70 s).
+        by_size = {
+            str(small[0]["rows"]): round(raw_cpu, 3),
+            str(big[0]["rows"]): round(median([r["cpu_seconds"] / r["rows"] * 1e6 for r in big]), 3),
+        }
+        if not smoke:
+            huge = chainetl("cpu16m", sim.url, 160_000)
+            by_size[str(huge["rows"])] = round(huge["cpu_seconds"] / huge["rows"] * 1e6, 3)
+            res["d_rss"]["rows_16m"] = huge["rows"]
+            res["d_rss"]["rss_16m_mib"] = huge["peak_rss_mib"]
+            shutil.rmtree(os.path.join(OUT, "cpu16m"), ignore_errors=True)
+        res["b_chainetl"]["cpu_us_per_row_by_rows"] = by_size
         dec_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in dec]) if dec else None
         res["g_decoded"] = {} if not dec else {
             "rows": g["rows"],
