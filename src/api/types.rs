@@ -257,10 +257,34 @@ pub struct BlocksPage {
 #[derive(Debug, Deserialize)]
 pub struct EventsPage<'a> {
     /// The events of this page.
-    #[serde(borrow)]
+    #[serde(borrow, deserialize_with = "events_of_a_page")]
     pub events: Vec<Event<'a>>,
     /// Present when more can be fetched.
     pub next_cursor: Option<String>,
+}
+
+/// The most rows a page holds (the service's largest `limit`).
+const FULL_PAGE: usize = 1000;
+
+/// A page's events, in a vector sized for a full page from the start:
+/// serde's own starts empty and doubles, copying a page's events about
+/// twice over (the parser gives no length to size from).
+fn events_of_a_page<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Vec<Event<'a>>, D::Error> {
+    struct V<'a>(std::marker::PhantomData<Event<'a>>);
+    impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+        type Value = Vec<Event<'a>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(FULL_PAGE).min(FULL_PAGE));
+            while let Some(e) = seq.next_element()? {
+                out.push(e);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(V(std::marker::PhantomData))
 }
 
 /// `GET /wallets/{w}/portfolio/daily`.
@@ -352,5 +376,20 @@ mod tests {
         assert_eq!(t[1].as_ref().unwrap().0, "0xab");
         assert!(t[2].is_none());
         assert_eq!(e.block_number, Some(Int(17)));
+    }
+
+    #[test]
+    fn a_page_of_events_reads_any_length_and_refuses_what_is_not_a_list() {
+        for n in [0usize, 1, FULL_PAGE, FULL_PAGE + 1] {
+            let body = format!(r#"{{"events":[{}],"next_cursor":null}}"#, vec![r#"{"log_index":3}"#; n].join(","));
+            let p: EventsPage<'_> = serde_json::from_str(&body).unwrap();
+            assert_eq!(p.events.len(), n);
+            assert!(p.events.iter().all(|e| e.log_index == Some(Int(3))));
+        }
+        let e = serde_json::from_str::<EventsPage<'_>>(r#"{"events":{"a":1}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a sequence"), "{e}");
+        assert!(serde_json::from_str::<EventsPage<'_>>(r#"{"events":null}"#).is_err());
     }
 }
