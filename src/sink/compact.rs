@@ -283,7 +283,7 @@ impl Sink {
             }));
         }
         let (schema, _) = self.file_columns(first.schema());
-        let (key, props) = self.output_encoding(&schema, sorted)?;
+        let (key, props) = self.output_encoding(&schema, sorted);
         let rows: u64 = opened.iter().map(|i| i.rows).sum();
         let mut out = Out {
             sink: self,
@@ -344,7 +344,7 @@ impl Sink {
 
     /// The key columns of outputs of `schema` (indexes), and their writer
     /// properties: declaring the key as their sort order when `sorted`.
-    fn output_encoding(&self, schema: &arrow_schema::Schema, sorted: bool) -> Result<(Vec<usize>, WriterProperties), SinkError> {
+    fn output_encoding(&self, schema: &arrow_schema::Schema, sorted: bool) -> (Vec<usize>, WriterProperties) {
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         let key: Vec<usize> = natural_key(&names)
             .iter()
@@ -355,7 +355,8 @@ impl Sink {
         } else {
             Vec::new()
         };
-        Ok((key.clone(), for_schema(&self.props, schema, &key_names)))
+        let props = for_schema(&self.props, schema, &key_names);
+        (key, props)
     }
 
     fn failed(&self, rel: &str, e: Box<dyn std::error::Error + Send + Sync>) -> SinkError {
