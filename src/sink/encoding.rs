@@ -97,7 +97,7 @@ pub(super) fn for_schema(props: &WriterProperties, schema: &arrow_schema::Schema
 ///   with the row before (`0x000000…` of a padded address, a topic or a
 ///   transaction hash repeated across a transaction's logs), which it
 ///   stores once, so zstd has half the bytes to compress: the export's
-///   CPU per row falls by about an eighth, for slightly smaller files
+///   CPU per row falls by about an eighth, for files of about the same size
 ///   (figures: docs/performance.md);
 /// - 32- and 64-bit integers: DELTA_BINARY_PACKED (block numbers,
 ///   timestamps and indexes grow by small steps).
