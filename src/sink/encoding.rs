@@ -96,14 +96,13 @@ pub(super) fn for_schema(props: &WriterProperties, schema: &arrow_schema::Schema
 /// - strings and binaries: DELTA_BYTE_ARRAY. Hex values share prefixes
 ///   with the row before (`0x000000…` of a padded address, a topic or a
 ///   transaction hash repeated across a transaction's logs), which it
-///   stores once, so zstd has half the bytes to compress: the export's
-///   CPU per row falls by about an eighth, for files of about the same size
-///   (figures: docs/performance.md);
+///   stores once, so zstd compresses fewer bytes and files stay the same
+///   size (figures: docs/performance.md);
 /// - 32- and 64-bit integers: DELTA_BINARY_PACKED (block numbers,
 ///   timestamps and indexes grow by small steps).
 ///
 /// Both are in the Parquet format since 2.0 and read by every reader the
-/// docs name (Spark since 3.3; docs/formats.md).
+/// docs name (Spark since 3.3; docs/output.md, "Encodings").
 fn value_encoding(props: &WriterProperties, leaf: &parquet::schema::types::ColumnDescriptor) -> Option<parquet::basic::Encoding> {
     use parquet::basic::{Encoding, Type};
     if props.dictionary_enabled(leaf.path()) {
