@@ -226,6 +226,13 @@ pub struct Compaction {
     /// A compaction in progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<PendingCompaction>,
+    /// The last generation of a swap rolled back (its outputs deleted
+    /// unpublished), when above `generation`: no later compaction of the
+    /// partition writes its names again, since an upload a killed run had
+    /// sent may still land under one (*One writer per job* in
+    /// docs/exactly-once.md). 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rolled_back: u64,
     /// `verify --repair` is exporting these units (those of this partition
     /// and of every partition they share compacted files with) again:
     /// their checkpoints are to be deleted, then the compacted files, then

@@ -209,6 +209,50 @@ fn kill_9_at_every_step_of_compaction_loses_and_doubles_nothing() {
     }
 }
 
+/// A killed compaction's upload of an output may still land after the
+/// next run rolled its swap back and compacted the partition again (a
+/// request the kernel had sent: *One writer per job* in
+/// docs/exactly-once.md). The next compaction writes outputs of a new
+/// generation, so the late upload takes no name a published file, or its
+/// hidden upload before the rename, has; readers and `verify` never see it.
+#[test]
+fn a_rolled_back_compactions_late_upload_takes_no_name_a_later_compaction_writes() {
+    let sim = Sim::start(frozen());
+    let (_r, ev, bl) = reference(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "");
+    let o = crash_bin("compact-written:1").args(["run", &s, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
+    let late: Vec<(PathBuf, Vec<u8>)> = leftovers(&out)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".parquet.pending"))
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert!(!late.is_empty(), "the killed run left no unpublished output: {:?}", leftovers(&out));
+
+    let o = chainetl(&["run", &s, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_compacted_exact(&out, &ev, &bl);
+    for (hidden, _) in &late {
+        let name = hidden.file_name().unwrap().to_string_lossy();
+        let published = hidden.with_file_name(&name[1..name.len() - ".pending".len()]);
+        assert!(
+            !published.exists(),
+            "the next compaction wrote {published:?} again, the name of the killed run's output"
+        );
+    }
+
+    // The killed run's uploads land now.
+    for (hidden, bytes) in &late {
+        std::fs::write(hidden, bytes).unwrap();
+    }
+    assert_eq!(read_rows(&out.join("events"), EVENT_KEY), ev);
+    assert_eq!(read_rows(&out.join("blocks"), BLOCK_KEY), bl);
+    let v = chainetl(&["verify", &s]);
+    assert!(v.status.success(), "{}", text(&v));
+}
+
 #[test]
 fn two_jobs_in_one_output_one_compacting_leaves_the_others_files_alone() {
     let sim = Sim::start(frozen());

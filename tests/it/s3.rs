@@ -15,20 +15,24 @@ use std::time::{Duration, Instant};
 
 const SECRET: &str = "moto-secret-never-logged-7f3a";
 
-/// One relayed connection, counted while it lives (dropped with its task,
-/// also when [`Proxy::down`] aborts it).
-struct Relaying(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+/// The connections being relayed, by the order the proxy accepted them
+/// in, with the client's port.
+type Live = std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<u64, u16>>>;
+
+/// One relayed connection, listed in [`Live`] while it lives (dropped with
+/// its task, also when [`Proxy::down`] aborts it).
+struct Relaying(Live, u64);
 
 impl Relaying {
-    fn new(open: &std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Relaying {
-        open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Relaying(open.clone())
+    fn new(live: &Live, index: u64, client_port: u16) -> Relaying {
+        live.lock().unwrap().insert(index, client_port);
+        Relaying(live.clone(), index)
     }
 }
 
 impl Drop for Relaying {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.1);
     }
 }
 
@@ -38,7 +42,7 @@ struct Proxy {
     target: u16,
     task: Option<tokio::task::JoinHandle<()>>,
     /// Connections being relayed.
-    open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    live: Live,
 }
 
 /// Relays one connection until the store has closed its side: when the
@@ -79,7 +83,7 @@ impl Proxy {
             port: free_port(),
             target,
             task: None,
-            open: Default::default(),
+            live: Default::default(),
         };
         p.up(rt);
         p
@@ -88,11 +92,13 @@ impl Proxy {
     fn up(&mut self, rt: &tokio::runtime::Runtime) {
         let (port, target) = (self.port, self.target);
         let listener = rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", port))).unwrap();
-        let open = self.open.clone();
+        let live = self.live.clone();
         self.task = Some(rt.spawn(async move {
             let mut conns = tokio::task::JoinSet::new();
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                let relaying = Relaying::new(&open);
+            let mut accepted = 0u64;
+            while let Ok((mut inbound, client)) = listener.accept().await {
+                accepted += 1;
+                let relaying = Relaying::new(&live, accepted, client.port());
                 conns.spawn(async move {
                     let _relaying = relaying;
                     if let Ok(outbound) = tokio::net::TcpStream::connect(("127.0.0.1", target)).await {
@@ -103,37 +109,42 @@ impl Proxy {
         }));
     }
 
-    /// Waits (at most 30 s) until no connection is being relayed: after a
-    /// client was killed, until the store has answered every request the
-    /// client had already sent. A request the kernel had sent for a killed
+    /// Waits (at most 30 s) until the store has answered every request a
+    /// killed client had sent: a request the kernel had sent for a killed
     /// process still lands, and a successor started sooner could be passed
     /// by it (see *One writer per job* in docs/exactly-once.md); on a
     /// loaded machine, this proxy and moto can hold one for seconds.
     ///
-    /// A connection the kernel took for the killed client but the proxy
-    /// has not accepted yet is not counted: a probe connection, accepted
-    /// after it, says the proxy has reached it; a relay lives until moto
-    /// has closed its side ([`relay`]), and the count must stay at zero
-    /// for a quiet half second.
+    /// Exact, not timed: the kernel hands the proxy connections in the
+    /// order they were made, so once a probe connection made now has been
+    /// accepted, every connection of the killed client has been too; each
+    /// lives until the store has closed its side ([`relay`]), which it does
+    /// only after acting on what it read. So this waits for the probe to be
+    /// accepted, then for every connection accepted before it to end.
     fn settle(&self) {
         let t = Instant::now();
         let deadline = Duration::from_secs(30);
-        if let Ok(probe) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
-            while self.open.load(std::sync::atomic::Ordering::SeqCst) == 0 && t.elapsed() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
+        let probe = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect a probe to the proxy");
+        let port = probe.local_addr().unwrap().port();
+        let index = loop {
+            let found = self.live.lock().unwrap().iter().find(|(_, p)| **p == port).map(|(i, _)| *i);
+            if let Some(i) = found {
+                break i;
             }
-            drop(probe);
-        }
-        let mut quiet_since = Instant::now();
-        while t.elapsed() < deadline {
-            if self.open.load(std::sync::atomic::Ordering::SeqCst) > 0 {
-                quiet_since = Instant::now();
-            } else if quiet_since.elapsed() >= Duration::from_millis(500) {
-                return;
-            }
+            assert!(
+                t.elapsed() < deadline,
+                "the proxy did not accept a probe connection in {deadline:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        drop(probe);
+        while self.live.lock().unwrap().range(..index).next().is_some() {
+            assert!(
+                t.elapsed() < deadline,
+                "the proxy still relays a connection of the killed run after {deadline:?}"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
-        panic!("the proxy still relays a connection of the killed run after {deadline:?}");
     }
 
     /// Drops the listener and every open connection.

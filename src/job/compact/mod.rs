@@ -359,14 +359,13 @@ impl Compactor<'_> {
         sum: &mut CompactSummary,
     ) -> Result<(), RunError> {
         // Never a name a file of the partition already has, whatever the
-        // record says.
+        // record says, nor one of a swap rolled back.
         let present = files.iter().filter_map(|f| match f.kind {
             JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
             JobFile::Unit(..) => None,
         });
-        let generation = self
-            .next_generation(&record.partition, present.fold(record.generation, u64::max))
-            .await?;
+        let last = present.fold(record.generation.max(record.rolled_back), u64::max);
+        let generation = self.next_generation(&record.partition, last).await?;
         record.pending = Some(PendingCompaction {
             generation,
             swapping: false,
@@ -394,6 +393,7 @@ impl Compactor<'_> {
             Err(e @ crate::sink::SinkError::Read { .. }) => {
                 self.delete_hidden(&record.partition, Some(generation)).await?;
                 record.pending = None;
+                record.rolled_back = record.rolled_back.max(generation);
                 self.state.save_compaction(&record).await?;
                 tracing::warn!("compaction: partition {} left as it is: {e}", record.partition);
                 sum.skipped.push(format!("{}: {e}", record.partition));

@@ -127,6 +127,7 @@ impl Compactor<'_> {
             Some(p) => {
                 self.delete_hidden(&c.partition, Some(p.generation)).await?;
                 c.pending = None;
+                c.rolled_back = c.rolled_back.max(p.generation);
                 c.updated_at = chrono::Utc::now().to_rfc3339();
                 self.state.save_compaction(c).await?;
             }

@@ -21,6 +21,7 @@ fn record(partition: &str, generation: u64, pending: bool) -> Compaction {
             generation: generation + 1,
             ..Default::default()
         }),
+        rolled_back: 0,
         dissolving: Vec::new(),
         updated_at: String::new(),
     }

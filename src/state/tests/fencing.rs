@@ -101,6 +101,7 @@ async fn a_compaction_record_and_the_index_are_written_only_by_their_holder() {
         files: Vec::new(),
         replaced: Vec::new(),
         pending: None,
+        rolled_back: 0,
         dissolving: Vec::new(),
         updated_at: "2024-01-01T00:00:00Z".into(),
     };
