@@ -53,7 +53,8 @@ struct Answer {
 impl Client {
     /// One attempt, within `left` of the request's budget.
     pub(super) async fn attempt<T>(&self, url: &str, shown: &str, left: Duration, parser: &Parser<'_, T>) -> Attempt<T> {
-        let turn = self.limiter.acquire().await;
+        let work_left = self.left.as_ref().map_or(super::slots::URGENT, |l| l.load(Ordering::Relaxed));
+        let turn = self.limiter.acquire_for(work_left).await;
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let resp = match self.send(url, left).await {
             Ok(r) => r,

@@ -9,7 +9,7 @@ use crate::util::redact::{redact, register_url};
 use backon::BackoffBuilder;
 use serde::de::DeserializeOwned;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -23,6 +23,10 @@ pub struct Client {
     pub(super) stats: Arc<Stats>,
     pub(super) health: Arc<Health>,
     cancel: Option<watch::Receiver<bool>>,
+    /// The requests the unit paging through this client has left, this
+    /// one included (None: not a unit's pages): waiting for a concurrency
+    /// slot, the request with the most left behind it goes first.
+    pub(super) left: Option<Arc<AtomicU64>>,
     /// `base_url` with any password masked, for messages.
     pub(super) shown_base: Arc<str>,
 }
@@ -58,6 +62,7 @@ impl Client {
             stats: Arc::new(Stats::default()),
             health: Arc::new(Health::new()),
             cancel: None,
+            left: None,
             shown_base,
         })
     }
@@ -75,6 +80,22 @@ impl Client {
     /// requests can be attributed to an export.
     pub fn with_stats(&self, stats: Arc<Stats>) -> Client {
         Client { stats, ..self.clone() }
+    }
+
+    /// The same client, its requests waiting for a concurrency slot as
+    /// ones with `left` requests behind them (a unit's estimate, kept up
+    /// to date by its pager).
+    pub fn with_work_left(&self, left: Arc<AtomicU64>) -> Client {
+        Client {
+            left: Some(left),
+            ..self.clone()
+        }
+    }
+
+    /// Whether a free concurrency slot goes to the request whose unit has
+    /// the most left ([`Limiter::order_by_work_left`]).
+    pub fn order_by_work_left(&self, on: bool) {
+        self.limiter.order_by_work_left(on);
     }
 
     /// The shared counters.

@@ -1,4 +1,5 @@
-//! The client's request bounds: a global concurrency limit (a semaphore)
+//! The client's request bounds: a global concurrency limit (slots handed
+//! to the request with the most work left behind it, [`super::slots`])
 //! and a pace (requests per second) that finds the service's quota and
 //! shares it with whoever else spends it.
 //!
@@ -45,11 +46,12 @@
 //! so throttled callers never stampede back together; a throttled request
 //! itself waits its `Retry-After` before its next attempt.
 
+use super::slots::{Slot, Slots, URGENT};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 /// The span of acceptances a decrease is sized from.
@@ -139,13 +141,16 @@ impl Pace {
 /// Shared pacing state.
 #[derive(Debug)]
 pub struct Limiter {
-    permits: Arc<Semaphore>,
+    permits: Arc<Slots>,
     /// Requests in flight at most.
     slots: usize,
     pace: Mutex<Pace>,
     /// The pace's rate as f64 bits (0: unpaced), for readers that cannot
     /// wait for the lock (metrics, the run's series).
     shown: AtomicU64,
+    /// Whether slots go to the request with the most work left behind it
+    /// (else first come, first served): see [`Limiter::order_by_work_left`].
+    by_work_left: AtomicBool,
 }
 
 /// A turn to send a request: the concurrency slot, held for the exchange,
@@ -153,7 +158,7 @@ pub struct Limiter {
 #[derive(Debug)]
 pub struct Turn {
     /// The concurrency slot.
-    pub permit: OwnedSemaphorePermit,
+    pub permit: Slot,
     /// Decreases of the pace before this turn.
     pub generation: u64,
 }
@@ -164,9 +169,10 @@ impl Limiter {
         let cap = rps.filter(|r| *r > 0.0);
         let now = Instant::now();
         Limiter {
-            permits: Arc::new(Semaphore::new(max_concurrency.max(1))),
+            permits: Slots::new(max_concurrency),
             slots: max_concurrency.max(1),
             shown: AtomicU64::new(cap.map_or(0, f64::to_bits)),
+            by_work_left: AtomicBool::new(false),
             pace: Mutex::new(Pace {
                 rate: cap,
                 cap,
@@ -183,23 +189,42 @@ impl Limiter {
         }
     }
 
-    /// Waits for this request's turn in the pace, then for a concurrency slot.
+    /// Waits for this request's turn in the pace, then for a concurrency
+    /// slot, as a request that is not one of a unit's pages.
     pub async fn acquire(&self) -> Turn {
+        self.acquire_for(URGENT).await
+    }
+
+    /// Waits for this request's turn in the pace, then for a concurrency
+    /// slot: once [`Limiter::order_by_work_left`] says so, before requests
+    /// with less than `left` (the requests its unit has left, this one
+    /// included) behind them.
+    pub async fn acquire_for(&self, left: u64) -> Turn {
+        let priority = match left {
+            URGENT => URGENT,
+            _ if self.by_work_left.load(Ordering::Relaxed) => left,
+            _ => 0,
+        };
         loop {
             let (slot, generation) = self.turn().await;
             tokio::time::sleep_until(slot).await;
-            // The semaphore is never closed, so acquiring cannot fail; fall
-            // back to a fresh permit rather than panicking if it ever were.
-            let permit = match self.permits.clone().acquire_owned().await {
-                Ok(p) => p,
-                Err(_) => Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap_or_else(|_| unreachable!()),
-            };
+            let permit = self.permits.acquire(priority).await;
             // A turn handed out at the pace before a 429 would over-drive
             // the quota: queue again at the new pace.
             if self.pace.lock().await.decreases == generation {
                 return Turn { permit, generation };
             }
         }
+    }
+
+    /// Whether a free slot goes to the waiting request with the most work
+    /// left behind it (`on`) or to the first to ask. While units are still
+    /// to start, first come, first served lets units finish, and the next
+    /// ones start, early; once every unit has started, the most work left
+    /// first has the last ones finish together instead of leaving slots
+    /// idle while the longest of them end the pass.
+    pub fn order_by_work_left(&self, on: bool) {
+        self.by_work_left.store(on, Ordering::Relaxed);
     }
 
     /// The next start time in the pace, and the pace's generation.

@@ -21,6 +21,7 @@ use crate::spec::{Export, Selection};
 use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::task::JoinHandle;
 
 /// One page of records as the service sent them.
@@ -138,11 +139,21 @@ impl<D: PageDecoder> Pager<D> {
             token_address,
             page_size,
         };
+        let left = Arc::new(AtomicU64::new(req.unit.estimated_requests.max(1)));
+        let client = client.with_work_left(left.clone());
         let (tx, pages) = tokio::sync::mpsc::channel(1);
         let task = tokio::spawn(async move {
             let mut cursor = cursor;
             for page in 1u64.. {
                 let fetched = fetch(&client, &req, &decoder, page, cursor.take()).await;
+                if let Some(n) = fetched
+                    .as_ref()
+                    .ok()
+                    .and_then(|(_, reached)| requests_left(&req.unit, page, *reached))
+                {
+                    left.store(n, Ordering::Relaxed);
+                }
+                let fetched = fetched.map(|(f, _)| f);
                 let next = fetched.as_ref().ok().and_then(|f| f.next.clone());
                 if tx.send(fetched).await.is_err() {
                     return;
@@ -191,21 +202,52 @@ impl<D: PageDecoder> Drop for Pager<D> {
     }
 }
 
-/// A page; a body that is not the documented JSON is said to belong to
-/// this chain, dataset, unit and page, as decoding errors are.
-async fn fetch<D: PageDecoder>(client: &Client, req: &Request, decoder: &D, page: u64, cursor: Option<String>) -> PageResult<D> {
+/// The requests a unit has left after `pages` pages of this run, the last
+/// reaching block `reached`: for a block range, its pages so far scaled by
+/// the blocks left against the blocks done (a resumed unit's earlier pages
+/// are not counted, so it looks shorter than it is); otherwise the plan's
+/// estimate less the pages so far. None: a block range's page reached no
+/// block (the estimate stands). Only orders requests waiting for a slot
+/// ([`Client::with_work_left`]).
+fn requests_left(unit: &Unit, pages: u64, reached: Option<u64>) -> Option<u64> {
+    match (&unit.range, reached) {
+        (UnitRange::Blocks { start, end }, Some(b)) if b >= *start && end > start => {
+            let done = (b - start + 1).min(end - start);
+            let left = end - start - done;
+            let scaled = u128::from(pages) * u128::from(left) / u128::from(done);
+            Some(u64::try_from(scaled).unwrap_or(u64::MAX).max(1))
+        }
+        (UnitRange::Blocks { .. }, _) => None,
+        _ => Some(unit.estimated_requests.saturating_sub(pages).max(1)),
+    }
+}
+
+/// A page, and the block its last record reached (for [`requests_left`]);
+/// a body that is not the documented JSON is said to belong to this
+/// chain, dataset, unit and page, as decoding errors are.
+#[allow(clippy::type_complexity)]
+async fn fetch<D: PageDecoder>(
+    client: &Client,
+    req: &Request,
+    decoder: &D,
+    page: u64,
+    cursor: Option<String>,
+) -> Result<(Fetched<Result<D::Output, D::Error>>, Option<u64>), ApiError> {
     let unit = &req.unit;
-    let (decoded, next) = fetch_page(client, req, decoder, page, cursor)
+    let (decoded, next, reached) = fetch_page(client, req, decoder, page, cursor)
         .await
         .map_err(|e| e.at(|| format!("{} {} unit {}, page {page}", unit.chain, unit.dataset, unit.id)))?;
-    Ok(Fetched {
+    let fetched = Fetched {
         number: page,
         page: decoded,
         next: next.filter(|c| !c.is_empty()),
-    })
+    };
+    Ok((fetched, reached))
 }
 
-/// Requests one page and decodes it: the decoded page and the raw next cursor.
+/// Requests one page and decodes it: the decoded page, the raw next
+/// cursor, and the block number of the page's last record (blocks and
+/// events).
 #[allow(clippy::type_complexity)]
 async fn fetch_page<D: PageDecoder>(
     client: &Client,
@@ -213,7 +255,7 @@ async fn fetch_page<D: PageDecoder>(
     decoder: &D,
     page: u64,
     cursor: Option<String>,
-) -> Result<(Result<D::Output, D::Error>, Option<String>), ApiError> {
+) -> Result<(Result<D::Output, D::Error>, Option<String>, Option<u64>), ApiError> {
     let unit = &req.unit;
     let limit = Some(req.page_size.min(crate::vocab::cuts::MAX_PAGE_ITEMS));
     match &unit.range {
@@ -230,7 +272,8 @@ async fn fetch_page<D: PageDecoder>(
                 cursor,
             };
             let p = client.blocks(unit.chain, &q).await?;
-            Ok((decoder.decode(page, Records::Blocks(&p.blocks)), p.next_cursor))
+            let reached = p.blocks.last().and_then(|b| b.number).and_then(|n| u64::try_from(n.0).ok());
+            Ok((decoder.decode(page, Records::Blocks(&p.blocks)), p.next_cursor, reached))
         }
         UnitRange::Blocks { .. } | UnitRange::Time { .. } | UnitRange::Numbers { .. } => {
             let q = EventsQuery {
@@ -243,7 +286,8 @@ async fn fetch_page<D: PageDecoder>(
             };
             client
                 .events(unit.chain, &q, |p| {
-                    (decoder.decode(page, Records::Events(&p.events)), p.next_cursor)
+                    let reached = p.events.last().and_then(|e| e.block_number).and_then(|n| u64::try_from(n.0).ok());
+                    (decoder.decode(page, Records::Events(&p.events)), p.next_cursor, reached)
                 })
                 .await
         }
@@ -255,7 +299,7 @@ async fn fetch_page<D: PageDecoder>(
                 cursor,
             };
             let p = client.portfolio(unit.chain, wallet, &q).await?;
-            Ok((decoder.decode(page, Records::Portfolio(&p.portfolio)), p.next_cursor))
+            Ok((decoder.decode(page, Records::Portfolio(&p.portfolio)), p.next_cursor, None))
         }
         UnitRange::Tokens { addresses } => {
             // The cursor of a tokens unit is the index of the next address.
@@ -268,6 +312,7 @@ async fn fetch_page<D: PageDecoder>(
             Ok((
                 decoder.decode(page, Records::Tokens(&found)),
                 (end < addresses.len()).then(|| end.to_string()),
+                None,
             ))
         }
     }

@@ -1,7 +1,9 @@
 //! Running a pass's units (planned by [`super::pass`]: this shard's share
 //! with `--shard K/N`, a deterministic split by unit id, largest first), at
 //! most [`units_in_flight`] at once. The request slots themselves are the
-//! client's ([`crate::api::Limiter`]); this only keeps them busy.
+//! client's ([`crate::api::Limiter`]); this only keeps them busy, and tells
+//! the client once every unit has started, from when a free slot goes to
+//! the unit with the most requests left.
 
 use super::error::{RunError, UnitError};
 use super::report::FailedUnit;
@@ -37,6 +39,7 @@ pub(crate) async fn execute(shared: &Arc<Shared>, todo: Vec<Todo>) -> Vec<Failed
     let sem = Arc::new(tokio::sync::Semaphore::new(units_in_flight(&shared.spec)));
     let mut set = tokio::task::JoinSet::new();
     let mut running: HashMap<tokio::task::Id, Arc<Unit>> = HashMap::new();
+    shared.client.order_by_work_left(false);
     for (unit, st) in todo {
         let Ok(permit) = sem.clone().acquire_owned().await else {
             break;
@@ -52,6 +55,8 @@ pub(crate) async fn execute(shared: &Arc<Shared>, todo: Vec<Todo>) -> Vec<Failed
         });
         running.insert(handle.id(), unit);
     }
+    // Every unit has started: the last ones should end together.
+    shared.client.order_by_work_left(true);
     let mut failed = Vec::new();
     while let Some(joined) = set.join_next_with_id().await {
         let (id, result) = match joined {

@@ -251,3 +251,36 @@ async fn three_jobs_of_equal_work_on_one_quota_share_it_and_end_together() {
         );
     }
 }
+
+/// Which of the waiting requests gets the one slot freed, in which order:
+/// first come, first served until the limiter is told every unit has
+/// started, then the most work left first; a request that is not a unit's
+/// page goes first either way.
+async fn served_in(by_work_left: bool) -> Vec<u64> {
+    let l = Arc::new(Limiter::new(1, None));
+    l.order_by_work_left(by_work_left);
+    let held = l.acquire_for(1).await;
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for left in [3, 50, 7, super::URGENT, 20] {
+        let (l, order) = (l.clone(), order.clone());
+        tasks.push(tokio::spawn(async move {
+            let turn = l.acquire_for(left).await;
+            order.lock().unwrap().push(left);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            drop(turn);
+        }));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    drop(held);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    order.lock().unwrap().clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_free_slot_goes_first_come_first_served_until_every_unit_has_started_then_to_the_most_work_left() {
+    assert_eq!(served_in(false).await, [super::URGENT, 3, 50, 7, 20]);
+    assert_eq!(served_in(true).await, [super::URGENT, 50, 20, 7, 3]);
+}
