@@ -49,7 +49,7 @@
 use super::slots::{Slot, Slots, URGENT};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
@@ -148,9 +148,6 @@ pub struct Limiter {
     /// The pace's rate as f64 bits (0: unpaced), for readers that cannot
     /// wait for the lock (metrics, the run's series).
     shown: AtomicU64,
-    /// Whether slots go to the request with the most work left behind it
-    /// (else first come, first served): see [`Limiter::order_by_work_left`].
-    by_work_left: AtomicBool,
 }
 
 /// A turn to send a request: the concurrency slot, held for the exchange,
@@ -172,7 +169,6 @@ impl Limiter {
             permits: Slots::new(max_concurrency),
             slots: max_concurrency.max(1),
             shown: AtomicU64::new(cap.map_or(0, f64::to_bits)),
-            by_work_left: AtomicBool::new(false),
             pace: Mutex::new(Pace {
                 rate: cap,
                 cap,
@@ -200,15 +196,11 @@ impl Limiter {
     /// with less than `left` (the requests its unit has left, this one
     /// included) behind them.
     pub async fn acquire_for(&self, left: u64) -> Turn {
-        let priority = match left {
-            URGENT => URGENT,
-            _ if self.by_work_left.load(Ordering::Relaxed) => left,
-            _ => 0,
-        };
+        let asked = Instant::now();
         loop {
             let (slot, generation) = self.turn().await;
             tokio::time::sleep_until(slot).await;
-            let permit = self.permits.acquire(priority).await;
+            let permit = self.permits.acquire(left, asked).await;
             // A turn handed out at the pace before a 429 would over-drive
             // the quota: queue again at the new pace.
             if self.pace.lock().await.decreases == generation {
@@ -224,7 +216,7 @@ impl Limiter {
     /// first has the last ones finish together instead of leaving slots
     /// idle while the longest of them end the pass.
     pub fn order_by_work_left(&self, on: bool) {
-        self.by_work_left.store(on, Ordering::Relaxed);
+        self.permits.by_priority(on);
     }
 
     /// The next start time in the pace, and the pace's generation.

@@ -44,6 +44,10 @@ struct Inner {
     free: usize,
     waiting: Vec<Waiter>,
     asked: u64,
+    /// Whether priorities count (else first come, first served, but
+    /// [`URGENT`] first): decided when a slot is handed out, so requests
+    /// that asked before the order changed are served by the new one.
+    by_priority: bool,
 }
 
 #[derive(Debug)]
@@ -61,9 +65,16 @@ impl Inner {
         let now = Instant::now();
         // Aged waiters first, the longest waiting of them (the earliest to
         // ask); then the highest priority, then the earliest to ask.
+        let by_priority = self.by_priority;
         let key = |w: &Waiter| {
             let aged = now.duration_since(w.since) >= MAX_WAIT;
-            (aged, if aged { 0 } else { w.priority }, std::cmp::Reverse(w.order))
+            let priority = match w.priority {
+                _ if aged => 0,
+                URGENT => URGENT,
+                p if by_priority => p,
+                _ => 0,
+            };
+            (aged, priority, std::cmp::Reverse(w.order))
         };
         let best = (0..self.waiting.len()).max_by_key(|i| key(&self.waiting[*i]))?;
         Some(self.waiting.swap_remove(best))
@@ -85,13 +96,16 @@ impl Drop for Slot {
 }
 
 impl Slots {
-    /// `n` slots (at least one).
+    /// `n` slots (at least one), first come, first served until
+    /// [`Slots::by_priority`].
     pub(crate) fn new(n: usize) -> Arc<Slots> {
         Arc::new(Slots {
             inner: Mutex::new(Inner {
                 free: n.max(1),
                 waiting: Vec::new(),
                 asked: 0,
+                // Until told: see `Limiter::order_by_work_left`.
+                by_priority: false,
             }),
         })
     }
@@ -100,9 +114,16 @@ impl Slots {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether priorities count when a slot is handed out (else first
+    /// come, first served, but [`URGENT`] first).
+    pub(crate) fn by_priority(&self, on: bool) {
+        self.lock().by_priority = on;
+    }
+
     /// A slot, once one is free and no waiter with a higher `priority`
-    /// (requests left) is before this one.
-    pub(crate) async fn acquire(self: &Arc<Self>, priority: u64) -> Slot {
+    /// (requests left) is before this one; `since`: when the request first
+    /// asked (for [`MAX_WAIT`]).
+    pub(crate) async fn acquire(self: &Arc<Self>, priority: u64, since: Instant) -> Slot {
         loop {
             let taken = {
                 let mut g = self.lock();
@@ -116,7 +137,7 @@ impl Slots {
                     g.waiting.push(Waiter {
                         priority,
                         order,
-                        since: Instant::now(),
+                        since,
                         give,
                     });
                     Some(taken)
@@ -164,13 +185,14 @@ mod tests {
     #[tokio::test]
     async fn a_freed_slot_goes_to_the_waiter_with_the_most_left_then_the_first_to_ask() {
         let s = Slots::new(1);
-        let held = s.acquire(0).await;
+        s.by_priority(true);
+        let held = s.acquire(0, Instant::now()).await;
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut tasks = Vec::new();
         for (name, priority) in [("a", 5u64), ("b", 9), ("c", 5), ("d", 1)] {
             let (s, order) = (s.clone(), order.clone());
             tasks.push(tokio::spawn(async move {
-                let slot = s.acquire(priority).await;
+                let slot = s.acquire(priority, Instant::now()).await;
                 order.lock().unwrap().push(name);
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 drop(slot);
@@ -189,12 +211,13 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_waiter_of_low_priority_waits_no_longer_than_max_wait_behind_others() {
         let s = Slots::new(1);
-        let held = s.acquire(0).await;
+        s.by_priority(true);
+        let held = s.acquire(0, Instant::now()).await;
         let asked = Instant::now();
         let starved = tokio::spawn({
             let s = s.clone();
             async move {
-                drop(s.acquire(1).await);
+                drop(s.acquire(1, Instant::now()).await);
                 Instant::now()
             }
         });
@@ -206,7 +229,7 @@ mod tests {
                 for _ in 0..200 {
                     let s = s.clone();
                     tokio::spawn(async move {
-                        let slot = s.acquire(100).await;
+                        let slot = s.acquire(100, Instant::now()).await;
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         drop(slot);
                     });
@@ -226,13 +249,14 @@ mod tests {
     #[tokio::test]
     async fn a_waiter_that_gives_up_is_skipped_and_no_slot_is_lost() {
         let s = Slots::new(2);
-        let (a, b) = (s.acquire(0).await, s.acquire(0).await);
+        s.by_priority(true);
+        let (a, b) = (s.acquire(0, Instant::now()).await, s.acquire(0, Instant::now()).await);
         // Gives up while waiting.
-        let gave_up = tokio::time::timeout(Duration::from_millis(20), s.acquire(7)).await;
+        let gave_up = tokio::time::timeout(Duration::from_millis(20), s.acquire(7, Instant::now())).await;
         assert!(gave_up.is_err());
         let later = tokio::spawn({
             let s = s.clone();
-            async move { s.acquire(1).await }
+            async move { s.acquire(1, Instant::now()).await }
         });
         tokio::time::sleep(Duration::from_millis(10)).await;
         drop(a);
@@ -241,15 +265,15 @@ mod tests {
         assert_eq!(s.free(), 2);
         // Handed to a waiter whose future is then dropped unpolled: the
         // slot comes back with the channel.
-        let held = s.acquire(0).await;
-        let other = s.acquire(0).await;
-        let mut waiting = Box::pin(s.acquire(3));
+        let held = s.acquire(0, Instant::now()).await;
+        let other = s.acquire(0, Instant::now()).await;
+        let mut waiting = Box::pin(s.acquire(3, Instant::now()));
         assert!(futures::poll!(&mut waiting).is_pending());
         drop(held);
         drop(waiting);
         drop(other);
         assert_eq!(s.free(), 2);
-        let all: Vec<Slot> = vec![s.acquire(0).await, s.acquire(0).await];
+        let all: Vec<Slot> = vec![s.acquire(0, Instant::now()).await, s.acquire(0, Instant::now()).await];
         assert_eq!(s.free(), 0);
         drop(all);
         assert_eq!(s.free(), 2);

@@ -317,3 +317,41 @@ async fn fetch_page<D: PageDecoder>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::chain::Chain;
+
+    fn unit(range: UnitRange) -> Unit {
+        Unit {
+            id: "e0-events-ethereum-b1000-1100".into(),
+            export: 0,
+            dataset: Dataset::Events,
+            chain: Chain::Ethereum,
+            range,
+            estimated_requests: 40,
+        }
+    }
+
+    #[test]
+    fn a_units_requests_left_scale_its_pages_by_the_blocks_left() {
+        let blocks = unit(UnitRange::Blocks { start: 1000, end: 1100 });
+        // A quarter of the blocks in 10 pages: 30 more.
+        assert_eq!(requests_left(&blocks, 10, Some(1024)), Some(30));
+        // The last block reached: one, never none, until the unit ends.
+        assert_eq!(requests_left(&blocks, 60, Some(1099)), Some(1));
+        // A block past the range (a lying server) or before it, and a page
+        // with no record, leave the estimate as it was.
+        assert_eq!(requests_left(&blocks, 60, Some(5000)), Some(1));
+        assert_eq!(requests_left(&blocks, 3, Some(10)), None);
+        assert_eq!(requests_left(&blocks, 3, None), None);
+        // The largest numbers do not overflow.
+        let wide = unit(UnitRange::Blocks { start: 0, end: u64::MAX });
+        assert_eq!(requests_left(&wide, u64::MAX, Some(0)), Some(u64::MAX));
+        // No block range: the plan's estimate less the pages so far.
+        let time = unit(UnitRange::Time { start: 0, end: 3600 });
+        assert_eq!(requests_left(&time, 15, None), Some(25));
+        assert_eq!(requests_left(&time, 90, None), Some(1));
+    }
+}

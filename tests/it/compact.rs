@@ -253,6 +253,43 @@ fn a_rolled_back_compactions_late_upload_takes_no_name_a_later_compaction_writes
     assert!(v.status.success(), "{}", text(&v));
 }
 
+/// A unit's files back in a partition whose compacted file holds their
+/// rows (the record names them as replaced: a killed run's late upload,
+/// or the unit exported again while its checkpoint was missing) are
+/// removed by the next compaction pass that lists the partition, so no
+/// reader sees those rows twice from then on; the run says so and ends
+/// well.
+#[test]
+fn unit_files_back_beside_the_compacted_file_holding_their_rows_are_removed() {
+    let sim = Sim::start(frozen());
+    let (reference_dir, ev, bl) = reference(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "");
+    assert!(chainetl(&["run", &s, "-q"]).status.success());
+    assert_compacted_exact(&out, &ev, &bl);
+    // The reference is the same job uncompacted: the same unit files,
+    // by the same names. Those of one partition come back.
+    let reference = reference_dir.path().join("out");
+    let (partition, files) = files_by_partition(&reference, "job")
+        .into_iter()
+        .find(|(_, f)| f.len() > 2)
+        .unwrap();
+    let rel = partition.strip_prefix(&reference).unwrap();
+    for f in &files {
+        std::fs::copy(partition.join(f), out.join(rel).join(f)).unwrap();
+    }
+    // The next pass that lists the output (one after the state changed:
+    // here the target size) removes them.
+    let s = spec(dir.path(), &out, &sim.url(), "job", "target_file_mb = 100");
+    let o = chainetl(&["run", &s]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_compacted_exact(&out, &ev, &bl);
+    assert!(text(&o).contains("already holds their rows"), "{}", text(&o));
+    let v = chainetl(&["verify", &s]);
+    assert!(v.status.success(), "{}", text(&v));
+}
+
 #[test]
 fn two_jobs_in_one_output_one_compacting_leaves_the_others_files_alone() {
     let sim = Sim::start(frozen());

@@ -127,7 +127,9 @@ impl Proxy {
         let probe = std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("connect a probe to the proxy");
         let port = probe.local_addr().unwrap().port();
         let index = loop {
-            let found = self.live.lock().unwrap().iter().find(|(_, p)| **p == port).map(|(i, _)| *i);
+            // The latest with that port: an earlier connection's port may
+            // be the kernel's to give again once it closed.
+            let found = self.live.lock().unwrap().iter().rev().find(|(_, p)| **p == port).map(|(i, _)| *i);
             if let Some(i) = found {
                 break i;
             }

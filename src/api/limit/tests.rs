@@ -256,9 +256,9 @@ async fn three_jobs_of_equal_work_on_one_quota_share_it_and_end_together() {
 /// first come, first served until the limiter is told every unit has
 /// started, then the most work left first; a request that is not a unit's
 /// page goes first either way.
-async fn served_in(by_work_left: bool) -> Vec<u64> {
+async fn served_in(by_work_left: bool, switched_while_waiting: bool) -> Vec<u64> {
     let l = Arc::new(Limiter::new(1, None));
-    l.order_by_work_left(by_work_left);
+    l.order_by_work_left(by_work_left != switched_while_waiting);
     let held = l.acquire_for(1).await;
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     let mut tasks = Vec::new();
@@ -272,6 +272,9 @@ async fn served_in(by_work_left: bool) -> Vec<u64> {
         }));
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
+    if switched_while_waiting {
+        l.order_by_work_left(by_work_left);
+    }
     drop(held);
     for t in tasks {
         t.await.unwrap();
@@ -281,6 +284,10 @@ async fn served_in(by_work_left: bool) -> Vec<u64> {
 
 #[tokio::test(start_paused = true)]
 async fn a_free_slot_goes_first_come_first_served_until_every_unit_has_started_then_to_the_most_work_left() {
-    assert_eq!(served_in(false).await, [super::URGENT, 3, 50, 7, 20]);
-    assert_eq!(served_in(true).await, [super::URGENT, 50, 20, 7, 3]);
+    assert_eq!(served_in(false, false).await, [super::URGENT, 3, 50, 7, 20]);
+    assert_eq!(served_in(true, false).await, [super::URGENT, 50, 20, 7, 3]);
+    // The order is the one in force when a slot comes free, for requests
+    // that asked before it changed too.
+    assert_eq!(served_in(true, true).await, [super::URGENT, 50, 20, 7, 3]);
+    assert_eq!(served_in(false, true).await, [super::URGENT, 3, 50, 7, 20]);
 }

@@ -234,12 +234,12 @@ impl Compactor<'_> {
             by_partition.entry(dir).or_default().push(f);
         }
         let mut later = false;
-        for (partition, files) in by_partition {
+        for (partition, mut files) in by_partition {
             if stopping() {
                 later = true;
                 break;
             }
-            let record = records.remove(&partition).unwrap_or_else(|| Compaction {
+            let mut record = records.remove(&partition).unwrap_or_else(|| Compaction {
                 version: STATE_VERSION,
                 partition: partition.clone(),
                 ..Default::default()
@@ -252,6 +252,27 @@ impl Compactor<'_> {
                 for f in files.iter().filter(|f| matches!(f.kind, JobFile::Hidden(_))) {
                     self.state.delete_data(&f.rel).await?;
                 }
+            }
+            let back = self.back_beside_compacted(&record, &files, &finality);
+            if !back.is_empty() {
+                // Recorded as replaced first: a run that dies between
+                // the deletes finds the rest the same way, and `verify`
+                // counts the rows in the compacted files.
+                for rel in &back {
+                    if !record.replaced.contains(rel) {
+                        record.replaced.push(rel.clone());
+                    }
+                }
+                record.updated_at = chrono::Utc::now().to_rfc3339();
+                self.state.save_compaction(&record).await?;
+                for rel in &back {
+                    self.state.delete_data(rel).await?;
+                }
+                tracing::warn!(
+                    "compaction: {} file(s) of units compacted in {partition} were back beside the compacted files, which already holds their rows: removed",
+                    back.len()
+                );
+                files.retain(|f| !back.contains(&f.rel));
             }
             let inputs = match self.inputs(&record, &files, &finality) {
                 Ok(inputs) => inputs,
@@ -319,6 +340,38 @@ impl Compactor<'_> {
             return Err(Wait::State);
         }
         Ok(small.into_iter().chain(units).collect())
+    }
+
+    /// Files of units whose rows `record`'s compacted files hold (its
+    /// `replaced` names files of theirs) that are in the partition again:
+    /// a late upload of a killed run, or the unit exported again while its
+    /// checkpoint could not be read. The compaction took every file the
+    /// unit had in the partition, so each of these holds rows the
+    /// compacted files have. Only in the `parquet` format (a Delta
+    /// table's files are what its log says), with no swap in progress,
+    /// for units of fixed windows, and once each of them is done (one
+    /// still being exported waits).
+    fn back_beside_compacted(&self, record: &Compaction, files: &[Listed], finality: &Finality) -> Vec<String> {
+        if record.files.is_empty() || record.pending.is_some() || !record.dissolving.is_empty() || self.sink.delta().is_some() {
+            return Vec::new();
+        }
+        let units: HashSet<String> = self.units_of(record).into_iter().collect();
+        let fixed = |unit: &str| {
+            unit_export(unit)
+                .and_then(|(e, _)| self.spec.exports.get(e))
+                .is_some_and(|e| !e.per_run())
+        };
+        let theirs: Vec<&Listed> = files
+            .iter()
+            .filter(|f| matches!(&f.kind, JobFile::Unit(u, _) if units.contains(u) && fixed(u)))
+            .collect();
+        let all_done = theirs
+            .iter()
+            .all(|f| matches!(&f.kind, JobFile::Unit(u, seq) if self.finished(u, *seq, finality).is_some()));
+        if !all_done {
+            return Vec::new();
+        }
+        theirs.into_iter().map(|f| f.rel.clone()).collect()
     }
 
     /// Whether file `seq` of `unit` is final: None if not; Some(true) for

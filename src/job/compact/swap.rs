@@ -60,7 +60,7 @@ impl Compactor<'_> {
     }
 
     /// The units whose files a compaction replaced.
-    fn units_of(&self, c: &Compaction) -> Vec<String> {
+    pub(super) fn units_of(&self, c: &Compaction) -> Vec<String> {
         self.replaced_files(c).into_iter().map(|(u, _)| u).collect()
     }
 

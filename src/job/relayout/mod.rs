@@ -380,12 +380,13 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
     let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
     let mut groups = inventory(spec, sink, state, job).await?;
     // Compacted files get generations above every one the job has used:
-    // in records, documents, and any file's name (one no record names too).
+    // in records (a swap's rolled back too), documents, and any file's
+    // name (one no record names too).
     let records = state.load_compactions().await?;
     let listed = state.list_files(&spec.tables()).await?;
     let used = records
         .iter()
-        .map(|r| r.generation)
+        .map(|r| r.generation.max(r.rolled_back))
         .chain(docs.iter().map(|d| d.generation))
         .chain(listed.iter().filter_map(|f| match f.kind {
             JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
