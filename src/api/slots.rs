@@ -1,5 +1,6 @@
-//! The client's concurrency slots, handed out by the work the waiter has
-//! left rather than first come, first served.
+//! The client's concurrency slots: first come, first served until told
+//! otherwise ([`Slots::by_priority`], once a pass has started its last
+//! unit), then by the work the waiter has left.
 //!
 //! Each unit pages one request at a time, and more units page at once than
 //! there are slots (see `units_in_flight`). Served in arrival order, every
@@ -15,7 +16,8 @@
 //! waited longest if any has waited [`MAX_WAIT`] (so no request waits on
 //! others' priority for much longer, whatever the units' sizes, and none
 //! runs out of its time budget in the queue), else to the one with the
-//! highest priority (ties: the one that asked first); a waiter that gave
+//! highest priority while priorities count (ties, and otherwise: the one
+//! that asked first); a waiter that gave
 //! up (its future dropped) is skipped, and a slot handed to a waiter that
 //! then gives up returns when the channel holding it drops. Requests that
 //! are not a unit's pages (a chain's head, a token) ask with [`URGENT`]:
@@ -160,7 +162,8 @@ impl Slots {
         self.lock().free
     }
 
-    /// Hands a released slot to the first waiter still waiting, or frees it.
+    /// Hands a released slot to the next waiter ([`Inner::next`]) still
+    /// waiting, or frees it.
     fn release(slots: Arc<Slots>) {
         let this = slots.clone();
         let mut g = this.lock();

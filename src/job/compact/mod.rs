@@ -356,14 +356,9 @@ impl Compactor<'_> {
             return Vec::new();
         }
         let units: HashSet<String> = self.units_of(record).into_iter().collect();
-        let fixed = |unit: &str| {
-            unit_export(unit)
-                .and_then(|(e, _)| self.spec.exports.get(e))
-                .is_some_and(|e| !e.per_run())
-        };
         let theirs: Vec<&Listed> = files
             .iter()
-            .filter(|f| matches!(&f.kind, JobFile::Unit(u, _) if units.contains(u) && fixed(u)))
+            .filter(|f| matches!(&f.kind, JobFile::Unit(u, _) if units.contains(u) && self.fixed_window(u)))
             .collect();
         let all_done = theirs
             .iter()

@@ -48,15 +48,20 @@ impl Compactor<'_> {
         let mut out: Vec<String> = Vec::new();
         for c in records {
             for u in self.units_of(c) {
-                let fixed = super::unit_export(&u)
-                    .and_then(|(e, _)| self.spec.exports.get(e))
-                    .is_some_and(|e| !e.per_run());
-                if fixed && !states.contains_key(&u) && !out.contains(&u) {
+                if self.fixed_window(&u) && !states.contains_key(&u) && !out.contains(&u) {
                     out.push(u);
                 }
             }
         }
         Ok(out)
+    }
+
+    /// Whether `unit` is of an export of a fixed window (planned again
+    /// whenever it has no checkpoint; not a period's or segment's).
+    pub(super) fn fixed_window(&self, unit: &str) -> bool {
+        super::unit_export(unit)
+            .and_then(|(e, _)| self.spec.exports.get(e))
+            .is_some_and(|e| !e.per_run())
     }
 
     /// The units whose files a compaction replaced.
@@ -89,12 +94,7 @@ impl Compactor<'_> {
         let states = self.state.load_units().await?;
         // A unit of a fixed window without a checkpoint is planned again
         // anyway; one of a closed period or segment would never be.
-        let per_run = |u: &str| {
-            super::unit_export(u)
-                .and_then(|(e, _)| self.spec.exports.get(e))
-                .is_none_or(|e| e.per_run())
-        };
-        if let Some(u) = all.iter().find(|u| !states.contains_key(*u) && per_run(u)) {
+        if let Some(u) = all.iter().find(|u| !states.contains_key(*u) && !self.fixed_window(u)) {
             return Err(RunError::Repair(format!(
                 "unit {u} shares compacted files with the units to repair but has no checkpoint to export it again from; \
                  re-run with --fresh to export the job again"
