@@ -59,8 +59,14 @@ fn concat(mut parts: Vec<bytes::Bytes>) -> bytes::Bytes {
 /// body that is not UTF-8 is read as bytes, for serde_json's own error,
 /// the same either way.
 pub(super) fn parse<'a, T: serde::Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
+    parse_with(body, |_| None)
+}
+
+/// [`parse`], trying `fast` on the text first: a reader of a subset of the
+/// pages (`api::scan`) that answers `None` for any page serde should read.
+pub(super) fn parse_with<'a, T: serde::Deserialize<'a>>(body: &'a [u8], fast: impl FnOnce(&'a str) -> Option<T>) -> serde_json::Result<T> {
     match simdutf8::basic::from_utf8(body) {
-        Ok(text) => serde_json::from_str(text),
+        Ok(text) => fast(text).map_or_else(|| serde_json::from_str(text), Ok),
         Err(_) => serde_json::from_slice(body),
     }
 }

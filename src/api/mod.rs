@@ -36,6 +36,7 @@ mod error;
 mod health;
 mod limit;
 mod query;
+mod scan;
 mod slots;
 mod stats;
 pub mod types;

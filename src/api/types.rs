@@ -226,7 +226,7 @@ pub struct Block {
 /// An event (log) record. Its text borrows from the response body: events
 /// are most of the volume, and this saves an allocation per field.
 #[allow(missing_docs)]
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Event<'a> {
     pub block_number: Option<Int>,
     #[serde(borrow)]
@@ -254,7 +254,7 @@ pub struct BlocksPage {
 }
 
 /// `GET /events`, borrowing from the response body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub struct EventsPage<'a> {
     /// The events of this page.
     #[serde(borrow, deserialize_with = "events_of_a_page")]

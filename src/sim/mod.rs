@@ -29,7 +29,7 @@ mod cursor;
 pub mod data;
 mod events;
 mod faults;
-mod json;
+pub(crate) mod json;
 mod params;
 mod portfolio;
 mod reply;

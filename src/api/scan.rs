@@ -1,0 +1,571 @@
+//! A single-pass reader of the events page, the export's hot path: it
+//! reads the page the way the derived serde reader does, without serde's
+//! per-value dispatch (its cost: docs/performance.md, #46).
+//!
+//! **It reads a strict subset, and says when a page is outside it.** It
+//! returns `None`, never a different answer, for anything it does not
+//! read exactly as [`super::types::EventsPage`]'s serde reader would: a
+//! string with an escape, a number that is not a plain non-negative
+//! integer of at most 18 digits in an integer field or any number in
+//! a string field or among the topics, a field given twice, malformed
+//! JSON. The caller then reads the page with serde, which gives the same
+//! value or the precise error. So the two readers never disagree on a page
+//! this one accepts (tested: `tests::the_scanner_agrees_with_serde`).
+//!
+//! What it accepts: the body is UTF-8 (checked by the caller, once);
+//! whitespace where JSON allows it; fields in any order; any field absent
+//! or null except `events`; unknown fields holding any JSON value, read
+//! and checked to be well-formed (at most 64 levels deep); strings
+//! borrowed from the body.
+
+use super::types::{Event, EventsPage, ExactRef, Int, Text};
+use std::borrow::Cow;
+
+/// How deep an unknown field's value may nest before the page is left to
+/// serde (whose own limit is 128).
+const MAX_DEPTH: usize = 64;
+
+/// The most rows a page holds (the service's largest `limit`).
+const FULL_PAGE: usize = 1000;
+
+/// Reads an events page, or `None` when serde should read it (see the
+/// module doc).
+pub(super) fn events_page(body: &str) -> Option<EventsPage<'_>> {
+    let mut s = Scan {
+        text: body,
+        b: body.as_bytes(),
+        i: 0,
+    };
+    let page = s.page()?;
+    s.ws();
+    (s.i == s.b.len()).then_some(page)
+}
+
+struct Scan<'a> {
+    text: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+/// The fields of an event, as bits of a mask of those seen.
+const FIELDS: [&str; 8] = [
+    "block_number",
+    "block_timestamp",
+    "contract_address",
+    "data",
+    "log_index",
+    "topics",
+    "transaction_hash",
+    "transaction_index",
+];
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    /// Skips whitespace, then takes `c`.
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// After whitespace: `,` (true), or `close` (false).
+    fn more(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        let c = self.peek()?;
+        self.i += 1;
+        match c {
+            b',' => Some(true),
+            c if c == close => Some(false),
+            _ => None,
+        }
+    }
+
+    /// After whitespace: `open`, then whether the container is empty
+    /// (its `close` taken).
+    fn open(&mut self, open: u8, close: u8) -> Option<bool> {
+        self.eat(open)?;
+        self.ws();
+        Some(if self.peek()? == close {
+            self.i += 1;
+            true
+        } else {
+            false
+        })
+    }
+
+    /// After whitespace: `null` (true), or nothing taken (false).
+    fn null(&mut self) -> Option<bool> {
+        self.ws();
+        if self.peek()? != b'n' {
+            return Some(false);
+        }
+        self.b[self.i..].starts_with(b"null").then(|| {
+            self.i += 4;
+            true
+        })
+    }
+
+    /// After whitespace: a string without escapes or control characters.
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let len = string_stop(&self.b[start..])?;
+        if self.b[start + len] != b'"' {
+            return None;
+        }
+        self.i = start + len + 1;
+        // Both ends are ASCII quotes of a UTF-8 text: char boundaries.
+        self.text.get(start..start + len)
+    }
+
+    /// A key and its `:`.
+    fn key(&mut self) -> Option<&'a str> {
+        let k = self.string()?;
+        self.eat(b':')?;
+        Some(k)
+    }
+
+    /// After whitespace: a plain non-negative integer (`0` or digits not
+    /// starting with `0`), at most 18 digits so it fits an i64 unchecked.
+    fn int(&mut self) -> Option<i64> {
+        self.ws();
+        let start = self.i;
+        let digits = self.b[start..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 || digits > 18 || (digits > 1 && self.b[start] == b'0') {
+            return None;
+        }
+        self.i += digits;
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        Some(self.b[start..self.i].iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0')))
+    }
+
+    fn opt_int(&mut self) -> Option<Option<Int>> {
+        if self.null()? {
+            Some(None)
+        } else {
+            self.int().map(|n| Some(Int(n)))
+        }
+    }
+
+    fn opt_text(&mut self) -> Option<Option<Text<'a>>> {
+        if self.null()? {
+            Some(None)
+        } else {
+            self.string().map(|s| Some(Text(Cow::Borrowed(s))))
+        }
+    }
+
+    fn topics(&mut self) -> Option<Option<Vec<Option<ExactRef<'a>>>>> {
+        if self.null()? {
+            return Some(None);
+        }
+        let mut out = Vec::with_capacity(4);
+        if !self.open(b'[', b']')? {
+            loop {
+                out.push(if self.null()? {
+                    None
+                } else {
+                    Some(ExactRef(Cow::Borrowed(self.string()?)))
+                });
+                if !self.more(b']')? {
+                    break;
+                }
+            }
+        }
+        Some(Some(out))
+    }
+
+    fn event(&mut self) -> Option<Event<'a>> {
+        let mut e = Event {
+            block_number: None,
+            block_timestamp: None,
+            contract_address: None,
+            data: None,
+            log_index: None,
+            topics: None,
+            transaction_hash: None,
+            transaction_index: None,
+        };
+        if self.open(b'{', b'}')? {
+            return Some(e);
+        }
+        let mut seen = 0u8;
+        loop {
+            let key = self.key()?;
+            match FIELDS.iter().position(|f| *f == key) {
+                Some(bit) => {
+                    if seen & (1 << bit) != 0 {
+                        return None;
+                    }
+                    seen |= 1 << bit;
+                    match bit {
+                        0 => e.block_number = self.opt_int()?,
+                        1 => e.block_timestamp = self.opt_text()?,
+                        2 => e.contract_address = self.opt_text()?,
+                        3 => e.data = self.opt_text()?,
+                        4 => e.log_index = self.opt_int()?,
+                        5 => e.topics = self.topics()?,
+                        6 => e.transaction_hash = self.opt_text()?,
+                        _ => e.transaction_index = self.opt_int()?,
+                    }
+                }
+                None => self.skip(0)?,
+            }
+            if !self.more(b'}')? {
+                return Some(e);
+            }
+        }
+    }
+
+    fn page(&mut self) -> Option<EventsPage<'a>> {
+        let mut events = None;
+        let mut next_cursor = None;
+        let mut seen_cursor = false;
+        if !self.open(b'{', b'}')? {
+            loop {
+                match self.key()? {
+                    "events" if events.is_none() => {
+                        let mut list = Vec::with_capacity(FULL_PAGE);
+                        if !self.open(b'[', b']')? {
+                            loop {
+                                list.push(self.event()?);
+                                if !self.more(b']')? {
+                                    break;
+                                }
+                            }
+                        }
+                        events = Some(list);
+                    }
+                    "next_cursor" if !seen_cursor => {
+                        seen_cursor = true;
+                        next_cursor = if self.null()? { None } else { Some(self.string()?.to_string()) };
+                    }
+                    "events" | "next_cursor" => return None,
+                    _ => self.skip(0)?,
+                }
+                if !self.more(b'}')? {
+                    break;
+                }
+            }
+        }
+        Some(EventsPage {
+            events: events?,
+            next_cursor,
+        })
+    }
+
+    /// Reads any well-formed JSON value (strings without escapes), for a
+    /// field the page does not use.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        self.ws();
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => {
+                if !self.open(b'{', b'}')? {
+                    loop {
+                        self.key()?;
+                        self.skip(depth + 1)?;
+                        if !self.more(b'}')? {
+                            break;
+                        }
+                    }
+                }
+                Some(())
+            }
+            b'[' => {
+                if !self.open(b'[', b']')? {
+                    loop {
+                        self.skip(depth + 1)?;
+                        if !self.more(b']')? {
+                            break;
+                        }
+                    }
+                }
+                Some(())
+            }
+            b't' | b'f' | b'n' => {
+                let word: &[u8] = [b"true" as &[u8], b"false", b"null"]
+                    .into_iter()
+                    .find(|w| self.b[self.i..].starts_with(w))?;
+                self.i += word.len();
+                Some(())
+            }
+            _ => self.number(),
+        }
+    }
+
+    /// A JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn number(&mut self) -> Option<()> {
+        let digits = |s: &mut Self| {
+            let n = s.b[s.i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            s.i += n;
+            n
+        };
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        let start = self.i;
+        let n = digits(self);
+        if n == 0 || (n > 1 && self.b[start] == b'0') {
+            return None;
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if digits(self) == 0 {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.i += 1;
+            }
+            if digits(self) == 0 {
+                return None;
+            }
+        }
+        Some(())
+    }
+}
+
+/// The index of the first byte of `b` that ends or interrupts a string
+/// without escapes: `"`, `\\`, or a control character (which JSON does not
+/// allow raw in a string). Eight bytes at a time in a `u64`: a byte `x`
+/// is flagged when `x ^ '"'`, `x ^ '\\'` or `x - 0x20` borrows from its
+/// top bit. A borrow can also flag a byte above a flagged one, never one
+/// below it, so the lowest flag is exact. A string is mostly 42 or 66
+/// bytes: too short for a vector search to pay for its set-up.
+fn string_stop(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v;
+    let (chunks, rest) = b.as_chunks::<8>();
+    for (k, c) in chunks.iter().enumerate() {
+        let v = u64::from_le_bytes(*c);
+        let flags = (zero(v ^ (ONES * u64::from(b'"'))) | zero(v ^ (ONES * u64::from(b'\\'))) | (v.wrapping_sub(ONES * 0x20) & !v)) & HIGH;
+        if flags != 0 {
+            return Some(k * 8 + (flags.trailing_zeros() / 8) as usize);
+        }
+    }
+    rest.iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|k| chunks.len() * 8 + k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn serde(body: &str) -> Option<EventsPage<'_>> {
+        serde_json::from_str(body).ok()
+    }
+
+    const PAGE: &str = r#"{"events":[{"block_number":20000000,"block_timestamp":"2023-03-08T10:06:13Z","contract_address":"0xdac17f958d2ee523a2206206994597c13d831ec7","data":"0x00000000000000000000000000000000000000000000000000000059e6a7adf34","log_index":0,"topics":["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef","0x000000000000000000000000ccee91c19ea534224e7add3e9920de45f6168fec"],"transaction_hash":"0x01fb05dbf1c765f125f38ff1adae8c3ed5146b33bf587d964c6decd02cd7592f","transaction_index":0}],"next_cursor":"abc"}"#;
+
+    #[test]
+    fn a_string_stops_at_its_first_quote_backslash_or_control_character() {
+        let naive = |b: &[u8]| b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        let mut bytes: Vec<u8> = (0..=255u8).collect();
+        bytes.extend(b"0xabcdef0123456789\xff\x80\x7f !#[]");
+        for len in 0..40 {
+            for at in 0..len {
+                for &c in &bytes {
+                    let mut b = vec![b'a'; len];
+                    b[at] = c;
+                    // A stop above the first, to catch a borrow's false flag.
+                    if at + 1 < len {
+                        b[len - 1] = b'"';
+                    }
+                    assert_eq!(string_stop(&b), naive(&b), "{b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_as_the_service_sends_it_is_read_like_serde_reads_it() {
+        let ours = events_page(PAGE).expect("the scanner reads a plain page");
+        assert_eq!(ours, serde(PAGE).unwrap());
+        assert_eq!(ours.events[0].block_number, Some(Int(20_000_000)));
+        assert_eq!(ours.next_cursor.as_deref(), Some("abc"));
+    }
+
+    /// Pages outside the subset are left to serde; those inside read the same.
+    #[test]
+    fn what_the_scanner_leaves_to_serde() {
+        let left = [
+            r#"{"events":[{"data":"0x\u0041"}]}"#,
+            r#"{"events":[{"block_number":"7"}]}"#,
+            r#"{"events":[{"block_number":7.0}]}"#,
+            r#"{"events":[{"block_number":-7}]}"#,
+            r#"{"events":[{"block_number":1234567890123456789}]}"#,
+            r#"{"events":[{"block_number":07}]}"#,
+            r#"{"events":[{"log_index":1,"log_index":2}]}"#,
+            r#"{"events":[{"topics":[1]}]}"#,
+            r#"{"events":[],"events":[]}"#,
+            r#"{"next_cursor":null}"#,
+            r#"{"events":null}"#,
+            r#"{"events":[]} x"#,
+            r#"{"events":[],}"#,
+            r#"{"events":[{"x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]}"#,
+            "{\"events\":[{\"data\":\"a\tb\"}]}",
+        ];
+        for body in left {
+            assert_eq!(events_page(body), None, "{body}");
+        }
+        let read = [
+            " { \"events\" : [ ] , \"next_cursor\" : null } \n",
+            r#"{"next_cursor":"c","events":[{}]}"#,
+            r#"{"events":[{"topics":[null,"0x1"],"x":{"y":[true,false,null,-1.5e3,"z"]},"data":null}],"extra":0}"#,
+            r#"{"events":[{"block_number":0,"log_index":999999999999999999}]}"#,
+        ];
+        for body in read {
+            assert_eq!(events_page(body), Some(serde(body).unwrap()), "{body}");
+        }
+    }
+
+    fn ws() -> impl Strategy<Value = String> {
+        prop::sample::select(vec!["", "", "", " ", "\n  ", "\t", "\r\n"]).prop_map(str::to_string)
+    }
+
+    /// A value the scanner leaves to serde, which reads or rejects it.
+    fn odd() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "-1",
+            "1.0",
+            "1e3",
+            "\"7\"",
+            "\"a\\\"b\"",
+            "\"\\u00e9\"",
+            "true",
+            "01",
+            "[]",
+            "{}",
+            "18446744073709551615",
+            "[5]",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn hex(max: usize) -> impl Strategy<Value = String> {
+        prop::string::string_regex(&format!("[0-9a-f]{{0,{max}}}"))
+            .unwrap()
+            .prop_map(|h| format!("\"0x{h}\""))
+    }
+
+    /// A value for field `key`: mostly the forms the service sends, now
+    /// and then null or an odd one.
+    fn value(key: &str) -> BoxedStrategy<String> {
+        let usual = match key {
+            "block_number" | "log_index" | "transaction_index" => (0u64..1 << 40).prop_map(|n| n.to_string()).boxed(),
+            "block_timestamp" => Just("\"2023-03-08T10:06:13Z\"".to_string()).boxed(),
+            "topics" => prop::collection::vec(prop_oneof![8 => hex(64), 1 => Just("null".to_string())], 0..5)
+                .prop_map(|v| format!("[{}]", v.join(",")))
+                .boxed(),
+            "removed" => prop_oneof![Just("false".to_string()), Just("{\"a\":[1,2.5e-3,null]}".to_string())].boxed(),
+            _ => prop_oneof![hex(12), Just("\"\u{e9}\"".to_string())].boxed(),
+        };
+        prop_oneof![40 => usual, 2 => Just("null".to_string()), 1 => odd()].boxed()
+    }
+
+    fn event() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            12 => prop::sample::select(FIELDS.to_vec()).prop_map(str::to_string),
+            1 => Just("removed".to_string()),
+        ];
+        let field = (key, ws(), ws()).prop_flat_map(|(k, a, b)| value(&k).prop_map(move |v| format!("{a}\"{k}\"{b}:{a}{v}{b}")));
+        prop::collection::vec(field, 0..6).prop_map(|fields| format!("{{{}}}", fields.join(",")))
+    }
+
+    fn page() -> impl Strategy<Value = String> {
+        (prop::collection::vec(event(), 0..6), ws(), prop::option::of("[a-z0-9]{0,8}")).prop_map(|(events, w, cursor)| {
+            let cursor = cursor.map_or_else(|| "null".to_string(), |c| format!("\"{c}\""));
+            format!(
+                "{w}{{\"events\":{w}[{}],\"next_cursor\":{cursor}}}{w}",
+                events.join(&format!("{w},"))
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever the scanner accepts, serde reads to the same page.
+        #[test]
+        fn the_scanner_agrees_with_serde(body in page()) {
+            if let Some(ours) = events_page(&body) {
+                prop_assert_eq!(Some(ours), serde(&body), "{}", body);
+            }
+        }
+
+        /// A page with a byte changed, cut or doubled: the scanner accepts
+        /// it only where serde reads it to the same page.
+        #[test]
+        fn a_damaged_page_is_never_read_otherwise_than_serde_reads_it(body in page(), at in any::<prop::sample::Index>(), byte in prop::sample::select(b"{}[],:\"\\ 0a-.en".to_vec()), how in 0..3u8) {
+            let mut b = body.into_bytes();
+            let at = at.index(b.len().max(1)).min(b.len());
+            match how {
+                0 if at < b.len() => b[at] = byte,
+                1 => b.truncate(at),
+                _ => b.insert(at, byte),
+            }
+            if let Ok(body) = String::from_utf8(b)
+                && let Some(ours) = events_page(&body)
+            {
+                prop_assert_eq!(Some(ours), serde(&body), "{}", body);
+            }
+        }
+    }
+
+    /// The pages generated above are mostly read by the scanner, so the
+    /// agreement tests test it, not only serde.
+    #[test]
+    fn most_generated_pages_are_read_by_the_scanner() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let read = (0..500)
+            .filter(|_| events_page(&page().new_tree(&mut runner).unwrap().current()).is_some())
+            .count();
+        assert!((150..480).contains(&read), "{read} of 500");
+    }
+
+    /// The pages the simulator sends are read by the scanner, not left to
+    /// serde (else the fast path would be lost without a word).
+    #[test]
+    fn the_simulators_pages_are_read_by_the_scanner() {
+        use crate::sim::{data::SimData, json};
+        use crate::vocab::chain::Chain;
+        let data = SimData::new(42, 100);
+        let mut out = b"{\"events\":[".to_vec();
+        let mut rows = 0;
+        for block in 20_000_000..20_000_010 {
+            for i in 0..data.event_count(Chain::Ethereum, block) {
+                if rows > 0 {
+                    out.push(b',');
+                }
+                json::event(&mut out, &data.event(Chain::Ethereum, block, i), "2023-03-08T10:06:13Z", false);
+                rows += 1;
+            }
+        }
+        out.extend_from_slice(b"],\"next_cursor\":\"x\"}");
+        let body = String::from_utf8(out).unwrap();
+        let page = events_page(&body).expect("read by the scanner");
+        assert_eq!(page.events.len(), rows);
+        assert!(rows > 500);
+        assert_eq!(Some(page), serde(&body));
+    }
+}
