@@ -434,6 +434,8 @@ def duckdb_comparison(url, blocks):
         "import duckdb, resource, sys\n"
         "con = duckdb.connect()\n"
         "con.execute('SET threads = 1')\n"
+        # A long COPY draws a progress bar on stdout, where the figures go.
+        "con.execute('SET enable_progress_bar = false')\n"
         "r0 = resource.getrusage(resource.RUSAGE_SELF)\n"
         "con.execute(f\"COPY (SELECT e.* FROM (SELECT unnest(events) AS e FROM read_json('{sys.argv[1]}/*.json', format = 'auto', maximum_object_size = 100000000))) TO '{sys.argv[2]}' (FORMAT parquet, COMPRESSION zstd)\")\n"
         "r1 = resource.getrusage(resource.RUSAGE_SELF)\n"
