@@ -227,10 +227,10 @@ pub struct Compaction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<PendingCompaction>,
     /// The last generation of a swap rolled back (its outputs deleted
-    /// unpublished), when above `generation`: no later compaction of the
-    /// partition writes its names again, since an upload a killed run had
-    /// sent may still land under one (*One writer per job* in
-    /// docs/exactly-once.md). 0: none.
+    /// unpublished), or of a compaction `verify --repair` dissolved, when
+    /// above `generation`: no later compaction of the partition writes its
+    /// names again, since an upload a killed run had sent may still land
+    /// under one (*One writer per job* in docs/exactly-once.md). 0: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rolled_back: u64,
     /// `verify --repair` is exporting these units (those of this partition

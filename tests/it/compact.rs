@@ -253,6 +253,58 @@ fn a_rolled_back_compactions_late_upload_takes_no_name_a_later_compaction_writes
     assert!(v.status.success(), "{}", text(&v));
 }
 
+/// A swap rolled back leaves its names taken even after `verify --repair`
+/// dissolves the partition's compaction: the compaction after the repair
+/// writes none of the names a killed run's upload may still land under.
+#[test]
+fn a_rolled_back_compactions_names_stay_taken_after_a_repair_dissolves_the_partition() {
+    let sim = Sim::start(frozen());
+    let (_r, ev, bl) = reference(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = spec(dir.path(), &out, &sim.url(), "job", "");
+    let o = crash_bin("compact-written:1").args(["run", &s, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
+    let late: Vec<(PathBuf, Vec<u8>)> = leftovers(&out)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".parquet.pending"))
+        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+        .collect();
+    assert!(!late.is_empty(), "the killed run left no unpublished output: {:?}", leftovers(&out));
+    let o = chainetl(&["run", &s, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_compacted_exact(&out, &ev, &bl);
+
+    // The compacted file of a partition the killed run's upload belongs
+    // to is lost; the repair dissolves that partition's compaction.
+    let partition = late[0].0.parent().unwrap().to_path_buf();
+    let lost = std::fs::read_dir(&partition)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("job-compacted"))
+        .unwrap();
+    std::fs::remove_file(&lost).unwrap();
+    let r = chainetl(&["verify", &s, "--repair"]);
+    assert!(r.status.success(), "{}", text(&r));
+    let o = chainetl(&["run", &s, "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_compacted_exact(&out, &ev, &bl);
+    for (hidden, _) in &late {
+        let name = hidden.file_name().unwrap().to_string_lossy();
+        let published = hidden.with_file_name(&name[1..name.len() - ".pending".len()]);
+        assert!(
+            !published.exists(),
+            "the compaction after the repair wrote {published:?} again, the name of the killed run's output"
+        );
+    }
+    for (hidden, bytes) in &late {
+        std::fs::write(hidden, bytes).unwrap();
+    }
+    assert_eq!(read_rows(&out.join("events"), EVENT_KEY), ev);
+    assert_eq!(read_rows(&out.join("blocks"), BLOCK_KEY), bl);
+    assert!(chainetl(&["verify", &s]).status.success());
+}
+
 /// A unit's files back in a partition whose compacted file holds their
 /// rows (the record names them as replaced: a killed run's late upload,
 /// or the unit exported again while its checkpoint was missing) are
