@@ -236,7 +236,8 @@ pub struct Compaction {
     /// `verify --repair` is exporting these units (those of this partition
     /// and of every partition they share compacted files with) again:
     /// their checkpoints are to be deleted, then the compacted files, then
-    /// this record.
+    /// this record made one of nothing compacted (`rolled_back` keeping its
+    /// generations taken).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dissolving: Vec<String>,
     /// Time of the last change (RFC 3339).

@@ -48,7 +48,7 @@
 //! | `exports/e<i>.json` ([`AddedExport`]) | [`StateStore::create_added_export`] | a run finds export `i` appended to the spec | create-if-absent |
 //! | `units/<unit>.json` ([`UnitState`]) | [`StateStore::save_unit`] | after each commit of the unit (its files durable first); deleted once folded into a manifest, by [`StateStore::delete_units`] once its segment is complete or a reorg repair redoes it, and by `verify --repair` | conditional replace |
 //! | `manifests/<seq:010>-<time>-<pid>-<n>.json` ([`Manifest`], compact JSON) | [`StateStore::fold_units`] (finished units' checkpoints, at the start of each pass and the end of a run), [`StateStore::delete_units`] (`dropped` units), [`StateStore::merge_manifests`] (all in one, by a run holding the whole job: at its end once there are [`MERGE_AT`], between passes once there are [`MERGE_IN_RUN_AT`]) | see *Manifests* | create-if-absent, a name no other writer uses; deleted by the merge that replaces it |
-//! | `compacted/<partition, '/' as "__">.json` ([`Compaction`]) | [`StateStore::save_compaction`] | a compaction of the partition begins, reaches its swap and ends; a `verify --repair` dissolves it | conditional replace; folded into `compactions.json` once settled, deleted by [`StateStore::delete_compaction`] |
+//! | `compacted/<partition, '/' as "__">.json` ([`Compaction`]) | [`StateStore::save_compaction`] | a compaction of the partition begins, reaches its swap and ends; a `verify --repair` dissolves it (the record left names no file, its generations kept taken) | conditional replace; folded into `compactions.json` once settled, deleted by [`StateStore::delete_compaction`] |
 //! | `compactions.json` ([`CompactionIndex`], compact JSON) | [`StateStore::fold_compactions`] (at the end of a compaction pass, and every few hundred partitions in one), [`StateStore::delete_compaction`] | see *Compaction records* | conditional replace, by the one holder of the whole job's lease |
 //! | `marks/e<i>-<chain>.json` ([`Mark`]) | [`StateStore::save_mark`] | a segment of an incremental export is complete (the mark advances), and when a reorg repair begins and ends | atomic replace |
 //! | `segments/e<i>-<chain>.json` (incremental) or `segments/<segment-id>.json` (aligned) ([`SegmentDoc`]) | [`StateStore::create_segment`] | before the segment's units start; deleted by [`StateStore::remove_segment`] when it is complete or replaced | create-if-absent |
@@ -161,9 +161,10 @@
 //!   a file and an entry that say the same. A reader lists and reads the
 //!   files before the index, so a record a fold moves meanwhile is in the
 //!   index it reads.
-//! - **Delete** ([`StateStore::delete_compaction`], `verify --repair`):
-//!   the entry first, then the file, which stands for the record while it
-//!   is there and says the repair is to be finished.
+//! - **Delete** ([`StateStore::delete_compaction`]): the entry first, then
+//!   the file, which stands for the record while it is there. (`verify
+//!   --repair` no longer deletes a record: it replaces it with one that
+//!   names no file and keeps its generations taken.)
 //! - **Settled**: the index keeps a digest of the job's state (units'
 //!   `done` and `next_seq`, pending segments, marks, tables, target size)
 //!   from the last pass that left every partition compacted or waiting for

@@ -150,9 +150,11 @@ impl Compactor<'_> {
     }
 
     /// `verify --repair` of a compacted partition, finished: the units to
-    /// export again lose their checkpoints, then the compacted files and
-    /// the record go. Their unit files are gone already, so nothing of
-    /// theirs is left twice; until the units run, their rows are missing.
+    /// export again lose their checkpoints, then the compacted files go and
+    /// the record becomes one of nothing compacted that keeps its
+    /// generations taken (`rolled_back`). Their unit files are gone
+    /// already, so nothing of theirs is left twice; until the units run,
+    /// their rows are missing.
     ///
     /// In the `delta` format nothing leaves the table here: the units
     /// restart as one group (above the sequences of the files the record
