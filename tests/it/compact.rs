@@ -217,40 +217,8 @@ fn kill_9_at_every_step_of_compaction_loses_and_doubles_nothing() {
 /// hidden upload before the rename, has; readers and `verify` never see it.
 #[test]
 fn a_rolled_back_compactions_late_upload_takes_no_name_a_later_compaction_writes() {
-    let sim = Sim::start(frozen());
-    let (_r, ev, bl) = reference(&sim);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let s = spec(dir.path(), &out, &sim.url(), "job", "");
-    let o = crash_bin("compact-written:1").args(["run", &s, "-q"]).output().unwrap();
-    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
-    let late: Vec<(PathBuf, Vec<u8>)> = leftovers(&out)
-        .into_iter()
-        .filter(|p| p.to_string_lossy().ends_with(".parquet.pending"))
-        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
-        .collect();
-    assert!(!late.is_empty(), "the killed run left no unpublished output: {:?}", leftovers(&out));
-
-    let o = chainetl(&["run", &s, "-q"]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_compacted_exact(&out, &ev, &bl);
-    for (hidden, _) in &late {
-        let name = hidden.file_name().unwrap().to_string_lossy();
-        let published = hidden.with_file_name(&name[1..name.len() - ".pending".len()]);
-        assert!(
-            !published.exists(),
-            "the next compaction wrote {published:?} again, the name of the killed run's output"
-        );
-    }
-
-    // The killed run's uploads land now.
-    for (hidden, bytes) in &late {
-        std::fs::write(hidden, bytes).unwrap();
-    }
-    assert_eq!(read_rows(&out.join("events"), EVENT_KEY), ev);
-    assert_eq!(read_rows(&out.join("blocks"), BLOCK_KEY), bl);
-    let v = chainetl(&["verify", &s]);
-    assert!(v.status.success(), "{}", text(&v));
+    let k = Killed::then_run_again();
+    land_late_uploads(&k, "the next compaction");
 }
 
 /// A swap rolled back leaves its names taken even after `verify --repair`
@@ -258,51 +226,89 @@ fn a_rolled_back_compactions_late_upload_takes_no_name_a_later_compaction_writes
 /// writes none of the names a killed run's upload may still land under.
 #[test]
 fn a_rolled_back_compactions_names_stay_taken_after_a_repair_dissolves_the_partition() {
-    let sim = Sim::start(frozen());
-    let (_r, ev, bl) = reference(&sim);
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let s = spec(dir.path(), &out, &sim.url(), "job", "");
-    let o = crash_bin("compact-written:1").args(["run", &s, "-q"]).output().unwrap();
-    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
-    let late: Vec<(PathBuf, Vec<u8>)> = leftovers(&out)
-        .into_iter()
-        .filter(|p| p.to_string_lossy().ends_with(".parquet.pending"))
-        .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
-        .collect();
-    assert!(!late.is_empty(), "the killed run left no unpublished output: {:?}", leftovers(&out));
-    let o = chainetl(&["run", &s, "-q"]);
-    assert!(o.status.success(), "{}", text(&o));
-    assert_compacted_exact(&out, &ev, &bl);
+    let k = Killed::then_run_again();
+    let (out, s) = (&k.out, &k.s);
 
     // The compacted file of a partition the killed run's upload belongs
     // to is lost; the repair dissolves that partition's compaction.
-    let partition = late[0].0.parent().unwrap().to_path_buf();
+    let partition = k.late[0].0.parent().unwrap().to_path_buf();
     let lost = std::fs::read_dir(&partition)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("job-compacted"))
         .unwrap();
     std::fs::remove_file(&lost).unwrap();
-    let r = chainetl(&["verify", &s, "--repair"]);
+    let r = chainetl(&["verify", s, "--repair"]);
     assert!(r.status.success(), "{}", text(&r));
-    let o = chainetl(&["run", &s, "-q"]);
+    let o = chainetl(&["run", s, "-q"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_compacted_exact(&out, &ev, &bl);
-    for (hidden, _) in &late {
+    assert_compacted_exact(out, &k.ev, &k.bl);
+    land_late_uploads(&k, "the compaction after the repair");
+}
+
+/// A job whose run was killed once its compaction had written its
+/// outputs, then run again to the end (the swap rolled back, the
+/// partitions compacted anew).
+struct Killed {
+    _sim: Sim,
+    _dir: tempfile::TempDir,
+    ev: Vec<Vec<String>>,
+    bl: Vec<Vec<String>>,
+    out: PathBuf,
+    s: String,
+    /// The killed run's hidden uploads (path, bytes): what may still land.
+    late: Vec<(PathBuf, Vec<u8>)>,
+}
+
+impl Killed {
+    fn then_run_again() -> Killed {
+        let sim = Sim::start(frozen());
+        let (_r, ev, bl) = reference(&sim);
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let s = spec(dir.path(), &out, &sim.url(), "job", "");
+        let o = crash_bin("compact-written:1").args(["run", &s, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
+        let late: Vec<(PathBuf, Vec<u8>)> = leftovers(&out)
+            .into_iter()
+            .filter(|p| p.to_string_lossy().ends_with(".parquet.pending"))
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect();
+        assert!(!late.is_empty(), "the killed run left no unpublished output: {:?}", leftovers(&out));
+        let o = chainetl(&["run", &s, "-q"]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_compacted_exact(&out, &ev, &bl);
+        Killed {
+            _sim: sim,
+            _dir: dir,
+            ev,
+            bl,
+            out,
+            s,
+            late,
+        }
+    }
+}
+
+/// No file published under a name of the killed run's uploads (by `by`,
+/// the compaction since); then they land, and readers and `verify` see
+/// every row once.
+fn land_late_uploads(k: &Killed, by: &str) {
+    for (hidden, _) in &k.late {
         let name = hidden.file_name().unwrap().to_string_lossy();
         let published = hidden.with_file_name(&name[1..name.len() - ".pending".len()]);
         assert!(
             !published.exists(),
-            "the compaction after the repair wrote {published:?} again, the name of the killed run's output"
+            "{by} wrote {published:?} again, the name of the killed run's output"
         );
     }
-    for (hidden, bytes) in &late {
+    for (hidden, bytes) in &k.late {
         std::fs::write(hidden, bytes).unwrap();
     }
-    assert_eq!(read_rows(&out.join("events"), EVENT_KEY), ev);
-    assert_eq!(read_rows(&out.join("blocks"), BLOCK_KEY), bl);
-    assert!(chainetl(&["verify", &s]).status.success());
+    assert_eq!(read_rows(&k.out.join("events"), EVENT_KEY), k.ev);
+    assert_eq!(read_rows(&k.out.join("blocks"), BLOCK_KEY), k.bl);
+    let v = chainetl(&["verify", &k.s]);
+    assert!(v.status.success(), "{}", text(&v));
 }
 
 /// A unit's files back in a partition whose compacted file holds their
