@@ -88,17 +88,21 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// After whitespace: `open`, then whether the container is empty
-    /// (its `close` taken).
-    fn open(&mut self, open: u8, close: u8) -> Option<bool> {
+    /// After whitespace: a container from `open` to `close`, its items
+    /// (each read by `item`) separated by commas.
+    fn items(&mut self, open: u8, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.eat(open)?;
         self.ws();
-        Some(if self.peek()? == close {
+        if self.peek()? == close {
             self.i += 1;
-            true
-        } else {
-            false
-        })
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            if !self.more(close)? {
+                return Some(());
+            }
+        }
     }
 
     /// After whitespace: `null` (true), or nothing taken (false).
@@ -138,15 +142,25 @@ impl<'a> Scan<'a> {
     fn int(&mut self) -> Option<i64> {
         self.ws();
         let start = self.i;
-        let digits = self.b[start..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if digits == 0 || digits > 18 || (digits > 1 && self.b[start] == b'0') {
-            return None;
-        }
-        self.i += digits;
-        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
+        if self.integer()? > 18 || matches!(self.peek(), Some(b'.' | b'e' | b'E')) {
             return None;
         }
         Some(self.b[start..self.i].iter().fold(0i64, |n, &c| n * 10 + i64::from(c - b'0')))
+    }
+
+    /// The digits from here, taken; how many.
+    fn digits(&mut self) -> usize {
+        let n = self.b[self.i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        self.i += n;
+        n
+    }
+
+    /// A number's integer part: `0`, or digits not starting with `0`; how
+    /// many digits.
+    fn integer(&mut self) -> Option<usize> {
+        let start = self.i;
+        let n = self.digits();
+        (n == 1 || (n > 1 && self.b[start] != b'0')).then_some(n)
     }
 
     fn opt_int(&mut self) -> Option<Option<Int>> {
@@ -170,103 +184,76 @@ impl<'a> Scan<'a> {
             return Some(None);
         }
         let mut out = Vec::with_capacity(4);
-        if !self.open(b'[', b']')? {
-            loop {
-                out.push(if self.null()? {
-                    None
-                } else {
-                    Some(ExactRef(Cow::Borrowed(self.string()?)))
-                });
-                if !self.more(b']')? {
-                    break;
-                }
-            }
-        }
+        self.items(b'[', b']', |s| {
+            out.push(if s.null()? {
+                None
+            } else {
+                Some(ExactRef(Cow::Borrowed(s.string()?)))
+            });
+            Some(())
+        })?;
         Some(Some(out))
     }
 
     fn event(&mut self) -> Option<Event<'a>> {
-        let mut e = Event {
-            block_number: None,
-            block_timestamp: None,
-            contract_address: None,
-            data: None,
-            log_index: None,
-            topics: None,
-            transaction_hash: None,
-            transaction_index: None,
-        };
-        if self.open(b'{', b'}')? {
-            return Some(e);
-        }
+        let mut e = Event::default();
         let mut seen = 0u8;
         // The service sends the fields in one order: the key after the
         // last one found is tried first.
         let mut next = 0;
-        loop {
-            let key = self.key()?;
+        self.items(b'{', b'}', |s| {
+            let key = s.key()?;
             let found = if FIELDS.get(next) == Some(&key) {
                 Some(next)
             } else {
                 FIELDS.iter().position(|f| *f == key)
             };
             next = found.map_or(0, |bit| bit + 1);
-            match found {
-                Some(bit) => {
-                    if seen & (1 << bit) != 0 {
-                        return None;
-                    }
-                    seen |= 1 << bit;
-                    match bit {
-                        0 => e.block_number = self.opt_int()?,
-                        1 => e.block_timestamp = self.opt_text()?,
-                        2 => e.contract_address = self.opt_text()?,
-                        3 => e.data = self.opt_text()?,
-                        4 => e.log_index = self.opt_int()?,
-                        5 => e.topics = self.topics()?,
-                        6 => e.transaction_hash = self.opt_text()?,
-                        _ => e.transaction_index = self.opt_int()?,
-                    }
-                }
-                None => self.skip(0)?,
+            let Some(bit) = found else {
+                return s.skip(0);
+            };
+            if seen & (1 << bit) != 0 {
+                return None;
             }
-            if !self.more(b'}')? {
-                return Some(e);
+            seen |= 1 << bit;
+            match bit {
+                0 => e.block_number = s.opt_int()?,
+                1 => e.block_timestamp = s.opt_text()?,
+                2 => e.contract_address = s.opt_text()?,
+                3 => e.data = s.opt_text()?,
+                4 => e.log_index = s.opt_int()?,
+                5 => e.topics = s.topics()?,
+                6 => e.transaction_hash = s.opt_text()?,
+                _ => e.transaction_index = s.opt_int()?,
             }
-        }
+            Some(())
+        })?;
+        Some(e)
     }
 
     fn page(&mut self) -> Option<EventsPage<'a>> {
         let mut events = None;
         let mut next_cursor = None;
         let mut seen_cursor = false;
-        if !self.open(b'{', b'}')? {
-            loop {
-                match self.key()? {
-                    "events" if events.is_none() => {
-                        let mut list = Vec::with_capacity(FULL_PAGE);
-                        if !self.open(b'[', b']')? {
-                            loop {
-                                list.push(self.event()?);
-                                if !self.more(b']')? {
-                                    break;
-                                }
-                            }
-                        }
-                        events = Some(list);
-                    }
-                    "next_cursor" if !seen_cursor => {
-                        seen_cursor = true;
-                        next_cursor = if self.null()? { None } else { Some(self.string()?.to_string()) };
-                    }
-                    "events" | "next_cursor" => return None,
-                    _ => self.skip(0)?,
+        self.items(b'{', b'}', |s| {
+            match s.key()? {
+                "events" if events.is_none() => {
+                    let mut list = Vec::with_capacity(FULL_PAGE);
+                    s.items(b'[', b']', |s| {
+                        list.push(s.event()?);
+                        Some(())
+                    })?;
+                    events = Some(list);
                 }
-                if !self.more(b'}')? {
-                    break;
+                "next_cursor" if !seen_cursor => {
+                    seen_cursor = true;
+                    next_cursor = if s.null()? { None } else { Some(s.string()?.to_string()) };
                 }
+                "events" | "next_cursor" => return None,
+                _ => s.skip(0)?,
             }
-        }
+            Some(())
+        })?;
         Some(EventsPage {
             events: events?,
             next_cursor,
@@ -282,29 +269,11 @@ impl<'a> Scan<'a> {
         self.ws();
         match self.peek()? {
             b'"' => self.string().map(drop),
-            b'{' => {
-                if !self.open(b'{', b'}')? {
-                    loop {
-                        self.key()?;
-                        self.skip(depth + 1)?;
-                        if !self.more(b'}')? {
-                            break;
-                        }
-                    }
-                }
-                Some(())
-            }
-            b'[' => {
-                if !self.open(b'[', b']')? {
-                    loop {
-                        self.skip(depth + 1)?;
-                        if !self.more(b']')? {
-                            break;
-                        }
-                    }
-                }
-                Some(())
-            }
+            b'{' => self.items(b'{', b'}', |s| {
+                s.key()?;
+                s.skip(depth + 1)
+            }),
+            b'[' => self.items(b'[', b']', |s| s.skip(depth + 1)),
             b't' | b'f' | b'n' => {
                 let word: &[u8] = [b"true" as &[u8], b"false", b"null"]
                     .into_iter()
@@ -318,22 +287,13 @@ impl<'a> Scan<'a> {
 
     /// A JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
     fn number(&mut self) -> Option<()> {
-        let digits = |s: &mut Self| {
-            let n = s.b[s.i..].iter().take_while(|c| c.is_ascii_digit()).count();
-            s.i += n;
-            n
-        };
         if self.peek() == Some(b'-') {
             self.i += 1;
         }
-        let start = self.i;
-        let n = digits(self);
-        if n == 0 || (n > 1 && self.b[start] == b'0') {
-            return None;
-        }
+        self.integer()?;
         if self.peek() == Some(b'.') {
             self.i += 1;
-            if digits(self) == 0 {
+            if self.digits() == 0 {
                 return None;
             }
         }
@@ -342,7 +302,7 @@ impl<'a> Scan<'a> {
             if let Some(b'+' | b'-') = self.peek() {
                 self.i += 1;
             }
-            if digits(self) == 0 {
+            if self.digits() == 0 {
                 return None;
             }
         }

@@ -226,7 +226,7 @@ pub struct Block {
 /// An event (log) record. Its text borrows from the response body: events
 /// are most of the volume, and this saves an allocation per field.
 #[allow(missing_docs)]
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Event<'a> {
     pub block_number: Option<Int>,
     #[serde(borrow)]
