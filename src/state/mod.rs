@@ -162,9 +162,9 @@
 //!   files before the index, so a record a fold moves meanwhile is in the
 //!   index it reads.
 //! - **Delete** ([`StateStore::delete_compaction`]): the entry first, then
-//!   the file, which stands for the record while it is there. (`verify
-//!   --repair` no longer deletes a record: it replaces it with one that
-//!   names no file and keeps its generations taken.)
+//!   the file, which stands for the record while it is there. `verify
+//!   --repair` deletes no record: it replaces one with a record that names
+//!   no file and keeps its generations taken.
 //! - **Settled**: the index keeps a digest of the job's state (units'
 //!   `done` and `next_seq`, pending segments, marks, tables, target size)
 //!   from the last pass that left every partition compacted or waiting for

@@ -190,22 +190,17 @@ impl Compactor<'_> {
         // swap rolled back may still land, and in the delta format its
         // compacted files stay on storage for earlier versions. A record of
         // nothing compacted yet keeps them, as a merge rolled back does.
-        let taken = c.generation.max(c.rolled_back).max(c.pending.as_ref().map_or(0, |p| p.generation));
-        if taken == 0 {
-            self.state.delete_compaction(&c.partition).await?;
-        } else {
-            let kept = Compaction {
-                generation: 0,
-                files: Vec::new(),
-                replaced: Vec::new(),
-                pending: None,
-                rolled_back: taken,
-                dissolving: Vec::new(),
-                updated_at: chrono::Utc::now().to_rfc3339(),
-                ..c.clone()
-            };
-            self.state.save_compaction(&kept).await?;
-        }
+        let kept = Compaction {
+            generation: 0,
+            files: Vec::new(),
+            replaced: Vec::new(),
+            pending: None,
+            rolled_back: c.generation.max(c.rolled_back).max(c.pending.as_ref().map_or(0, |p| p.generation)),
+            dissolving: Vec::new(),
+            updated_at: chrono::Utc::now().to_rfc3339(),
+            ..c.clone()
+        };
+        self.state.save_compaction(&kept).await?;
         Ok(())
     }
 }
