@@ -14,7 +14,9 @@
       CPU µs per row and peak RSS, at 1M and 4M rows
   (k) the conversion against DuckDB: the same pages saved as JSON files, turned into zstd
       Parquet by DuckDB on one thread (CPU µs per row), beside chainetl's export-path CPU
-      per row on the same window
+      per row on the same window, and the Parquet writer alone re-writing chainetl's rows from
+      memory as the export configures it (benches/parquet_floor.rs): a floor under the export
+      path's CPU for as long as the `parquet` crate writes its files
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
@@ -450,13 +452,35 @@ def duckdb_comparison(url, blocks):
     ours = [chainetl("duckdb_same", url, blocks) for _ in range(2)]
     ours_us = [r["cpu_seconds"] / r["rows"] * 1e6 for r in ours]
     shutil.rmtree(pages, ignore_errors=True)
+    floor = parquet_floor("duckdb_same")
     return {
         "rows": ours[0]["rows"],
         "pages": n,
         "duckdb_cpu_us_per_row": [round(x, 3) for x in runs],
         "chainetl_cpu_us_per_row": [round(x, 3) for x in ours_us],
         "chainetl_over_duckdb": round(min(ours_us) / min(runs), 3),
+        # The Parquet writer alone on the rows chainetl wrote, as the
+        # export configures it and with parts turned off
+        # (benches/parquet_floor.rs).
+        "parquet_writer_cpu_us_per_row": floor,
+        "parquet_writer_over_duckdb": round(floor["as-configured"] / min(runs), 3),
     }
+
+
+def parquet_floor(name):
+    """CPU µs a row of the Parquet writer alone re-writing the rows of
+    output `name` (benches/parquet_floor.rs), by variant."""
+    root = os.path.join(OUT, name)
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) if "_chainetl" not in d for f in fs if f.endswith(".parquet"))
+    p = subprocess.run(
+        ["cargo", "bench", "-q", "--bench", "parquet_floor", "--", os.path.join(OUT, f"{name}.toml"), *files],
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode != 0:
+        sys.exit(f"parquet_floor failed:\n{p.stderr[-2000:]}")
+    return {v["variant"]: v["cpu_us_per_row"] for v in map(json.loads, p.stdout.splitlines())}
 
 
 def layout(root):

@@ -198,3 +198,15 @@ impl Sink {
 pub fn schema_for(dataset: Dataset, output: &Output) -> SchemaRef {
     schema(dataset, output.hash_encoding)
 }
+
+/// The Parquet writer properties a unit's data file of `schema` is
+/// written with under `output`, rows declared sorted by `key` (column
+/// names; empty for none). The writer's own, so `benches/parquet_floor.rs`
+/// measures the encoder as exports configure it.
+pub fn file_properties(
+    output: &Output,
+    schema: &arrow_schema::Schema,
+    key: &[&str],
+) -> Result<parquet::file::properties::WriterProperties, SinkError> {
+    Ok(encoding::for_schema(&encoding::writer_properties(output)?, schema, key))
+}
