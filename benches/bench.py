@@ -14,9 +14,9 @@
       CPU µs per row and peak RSS, at 1M and 4M rows
   (k) the conversion against DuckDB: the same pages saved as JSON files, turned into zstd
       Parquet by DuckDB on one thread (CPU µs per row), beside chainetl's export-path CPU
-      per row on the same window, and the Parquet writer alone re-writing chainetl's rows from
-      memory as the export configures it (benches/parquet_floor.rs): a floor under the export
-      path's CPU for as long as the `parquet` crate writes its files
+      per row on the same window; and the export path's own stages alone, in memory, on one
+      thread (benches/parquet_floor.rs): the pages read and decoded, and the Parquet writer
+      re-writing chainetl's rows as the export configures it: a floor under its CPU
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
@@ -451,29 +451,33 @@ def duckdb_comparison(url, blocks):
         runs.append(float(out[0]) / int(out[1]) * 1e6)
     ours = [chainetl("duckdb_same", url, blocks) for _ in range(2)]
     ours_us = [r["cpu_seconds"] / r["rows"] * 1e6 for r in ours]
+    floor = parquet_floor("duckdb_same", pages)
     shutil.rmtree(pages, ignore_errors=True)
-    floor = parquet_floor("duckdb_same")
     return {
         "rows": ours[0]["rows"],
         "pages": n,
         "duckdb_cpu_us_per_row": [round(x, 3) for x in runs],
         "chainetl_cpu_us_per_row": [round(x, 3) for x in ours_us],
         "chainetl_over_duckdb": round(min(ours_us) / min(runs), 3),
-        # The Parquet writer alone on the rows chainetl wrote, as the
-        # export configures it and with parts turned off
-        # (benches/parquet_floor.rs).
-        "parquet_writer_cpu_us_per_row": floor,
+        # The export path's own stages alone, in memory, on one thread
+        # (benches/parquet_floor.rs): reading and decoding the pages, and
+        # the Parquet writer re-writing chainetl's rows as the export
+        # configures it, and with parts of it turned off.
+        "stages_cpu_us_per_row": floor,
         "parquet_writer_over_duckdb": round(floor["as-configured"] / min(runs), 3),
+        "stages_over_duckdb": round((floor["read-and-decode"] + floor["as-configured"]) / min(runs), 3),
     }
 
 
-def parquet_floor(name):
-    """CPU µs a row of the Parquet writer alone re-writing the rows of
-    output `name` (benches/parquet_floor.rs), by variant."""
+def parquet_floor(name, pages):
+    """CPU µs a row of the export path's stages alone (benches/parquet_floor.rs),
+    by variant: the pages saved under `pages` read and decoded; output
+    `name`'s rows re-written by the Parquet writer."""
     root = os.path.join(OUT, name)
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) if "_chainetl" not in d for f in fs if f.endswith(".parquet"))
+    bodies = sorted(os.path.join(pages, f) for f in os.listdir(pages) if f.endswith(".json"))
     p = subprocess.run(
-        ["cargo", "bench", "-q", "--bench", "parquet_floor", "--", os.path.join(OUT, f"{name}.toml"), *files],
+        ["cargo", "bench", "-q", "--bench", "parquet_floor", "--", os.path.join(OUT, f"{name}.toml"), *bodies, *files],
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
         capture_output=True,
         text=True,

@@ -1,18 +1,22 @@
-//! What the Parquet writer alone costs: the rows of an export's files
-//! read back into batches of a page's size, then written again, in
-//! memory, on one thread, with the writer properties the export uses
-//! (`chainetl::sink::file_properties`) and with parts of them turned
-//! off, so a profile's shares have a figure in µs a row. No HTTP, no
-//! JSON, no decoding, no storage: a floor under the export path's CPU
-//! for as long as its files are written by the `parquet` crate
-//! (docs/performance.md, #46).
+//! The export path's own stages, each alone, in memory, on one thread,
+//! hot: what they cost with no HTTP, no kernel, no storage, no runtime.
+//! A floor under the export path's CPU (docs/performance.md, #46).
 //!
-//!   cargo bench --bench parquet_floor -- SPEC FILE.parquet...
+//! - `read-and-decode`: saved events pages (the service's JSON bodies)
+//!   read as `Client::events` reads them (`chainetl::api::read_events_page`)
+//!   and decoded into Arrow batches (`chainetl::decode::events::decode`);
+//! - the Parquet writer: the rows of an export's files read back into
+//!   batches of a page's size, then written again to memory with the
+//!   writer properties the export uses (`chainetl::sink::file_properties`,
+//!   `as-configured`), and with statistics and bloom filters, or
+//!   compression, turned off, so a profile's shares have a figure.
+//!
+//!   cargo bench --bench parquet_floor -- SPEC [PAGE.json...] FILE.parquet...
 //!
 //! SPEC is the export's spec (its `[output]`: codec, level, bloom
 //! filters, row groups; its `source.page_size`: the batch size). Prints
 //! one JSON object a line: variant, rows, CPU µs a row (best of
-//! `REPS`), bytes written.
+//! `REPS`), and for the writer the bytes written.
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -52,10 +56,14 @@ fn run() -> Result<(), String> {
     let [spec, files @ ..] = args.as_slice() else {
         return Err("usage: cargo bench --bench parquet_floor -- SPEC FILE.parquet...".into());
     };
+    let (pages, files): (Vec<&String>, Vec<&String>) = files.iter().partition(|f| f.ends_with(".json"));
     if files.is_empty() {
         return Err("no Parquet files given".into());
     }
     let spec = chainetl::spec::Spec::load(spec).map_err(|e| format!("{spec}: {e}"))?;
+    if !pages.is_empty() {
+        read_and_decode(&pages, spec.output.hash_encoding)?;
+    }
     let mut inputs: Vec<(Vec<RecordBatch>, WriterProperties)> = Vec::new();
     let mut rows = 0;
     for f in files {
@@ -104,6 +112,51 @@ fn run() -> Result<(), String> {
             best / rows as f64 * 1e6
         );
     }
+    Ok(())
+}
+
+/// Prints the CPU a row of reading and decoding the events pages saved
+/// at `paths`.
+fn read_and_decode(paths: &[&String], enc: chainetl::spec::HashEncoding) -> Result<(), String> {
+    use chainetl::plan::{Unit, UnitRange};
+    let bodies: Vec<Vec<u8>> = paths
+        .iter()
+        .map(|p| std::fs::read(p).map_err(|e| format!("{p}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let unit = Unit {
+        id: "e0-events-bench".into(),
+        export: 0,
+        dataset: chainetl::vocab::Dataset::Events,
+        chain: chainetl::vocab::chain::Chain::Ethereum,
+        range: UnitRange::Blocks { start: 0, end: u64::MAX },
+        estimated_requests: 0,
+    };
+    let mut best = f64::MAX;
+    let mut rows = 0;
+    for _ in 0..REPS {
+        let start = cpu_seconds();
+        rows = 0;
+        for (page, (body, path)) in bodies.iter().zip(paths).enumerate() {
+            let events = chainetl::api::read_events_page(body).map_err(|e| format!("{path}: {e}"))?.events;
+            let ctx = chainetl::decode::Ctx {
+                unit: &unit,
+                page: page as u64,
+                enc,
+            };
+            rows += chainetl::decode::events::decode(ctx, &events)
+                .map_err(|e| format!("{path}: {e}"))?
+                .batch
+                .num_rows();
+        }
+        best = best.min(cpu_seconds() - start);
+    }
+    if rows == 0 {
+        return Err("the pages hold no events".into());
+    }
+    println!(
+        "{{\"variant\": \"read-and-decode\", \"rows\": {rows}, \"cpu_us_per_row\": {:.3}}}",
+        best / rows as f64 * 1e6
+    );
     Ok(())
 }
 

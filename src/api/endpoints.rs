@@ -37,7 +37,7 @@ impl Client {
             params.push(("signatures", q.signatures.join(",")));
         }
         push_common(&mut params, &q.window, q.sort, q.limit, &q.cursor);
-        let parse = |body: &[u8]| super::body::parse_with(body, super::scan::events_page).map(&read);
+        let parse = |body: &[u8]| super::read_events_page(body).map(&read);
         let parser = Parser {
             parse: &parse,
             locate: &|body: &[u8]| {

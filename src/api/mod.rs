@@ -48,3 +48,11 @@ pub use error::ApiError;
 pub use limit::Limiter;
 pub use query::{BlocksQuery, EventsQuery, PortfolioQuery, Sort};
 pub use stats::Stats;
+
+/// Reads a 2xx body of `/v2/{chain}/events` the way [`Client::events`]
+/// does: the single-pass reader of `scan`, or serde_json for any page it
+/// leaves (same values and errors either way). Public so that
+/// `benches/parquet_floor.rs` measures the export path's own reading.
+pub fn read_events_page(body: &[u8]) -> serde_json::Result<types::EventsPage<'_>> {
+    body::parse_with(body, scan::events_page)
+}
