@@ -13,9 +13,10 @@
   (j) compaction's cost: the (b) job with the default settings (compaction on) beside (b),
       CPU µs per row and peak RSS, at 1M and 4M rows
   (k) the conversion against DuckDB: the same pages saved as JSON files, turned into zstd
-      Parquet by DuckDB on one thread (CPU µs per row), beside chainetl's export-path CPU
-      per row on the same window; and the export path's own stages alone, in memory, on one
-      thread (benches/parquet_floor.rs): the pages read and decoded, and the Parquet writer
+      Parquet by DuckDB on one thread (CPU µs per row; also with topic0..topic3 added, the
+      columns chainetl writes), beside chainetl's export-path CPU per row on the same window;
+      and the export path's own stages alone, in memory, on one thread
+      (benches/parquet_floor.rs): the pages read and decoded, and the Parquet writer
       re-writing chainetl's rows as the export configures it: a floor under its CPU
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
@@ -439,16 +440,21 @@ def duckdb_comparison(url, blocks):
         # A long COPY draws a progress bar on stdout, where the figures go.
         "con.execute('SET enable_progress_bar = false')\n"
         "r0 = resource.getrusage(resource.RUSAGE_SELF)\n"
-        "con.execute(f\"COPY (SELECT e.* FROM (SELECT unnest(events) AS e FROM read_json('{sys.argv[1]}/*.json', format = 'auto', maximum_object_size = 100000000))) TO '{sys.argv[2]}' (FORMAT parquet, COMPRESSION zstd)\")\n"
+        "con.execute(f\"COPY (SELECT {sys.argv[3]} FROM (SELECT unnest(events) AS e FROM read_json('{sys.argv[1]}/*.json', format = 'auto', maximum_object_size = 100000000))) TO '{sys.argv[2]}' (FORMAT parquet, COMPRESSION zstd)\")\n"
         "r1 = resource.getrusage(resource.RUSAGE_SELF)\n"
         "rows = con.execute(f\"SELECT count(*) FROM read_parquet('{sys.argv[2]}')\").fetchone()[0]\n"
         "print(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, rows)\n"
     )
     target = os.path.join(OUT, "duckdb.parquet")
-    runs = []
-    for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", script, pages, target], capture_output=True, text=True, check=True).stdout.split()
-        runs.append(float(out[0]) / int(out[1]) * 1e6)
+
+    def duckdb(columns):
+        out = subprocess.run([sys.executable, "-c", script, pages, target, columns], capture_output=True, text=True, check=True).stdout.split()
+        return float(out[0]) / int(out[1]) * 1e6
+
+    runs = [duckdb("e.*") for _ in range(2)]
+    # The columns chainetl writes: the page's, and topic0..topic3.
+    flat = ", ".join(f"e.topics[{i + 1}] AS topic{i}" for i in range(4))
+    same_columns = [duckdb(f"e.*, {flat}") for _ in range(2)]
     ours = [chainetl("duckdb_same", url, blocks) for _ in range(2)]
     ours_us = [r["cpu_seconds"] / r["rows"] * 1e6 for r in ours]
     floor = parquet_floor("duckdb_same", pages)
@@ -459,6 +465,9 @@ def duckdb_comparison(url, blocks):
         "duckdb_cpu_us_per_row": [round(x, 3) for x in runs],
         "chainetl_cpu_us_per_row": [round(x, 3) for x in ours_us],
         "chainetl_over_duckdb": round(min(ours_us) / min(runs), 3),
+        # DuckDB writing the columns chainetl writes (topic0..topic3 too).
+        "duckdb_same_columns_cpu_us_per_row": [round(x, 3) for x in same_columns],
+        "chainetl_over_duckdb_same_columns": round(min(ours_us) / min(same_columns), 3),
         # The export path's own stages alone, in memory, on one thread
         # (benches/parquet_floor.rs): reading and decoding the pages, and
         # the Parquet writer re-writing chainetl's rows as the export
