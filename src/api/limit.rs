@@ -41,10 +41,18 @@
 //! Several clients on one quota each measure their own acceptances when
 //! they over-drive it, so their paces after a decrease add up to
 //! [`BELOW`] of it, and each then probes up again by equal steps:
-//! together they hold the quota with few 429s, and their shares even out. Requests are spaced by the pace; a request
-//! still waiting for a turn handed out before a decrease takes a new one,
-//! so throttled callers never stampede back together; a throttled request
-//! itself waits its `Retry-After` before its next attempt.
+//! together they hold the quota with few 429s, and their shares even out.
+//!
+//! Requests are spaced by the pace. A request still waiting for a turn
+//! handed out before a decrease takes a new one at once, so throttled
+//! callers never stampede back together. The new pace starts [`CUSHION`]
+//! and a gap after the decrease, the same for every client, not after
+//! the stale turns' times: that pause lasts the turns waiting divided by
+//! the old pace, longest for the smallest share, and the next decrease,
+//! sized from what the client accepted over a window that holds it, cut
+//! the smallest share most, so shards of one job drifted apart and the
+//! last ended late. A throttled request itself waits its `Retry-After`
+//! before its next attempt.
 
 use super::slots::{Slot, Slots, URGENT};
 use std::collections::VecDeque;
@@ -66,6 +74,12 @@ pub(crate) const QUIET: Duration = Duration::from_secs(1);
 pub(crate) const RAMP_QUIET: Duration = Duration::from_millis(500);
 /// The first step up after a decrease, in requests a second.
 pub(crate) const FIRST_STEP: f64 = 1.0;
+/// After a decrease, the new pace starts this long (and a gap) later: a
+/// token-bucket quota refills a few requests' worth meanwhile (its burst
+/// holds them, so they are spent later, not lost), and the requests that
+/// follow do not meet an empty bucket at once. The same for every client,
+/// whatever its share (pacing.py: docs/performance.md).
+pub(crate) const CUSHION: Duration = Duration::from_millis(100);
 /// Requests a second per concurrency slot a guess starts from.
 pub(crate) const START_PER_SLOT: f64 = 2.0;
 
@@ -145,6 +159,10 @@ pub struct Limiter {
     /// Requests in flight at most.
     slots: usize,
     pace: Mutex<Pace>,
+    /// Woken at each decrease: requests waiting for a turn handed out
+    /// before it take a new one at once, instead of first sleeping to the
+    /// old turn's time.
+    decreased: tokio::sync::Notify,
     /// The pace's rate as f64 bits (0: unpaced), for readers that cannot
     /// wait for the lock (metrics, the run's series).
     shown: AtomicU64,
@@ -169,6 +187,7 @@ impl Limiter {
             permits: Slots::new(max_concurrency),
             slots: max_concurrency.max(1),
             shown: AtomicU64::new(cap.map_or(0, f64::to_bits)),
+            decreased: tokio::sync::Notify::new(),
             pace: Mutex::new(Pace {
                 rate: cap,
                 cap,
@@ -198,8 +217,24 @@ impl Limiter {
     pub async fn acquire_for(&self, left: u64) -> Turn {
         let asked = Instant::now();
         loop {
+            // Listening before the turn is taken, so no decrease after it
+            // goes unheard.
+            let decreased = self.decreased.notified();
+            tokio::pin!(decreased);
+            decreased.as_mut().enable();
             let (slot, generation) = self.turn().await;
-            tokio::time::sleep_until(slot).await;
+            tokio::select! {
+                () = tokio::time::sleep_until(slot) => {}
+                () = &mut decreased => {
+                    // Every turn handed out before a decrease is stale:
+                    // the new pace starts at once, and this request takes
+                    // its place in it now, not at the old turn's time.
+                    if self.pace.lock().await.decreases != generation {
+                        continue;
+                    }
+                    tokio::time::sleep_until(slot).await;
+                }
+            }
             let permit = self.permits.acquire(left, asked).await;
             // A turn handed out at the pace before a 429 would over-drive
             // the quota: queue again at the new pace.
@@ -278,10 +313,12 @@ impl Limiter {
         p.step = FIRST_STEP;
         p.last_decrease = Some(now);
         p.decreases += 1;
-        let gap = Duration::from_secs_f64(1.0 / p.rate.unwrap_or(new));
-        if p.next < now + gap {
-            p.next = now + gap;
-        }
+        // The turns handed out so far are stale and taken again
+        // (`acquire_for`): the new pace's first turn is a cushion and a
+        // gap from now, not after them.
+        p.next = now + CUSHION + Duration::from_secs_f64(1.0 / p.rate.unwrap_or(new));
+        drop(p);
+        self.decreased.notify_waiters();
     }
 
     /// The current pace in requests per second (None: unpaced).

@@ -181,6 +181,44 @@ async fn turns_handed_out_before_a_429_are_taken_again_at_the_new_pace() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn after_a_decrease_the_new_pace_starts_after_the_cushion_not_after_the_stale_turns() {
+    let l = Arc::new(Limiter::new(64, Some(100.0)));
+    // 40 requests queue at 100/s: turns up to 390 ms ahead.
+    let t = Instant::now();
+    let waiters: Vec<_> = (0..40)
+        .map(|_| {
+            let l = l.clone();
+            tokio::spawn(async move {
+                drop(l.acquire().await);
+                Instant::now().duration_since(t).as_secs_f64()
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    l.throttled(0).await;
+    assert_eq!(l.rate().await, Some(50.0));
+    let mut started = Vec::new();
+    for w in waiters {
+        started.push(w.await.unwrap());
+    }
+    started.sort_by(f64::total_cmp);
+    // At 50/s from the 429 on: the second request the cushion and a gap
+    // (20 ms) after it, the last 38 gaps after that, with no idle stretch
+    // where the stale turns were (before, the second waited out all 39
+    // of them: 0.4 s, longer the slower the pace).
+    let first = CUSHION.as_secs_f64() + 0.02;
+    assert!(started[1] <= first + 0.001, "the second request started after {} s", started[1]);
+    assert!(
+        started[39] <= first + 38.0 / 50.0 + 0.001,
+        "the last request started after {} s",
+        started[39]
+    );
+    for w in started.windows(2).skip(1) {
+        assert!(w[1] - w[0] <= 0.021, "an idle stretch from {} s to {} s", w[0], w[1]);
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_429_before_anything_was_accepted_does_not_stall_the_job() {
     let l = Limiter::new(8, None);
     l.throttled(0).await;
