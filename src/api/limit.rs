@@ -43,8 +43,9 @@
 //! [`BELOW`] of it, and each then probes up again by equal steps:
 //! together they hold the quota with few 429s, and their shares even out.
 //!
-//! Requests are spaced by the pace. A request still waiting for a turn
-//! handed out before a decrease takes a new one at once, so throttled
+//! Requests are spaced by the pace. A request still waiting for the time
+//! of a turn handed out before a decrease takes a new one at once (one
+//! waiting for a concurrency slot, when it gets the slot), so throttled
 //! callers never stampede back together. The new pace starts [`CUSHION`]
 //! and a gap after the decrease, the same for every client, not after
 //! the stale turns' times: that pause lasts the turns waiting divided by
@@ -78,7 +79,7 @@ pub(crate) const FIRST_STEP: f64 = 1.0;
 /// token-bucket quota refills a few requests' worth meanwhile (its burst
 /// holds them, so they are spent later, not lost), and the requests that
 /// follow do not meet an empty bucket at once. The same for every client,
-/// whatever its share (pacing.py: docs/performance.md).
+/// whatever its share (`benches/pacing.py`: docs/performance.md).
 pub(crate) const CUSHION: Duration = Duration::from_millis(100);
 /// Requests a second per concurrency slot a guess starts from.
 pub(crate) const START_PER_SLOT: f64 = 2.0;
@@ -223,17 +224,26 @@ impl Limiter {
             tokio::pin!(decreased);
             decreased.as_mut().enable();
             let (slot, generation) = self.turn().await;
-            tokio::select! {
-                () = tokio::time::sleep_until(slot) => {}
-                () = &mut decreased => {
-                    // Every turn handed out before a decrease is stale:
-                    // the new pace starts at once, and this request takes
-                    // its place in it now, not at the old turn's time.
-                    if self.pace.lock().await.decreases != generation {
-                        continue;
+            let stale = loop {
+                tokio::select! {
+                    () = tokio::time::sleep_until(slot) => break false,
+                    () = &mut decreased => {
+                        // Heard a decrease, maybe one this turn was given
+                        // after: listen again before looking, so a later
+                        // one is heard too.
+                        decreased.set(self.decreased.notified());
+                        decreased.as_mut().enable();
+                        if self.pace.lock().await.decreases != generation {
+                            break true;
+                        }
                     }
-                    tokio::time::sleep_until(slot).await;
                 }
+            };
+            if stale {
+                // Every turn handed out before a decrease is stale: the
+                // new pace starts at once, and this request takes its
+                // place in it now, not at the old turn's time.
+                continue;
             }
             let permit = self.permits.acquire(left, asked).await;
             // A turn handed out at the pace before a 429 would over-drive
