@@ -86,7 +86,7 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
     }
-    let mut seq_floor = 0;
+    let (mut seq_floor, mut generation_floor) = (0, 0);
     if fresh || interrupted {
         // A conversion to parquet killed while deleting the Delta logs
         // leaves logs that no longer read: they go first, as it would
@@ -96,9 +96,9 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
         {
             super::migrate::delete_logs(&sink, &tables_to_clear(spec, &state).await).await?;
         }
-        let (n, floor) = state.clear(&tables_to_clear(spec, &state).await).await?;
-        seq_floor = floor;
-        tracing::info!(removed = n, "--fresh: removed the job's earlier output and state");
+        let cleared = state.clear(&tables_to_clear(spec, &state).await).await?;
+        (seq_floor, generation_floor) = (cleared.seq_floor, cleared.generation_floor);
+        tracing::info!(removed = cleared.removed, "--fresh: removed the job's earlier output and state");
     }
     let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {
@@ -115,6 +115,7 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
                 chainetl_version: env!("CARGO_PKG_VERSION").into(),
                 identity: Some(identity.clone()),
                 seq_floor,
+                generation_floor,
             };
             // Another shard may have created it first, from another spec.
             state.create_job(&job).await?
@@ -123,6 +124,7 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
     super::relayout::undo(spec, &state, &job).await?;
     let (job, convert) = adopt(spec, &state, job, &identity, now).await?;
     state.set_seq_floor(job.seq_floor);
+    state.set_generation_floor(job.generation_floor);
     Ok(Opened { state, job, convert })
 }
 

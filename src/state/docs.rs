@@ -102,6 +102,13 @@ pub struct JobState {
     /// Delta table's earlier versions read is written again (0: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq_floor: u64,
+    /// The generation compactions start above: after a `--fresh`, every
+    /// generation the job had taken (its compacted files, published or
+    /// hidden, and its records' generations, rolled back ones included),
+    /// so no name a killed run's late upload may still land under is
+    /// written again (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub generation_floor: u64,
 }
 
 /// An export appended to a job after it started (`exports/e<idx>.json`):

@@ -100,6 +100,18 @@ impl StateStore {
         self.floor.store(floor, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The generation a partition's compactions start above: 0, or after
+    /// a `--fresh`, every generation the job had taken. Kept in
+    /// `job.json`; set by [`StateStore::set_generation_floor`].
+    pub fn generation_floor(&self) -> u64 {
+        self.generation_floor.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets the generation floor (from the job's document).
+    pub fn set_generation_floor(&self, floor: u64) {
+        self.generation_floor.store(floor, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Removes this job's files from `table`'s current version in one
     /// commit, if the table has a Delta log: the files removed (paths
     /// relative to the output), or `None` without a log.
@@ -332,29 +344,58 @@ impl StateStore {
     /// stay on storage for the versions before it (`vacuum` deletes them
     /// after the retention), and the job's file sequences go on above theirs
     /// ([`StateStore::seq_floor`]), so no name is ever written twice; in
-    /// `parquet` they are deleted.
-    pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<(usize, u64), StateError> {
+    /// `parquet` they are deleted. Compactions go on above every generation
+    /// the job had taken ([`StateStore::generation_floor`]): a killed run's
+    /// upload of a compacted file may land after the clearing.
+    pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<Cleared, StateError> {
         let marker = self.clearing_marker();
-        // The floor so far: the job's, or a clearing's killed part-way (in
+        // The floors so far: the job's, or a clearing's killed part-way (in
         // its marker, since the job's document goes with the state).
         let in_marker = self
             .read(&marker)
             .await?
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|d| d["seq_floor"].as_u64())
-            .unwrap_or(0);
-        let previous = self.load_job().await.ok().flatten().map_or(0, |j| j.seq_floor).max(in_marker);
+            .unwrap_or_default();
+        let job = self.load_job().await.ok().flatten();
+        let previous = job
+            .as_ref()
+            .map_or(0, |j| j.seq_floor)
+            .max(in_marker["seq_floor"].as_u64().unwrap_or(0));
         let listed = self.list_files(tables).await?;
-        let floor = listed
+        let seq_floor = listed
             .iter()
             .filter_map(|f| match f.kind {
                 JobFile::Unit(_, seq) => Some(seq + 1),
                 _ => None,
             })
             .fold(previous, u64::max);
+        // A record that does not read still has its partition's files
+        // listed; the generations they name are taken all the same.
+        let recorded = self.load_compactions().await.unwrap_or_default();
+        let generation_floor = listed
+            .iter()
+            .filter_map(|f| match f.kind {
+                JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
+                JobFile::Unit(..) => None,
+            })
+            .chain(
+                recorded
+                    .iter()
+                    .map(|c| c.generation.max(c.rolled_back).max(c.pending.as_ref().map_or(0, |p| p.generation))),
+            )
+            .fold(
+                job.as_ref()
+                    .map_or(0, |j| j.generation_floor)
+                    .max(in_marker["generation_floor"].as_u64().unwrap_or(0)),
+                u64::max,
+            );
         self.write_doc(
             &marker,
-            &serde_json::json!({ "started_at": chrono::Utc::now().to_rfc3339(), "seq_floor": floor }),
+            &serde_json::json!({
+                "started_at": chrono::Utc::now().to_rfc3339(),
+                "seq_floor": seq_floor,
+                "generation_floor": generation_floor,
+            }),
         )
         .await?;
         let keep_files = self.sink.delta().is_some();
@@ -394,6 +435,21 @@ impl StateStore {
         }
         removed += self.remove_staging(tables, |_| true).await;
         self.sink.delete(&marker).await?;
-        Ok((removed, floor))
+        Ok(Cleared {
+            removed,
+            seq_floor,
+            generation_floor,
+        })
     }
+}
+
+/// What [`StateStore::clear`] did, and the floors the job starts over from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cleared {
+    /// Files removed.
+    pub removed: usize,
+    /// [`StateStore::seq_floor`]'s.
+    pub seq_floor: u64,
+    /// [`StateStore::generation_floor`]'s.
+    pub generation_floor: u64,
 }

@@ -176,6 +176,7 @@
 mod compactions;
 mod docs;
 mod files;
+pub use files::Cleared;
 mod job;
 pub mod lease;
 mod migration;
@@ -266,6 +267,9 @@ pub struct StateStore {
     /// The sequence a unit without a checkpoint starts its files at (see
     /// [`StateStore::seq_floor`]), once loaded.
     floor: Arc<std::sync::atomic::AtomicU64>,
+    /// The generation compactions start above (see
+    /// [`StateStore::generation_floor`]), once loaded.
+    generation_floor: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl StateStore {
@@ -276,6 +280,7 @@ impl StateStore {
             job: job.into(),
             dir: format!("_chainetl/{job}"),
             floor: Arc::default(),
+            generation_floor: Arc::default(),
         }
     }
 

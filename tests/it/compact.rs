@@ -246,6 +246,16 @@ fn a_rolled_back_compactions_names_stay_taken_after_a_repair_dissolves_the_parti
     land_late_uploads(&k, "the compaction after the repair");
 }
 
+/// `--fresh` after a killed compaction starts the job's generations
+/// above the killed run's: the fresh run's compactions write none of the
+/// names its uploads may still land under (the records that kept them
+/// taken went with the state).
+#[test]
+fn after_fresh_the_compactions_write_none_of_a_killed_runs_names() {
+    let k = Killed::then_run_fresh();
+    land_late_uploads(&k, "the compaction after --fresh");
+}
+
 /// A job whose run was killed once its compaction had written its
 /// outputs, then run again to the end (the swap rolled back, the
 /// partitions compacted anew).
@@ -262,6 +272,15 @@ struct Killed {
 
 impl Killed {
     fn then_run_again() -> Killed {
+        Killed::then(&[])
+    }
+
+    /// The same, run again with `--fresh`: the output starts over.
+    fn then_run_fresh() -> Killed {
+        Killed::then(&["--fresh"])
+    }
+
+    fn then(flags: &[&str]) -> Killed {
         let sim = Sim::start(frozen());
         let (_r, ev, bl) = reference(&sim);
         let dir = tempfile::tempdir().unwrap();
@@ -275,7 +294,7 @@ impl Killed {
             .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
             .collect();
         assert!(!late.is_empty(), "the killed run left no unpublished output: {:?}", leftovers(&out));
-        let o = chainetl(&["run", &s, "-q"]);
+        let o = chainetl(&[&["run", &s, "-q"], flags].concat());
         assert!(o.status.success(), "{}", text(&o));
         assert_compacted_exact(&out, &ev, &bl);
         Killed {

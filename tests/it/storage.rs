@@ -557,6 +557,7 @@ fn job_state(spec_hash: String) -> JobState {
         chainetl_version: "test".into(),
         identity: None,
         seq_floor: 0,
+        generation_floor: 0,
     }
 }
 

@@ -407,12 +407,16 @@ impl Compactor<'_> {
         sum: &mut CompactSummary,
     ) -> Result<(), RunError> {
         // Never a name a file of the partition already has, whatever the
-        // record says, nor one of a swap rolled back.
+        // record says, nor one of a swap rolled back, nor one the job had
+        // before a `--fresh`.
         let present = files.iter().filter_map(|f| match f.kind {
             JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
             JobFile::Unit(..) => None,
         });
-        let last = present.fold(record.generation.max(record.rolled_back), u64::max);
+        let last = present.fold(
+            record.generation.max(record.rolled_back).max(self.state.generation_floor()),
+            u64::max,
+        );
         let generation = self.next_generation(&record.partition, last).await?;
         record.pending = Some(PendingCompaction {
             generation,

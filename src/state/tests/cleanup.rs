@@ -95,8 +95,12 @@ async fn clear_deletes_the_jobs_state_and_files_but_not_its_lease_or_another_job
         put(&st, &theirs, b"x").await;
         put(&st, "_chainetl/j/leases/all.json", b"{}").await;
 
-        let (removed, floor) = st.clear(&BTreeSet::from(["blocks".to_string()])).await.unwrap();
-        assert_eq!((removed, floor), (1, 1), "the floor is above the file it removed");
+        let cleared = st.clear(&BTreeSet::from(["blocks".to_string()])).await.unwrap();
+        assert_eq!(
+            (cleared.removed, cleared.seq_floor),
+            (1, 1),
+            "the floor is above the file it removed"
+        );
         assert!(!st.clear_interrupted().await.unwrap(), "the marker is removed last");
         assert!(st.load_job().await.unwrap().is_none() && st.load_units().await.unwrap().is_empty());
         let left = crate::sink::tests::listed(&st.sink).await;

@@ -43,6 +43,7 @@ pub(super) fn job_state(spec_hash: &str) -> JobState {
         chainetl_version: "test".into(),
         identity: None,
         seq_floor: 0,
+        generation_floor: 0,
     }
 }
 
