@@ -55,7 +55,7 @@ impl StateStore {
         format!("{}/compacted/{}.json", self.dir, partition.replace('/', "__"))
     }
 
-    fn index_path(&self) -> String {
+    pub(super) fn index_path(&self) -> String {
         format!("{}/compactions.json", self.dir)
     }
 

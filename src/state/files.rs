@@ -350,17 +350,12 @@ impl StateStore {
     pub async fn clear(&self, tables: &BTreeSet<String>) -> Result<Cleared, StateError> {
         let marker = self.clearing_marker();
         // The floors so far: the job's, or a clearing's killed part-way (in
-        // its marker, since the job's document goes with the state).
-        let in_marker = self
-            .read(&marker)
-            .await?
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .unwrap_or_default();
-        let job = self.load_job().await.ok().flatten();
-        let previous = job
-            .as_ref()
-            .map_or(0, |j| j.seq_floor)
-            .max(in_marker["seq_floor"].as_u64().unwrap_or(0));
+        // its marker, since the job's document goes with the state). Read
+        // as plain JSON: a document that no longer reads as what it was
+        // (the state `--fresh` is the way out of) still gives its floors.
+        let job_and_marker = self.plain_docs(&[format!("{}/job.json", self.dir), marker.clone()]).await?;
+        let floor_of = |key: &str| job_and_marker.iter().filter_map(|d| d[key].as_u64()).max().unwrap_or(0);
+        let previous = floor_of("seq_floor");
         let listed = self.list_files(tables).await?;
         let seq_floor = listed
             .iter()
@@ -369,9 +364,24 @@ impl StateStore {
                 _ => None,
             })
             .fold(previous, u64::max);
-        // A record that does not read still has its partition's files
-        // listed; the generations they name are taken all the same.
-        let recorded = self.load_compactions().await.unwrap_or_default();
+        // Generations a record keeps taken leave no file when rolled back
+        // or dissolved: the records' own count, read as plain JSON too.
+        let mut records: Vec<String> = self
+            .list(&format!("{}/compacted/", self.dir))
+            .await?
+            .iter()
+            .map(|m| self.storage().rel_of(&m.location))
+            .collect();
+        records.push(self.index_path());
+        let recorded: Vec<serde_json::Value> = self
+            .plain_docs(&records)
+            .await?
+            .into_iter()
+            .flat_map(|d| match d.get("records") {
+                Some(serde_json::Value::Array(all)) => all.clone(),
+                _ => vec![d],
+            })
+            .collect();
         let generation_floor = listed
             .iter()
             .filter_map(|f| match f.kind {
@@ -381,14 +391,9 @@ impl StateStore {
             .chain(
                 recorded
                     .iter()
-                    .map(|c| c.generation.max(c.rolled_back).max(c.pending.as_ref().map_or(0, |p| p.generation))),
+                    .flat_map(|r| [&r["generation"], &r["rolled_back"], &r["pending"]["generation"]].map(|g| g.as_u64().unwrap_or(0))),
             )
-            .fold(
-                job.as_ref()
-                    .map_or(0, |j| j.generation_floor)
-                    .max(in_marker["generation_floor"].as_u64().unwrap_or(0)),
-                u64::max,
-            );
+            .fold(floor_of("generation_floor"), u64::max);
         self.write_doc(
             &marker,
             &serde_json::json!({
@@ -440,6 +445,20 @@ impl StateStore {
             seq_floor,
             generation_floor,
         })
+    }
+}
+
+impl StateStore {
+    /// The documents at `rels` that exist and read as JSON, whatever they
+    /// hold; a read that fails is an error.
+    async fn plain_docs(&self, rels: &[String]) -> Result<Vec<serde_json::Value>, StateError> {
+        let mut out = Vec::new();
+        for rel in rels {
+            if let Some(doc) = self.read(rel).await?.and_then(|b| serde_json::from_slice(&b).ok()) {
+                out.push(doc);
+            }
+        }
+        Ok(out)
     }
 }
 

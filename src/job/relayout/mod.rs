@@ -388,6 +388,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         .iter()
         .map(|r| r.generation.max(r.rolled_back))
         .chain(docs.iter().map(|d| d.generation))
+        .chain([job.generation_floor])
         .chain(listed.iter().filter_map(|f| match f.kind {
             JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
             JobFile::Unit(..) => None,

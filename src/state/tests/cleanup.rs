@@ -122,3 +122,41 @@ async fn an_interrupted_clear_is_seen_by_the_next_run() {
     put(&st, "_chainetl/j/clearing.json", b"{\"started_at\": \"2024-01-01T00:00:00Z\"}").await;
     assert!(st.clear_interrupted().await.unwrap());
 }
+
+/// `--fresh` keeps every generation the job had taken as its floor, from
+/// wherever it is kept: an earlier `--fresh`'s floor in `job.json`, a
+/// record's rolled-back generation (no file holds it) beside a record
+/// that no longer reads, a pending generation in the index, and a
+/// clearing killed part-way (its marker).
+#[tokio::test]
+async fn clear_keeps_every_generation_the_job_had_taken_as_its_floor() {
+    for (_dir, st) in stores() {
+        let tables = BTreeSet::from(["blocks".to_string()]);
+        let mut job = job_state("a");
+        job.generation_floor = 3;
+        st.create_job(&job).await.unwrap();
+        assert_eq!(st.clear(&tables).await.unwrap().generation_floor, 3, "an earlier --fresh's floor");
+
+        let rolled_back = br#"{"partition": "blocks/chain=base", "generation": 2, "rolled_back": 7, "files": []}"#;
+        put(&st, "_chainetl/j/compacted/blocks__chain=base.json", rolled_back).await;
+        put(&st, "_chainetl/j/compacted/blocks__chain=ethereum.json", b"{\"partition\": ").await;
+        assert_eq!(st.clear(&tables).await.unwrap().generation_floor, 7, "a rolled-back generation");
+
+        let index = br#"{"version": 2, "records": [{"generation": 4, "pending": {"generation": 9}}]}"#;
+        put(&st, "_chainetl/j/compactions.json", index).await;
+        assert_eq!(
+            st.clear(&tables).await.unwrap().generation_floor,
+            9,
+            "a pending generation in the index"
+        );
+
+        put(
+            &st,
+            "_chainetl/j/clearing.json",
+            br#"{"started_at": "2024-01-01T00:00:00Z", "generation_floor": 12}"#,
+        )
+        .await;
+        assert_eq!(st.clear(&tables).await.unwrap().generation_floor, 12, "a clearing killed part-way");
+        assert_eq!(st.clear(&tables).await.unwrap().generation_floor, 0, "nothing left");
+    }
+}
