@@ -152,38 +152,11 @@ async fn a_volley_of_429s_from_requests_already_in_flight_counts_once() {
     assert_eq!(l.rate().await, Some(r));
 }
 
-#[tokio::test(start_paused = true)]
-async fn turns_handed_out_before_a_429_are_taken_again_at_the_new_pace() {
+/// 40 requests queued at 100/s (turns up to 390 ms ahead), then a 429
+/// at once, with nothing measured: the pace halves to 50/s. When each
+/// request started, in seconds from the queueing, earliest first.
+async fn forty_queued_then_a_429() -> Vec<f64> {
     let l = Arc::new(Limiter::new(64, Some(100.0)));
-    // 40 requests queue at 100/s: turns up to 390 ms ahead.
-    let t = Instant::now();
-    let waiters: Vec<_> = (0..40)
-        .map(|_| {
-            let l = l.clone();
-            tokio::spawn(async move {
-                drop(l.acquire().await);
-                Instant::now()
-            })
-        })
-        .collect();
-    tokio::task::yield_now().await;
-    // A 429 at once, with nothing measured: the pace halves to 50/s, and
-    // the queued turns follow it instead of firing at 100/s.
-    l.throttled(0).await;
-    assert_eq!(l.rate().await, Some(50.0));
-    let mut done = Vec::new();
-    for w in waiters {
-        done.push(w.await.unwrap());
-    }
-    done.sort();
-    let spent = done[39].duration_since(t).as_secs_f64();
-    assert!(spent >= 39.0 / 50.0, "the last request started after {spent} s");
-}
-
-#[tokio::test(start_paused = true)]
-async fn after_a_decrease_the_new_pace_starts_after_the_cushion_not_after_the_stale_turns() {
-    let l = Arc::new(Limiter::new(64, Some(100.0)));
-    // 40 requests queue at 100/s: turns up to 390 ms ahead.
     let t = Instant::now();
     let waiters: Vec<_> = (0..40)
         .map(|_| {
@@ -202,6 +175,19 @@ async fn after_a_decrease_the_new_pace_starts_after_the_cushion_not_after_the_st
         started.push(w.await.unwrap());
     }
     started.sort_by(f64::total_cmp);
+    started
+}
+
+#[tokio::test(start_paused = true)]
+async fn turns_handed_out_before_a_429_are_taken_again_at_the_new_pace() {
+    // The queued turns follow the new pace instead of firing at 100/s.
+    let started = forty_queued_then_a_429().await;
+    assert!(started[39] >= 39.0 / 50.0, "the last request started after {} s", started[39]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_decrease_the_new_pace_starts_after_the_cushion_not_after_the_stale_turns() {
+    let started = forty_queued_then_a_429().await;
     // At 50/s from the 429 on: the second request the cushion and a gap
     // (20 ms) after it, the last 38 gaps after that, with no idle stretch
     // where the stale turns were (before, the second waited out all 39
