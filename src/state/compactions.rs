@@ -36,6 +36,17 @@ pub enum JobFile {
     Hidden(u64),
 }
 
+impl JobFile {
+    /// The compaction generation a compacted file's name takes (published
+    /// or hidden); none for a unit's file.
+    pub fn generation(&self) -> Option<u64> {
+        match self {
+            JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(*g),
+            JobFile::Unit(..) => None,
+        }
+    }
+}
+
 /// A file of the job: where it is, what it is, its size.
 #[derive(Debug, Clone)]
 pub struct Listed {

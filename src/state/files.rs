@@ -384,10 +384,7 @@ impl StateStore {
             .collect();
         let generation_floor = listed
             .iter()
-            .filter_map(|f| match f.kind {
-                JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
-                JobFile::Unit(..) => None,
-            })
+            .filter_map(|f| f.kind.generation())
             .chain(
                 recorded
                     .iter()
@@ -446,9 +443,7 @@ impl StateStore {
             generation_floor,
         })
     }
-}
 
-impl StateStore {
     /// The documents at `rels` that exist and read as JSON, whatever they
     /// hold; a read that fails is an error.
     async fn plain_docs(&self, rels: &[String]) -> Result<Vec<serde_json::Value>, StateError> {

@@ -409,10 +409,7 @@ impl Compactor<'_> {
         // Never a name a file of the partition already has, whatever the
         // record says, nor one of a swap rolled back, nor one the job had
         // before a `--fresh`.
-        let present = files.iter().filter_map(|f| match f.kind {
-            JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
-            JobFile::Unit(..) => None,
-        });
+        let present = files.iter().filter_map(|f| f.kind.generation());
         let last = present.fold(
             record.generation.max(record.rolled_back).max(self.state.generation_floor()),
             u64::max,

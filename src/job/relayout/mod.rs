@@ -389,10 +389,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         .map(|r| r.generation.max(r.rolled_back))
         .chain(docs.iter().map(|d| d.generation))
         .chain([job.generation_floor])
-        .chain(listed.iter().filter_map(|f| match f.kind {
-            JobFile::Compacted(g, _) | JobFile::Hidden(g) => Some(g),
-            JobFile::Unit(..) => None,
-        }))
+        .chain(listed.iter().filter_map(|f| f.kind.generation()))
         .max()
         .unwrap_or(0);
     let logged = logged_version(spec, sink, &compaction_app_id(spec)).await?.max(0) as u64;
