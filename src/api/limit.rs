@@ -48,11 +48,11 @@
 //! waiting for a concurrency slot, when it gets the slot), so throttled
 //! callers never stampede back together. The new pace starts [`CUSHION`]
 //! and a gap after the decrease, the same for every client, not after
-//! the stale turns' times: that pause lasts the turns waiting divided by
-//! the old pace, longest for the smallest share, and the next decrease,
-//! sized from what the client accepted over a window that holds it, cut
-//! the smallest share most, so shards of one job drifted apart and the
-//! last ended late. A throttled request itself waits its `Retry-After`
+//! the stale turns' times: that pause would last the turns waiting divided
+//! by the old pace, longest for the smallest share, and the next decrease,
+//! sized from what the client accepted over a window that holds it, would
+//! cut the smallest share most, so shards of one job would drift apart
+//! and the last end late. A throttled request itself waits its `Retry-After`
 //! before its next attempt.
 
 use super::slots::{Slot, Slots, URGENT};

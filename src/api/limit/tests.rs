@@ -190,8 +190,8 @@ async fn after_a_decrease_the_new_pace_starts_after_the_cushion_not_after_the_st
     let started = forty_queued_then_a_429().await;
     // At 50/s from the 429 on: the second request the cushion and a gap
     // (20 ms) after it, the last 38 gaps after that, with no idle stretch
-    // where the stale turns were (before, the second waited out all 39
-    // of them: 0.4 s, longer the slower the pace).
+    // where the stale turns were (waiting them out would start the second
+    // at 0.4 s, later the slower the pace).
     let first = CUSHION.as_secs_f64() + 0.02;
     assert!(
         (started[1] - first).abs() <= 0.001,
