@@ -92,7 +92,7 @@ fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet
     let units: BTreeSet<String> = problems.iter().flat_map(|p| p.units.iter().cloned()).collect();
     if !problems.is_empty() {
         outln!(
-            "{}: {} committed file{} missing or changed, in {} unit{}:",
+            "{}: {} problem{} (committed files or rows missing or changed), in {} unit{}:",
             job,
             problems.len(),
             plural(problems.len() as u64),
@@ -111,11 +111,49 @@ fn print_problems(job: &str, problems: &[crate::state::FileProblem]) -> BTreeSet
     units
 }
 
+/// The rows readers see per table and chain, against those the job
+/// committed: one line of the tables that agree, one a table and chain
+/// that does not.
+fn print_rows(rows: &[crate::state::TableRows], uncounted: usize) {
+    let chain = |r: &crate::state::TableRows| r.chain.clone().unwrap_or_else(|| "several chains".into());
+    let agree: Vec<String> = rows
+        .iter()
+        .filter(|r| r.committed == r.seen)
+        .map(|r| format!("{} on {}: {}", r.table, chain(r), r.seen))
+        .collect();
+    if !agree.is_empty() {
+        outln!("rows as committed: {}", agree.join(", "));
+    }
+    for r in rows.iter().filter(|r| r.committed != r.seen) {
+        let (n, how) = if r.seen < r.committed {
+            (r.committed - r.seen, "missing")
+        } else {
+            (r.seen - r.committed, "more than committed")
+        };
+        outln!(
+            "rows of {} on {}: readers see {}, the job committed {} ({n} {how})",
+            r.table,
+            chain(r),
+            r.seen,
+            r.committed
+        );
+    }
+    if uncounted > 0 {
+        outln!(
+            "{uncounted} compacted partition{} checked file by file only: the files their rows came from are counted \
+             by no checkpoint (a closed period or segment, or a table derived from compacted files)",
+            plural(uncounted as u64)
+        );
+    }
+}
+
 pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
     let job::inspect::Verification {
         interrupted,
         problems,
+        rows,
+        uncounted,
         started,
     } = checked(&s, quick, quiet).await?;
     if !started {
@@ -147,8 +185,9 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
             return Box::pin(verify(args, repair, quick, quiet)).await;
         }
     }
+    print_rows(&rows, uncounted);
     if problems.is_empty() && interrupted.is_empty() {
-        outln!("{}: every committed file is in place", s.name);
+        outln!("{}: every committed file is in place, and readers see every committed row", s.name);
         return Ok(Exit::Success);
     }
     if problems.is_empty() && !repair {

@@ -89,8 +89,13 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
 pub struct Verification {
     /// Operations begun and not finished; their files are not problems.
     pub interrupted: Vec<Interrupted>,
-    /// Committed files missing or changed.
+    /// Committed files missing or changed, and rows missing or twice.
     pub problems: Vec<FileProblem>,
+    /// The rows readers see, per table and chain, against those the job
+    /// committed.
+    pub rows: Vec<crate::state::TableRows>,
+    /// Compacted partitions whose rows were checked file by file only.
+    pub uncounted: usize,
     /// Whether the job has state at its output at all (false: it never
     /// ran there, and there was nothing to check).
     pub started: bool,
@@ -106,8 +111,8 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     if state.clear_interrupted().await? {
         return Ok(Verification {
             interrupted: vec![Interrupted::fresh()],
-            problems: Vec::new(),
             started: true,
+            ..Default::default()
         });
     }
     let Some(job) = state.load_job().await? else {
@@ -118,8 +123,8 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     if let Some(m) = state.load_migration().await? {
         return Ok(Verification {
             interrupted: vec![Interrupted::conversion(&m)],
-            problems: Vec::new(),
             started: true,
+            ..Default::default()
         });
     }
     // Not converted yet: the files are checked as they are.
@@ -129,9 +134,12 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
         _ => state,
     };
     let states = state.load_units().await?;
+    let verified = state.verify(&spec.tables(), &states, depth, progress).await?;
     Ok(Verification {
         interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
-        problems: state.verify(&spec.tables(), &states, depth, progress).await?,
+        problems: verified.problems,
+        rows: verified.rows,
+        uncounted: verified.uncounted,
         started: true,
     })
 }

@@ -181,6 +181,7 @@ mod job;
 pub mod lease;
 mod migration;
 mod persist;
+mod rows;
 mod units;
 mod verify;
 
@@ -193,9 +194,10 @@ pub use docs::{
 };
 pub use migration::{Migration, Rewrite};
 pub use persist::{Removed, Superseded};
+pub use rows::TableRows;
 pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::{Depth, Progress};
-pub use verify::{FileProblem, Interrupted};
+pub use verify::{FileProblem, Interrupted, Verified};
 
 use crate::sink::{Sink, SinkError};
 use std::sync::Arc;

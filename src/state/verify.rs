@@ -137,19 +137,32 @@ impl Interrupted {
     }
 }
 
+/// What [`StateStore::verify`] found.
+#[derive(Debug, Default)]
+pub struct Verified {
+    /// Files missing or changed, and rows missing or twice.
+    pub problems: Vec<FileProblem>,
+    /// The rows readers see, per table and chain, against the rows the job
+    /// committed (see [`super::rows`]).
+    pub rows: Vec<super::TableRows>,
+    /// Compacted partitions checked file by file only.
+    pub uncounted: usize,
+}
+
 impl StateStore {
     /// Checks every file under `tables` the checkpoints say was committed:
     /// it exists, has the recorded size, and its content is as committed
     /// (see [`super::verify`] for `depth`). Checkpoints written before
     /// files were recorded are checked by sequence number (every sequence
-    /// below `next_seq` exists).
+    /// below `next_seq` exists). Then counts the rows (see
+    /// [`super::rows`]).
     pub async fn verify(
         &self,
         tables: &BTreeSet<String>,
         states: &HashMap<String, UnitState>,
         depth: Depth,
         progress: &Progress,
-    ) -> Result<Vec<FileProblem>, StateError> {
+    ) -> Result<Verified, StateError> {
         let listed = self.list_files(tables).await?;
         let all_sizes: HashMap<&str, u64> = listed.iter().map(|f| (f.rel.as_str(), f.bytes)).collect();
         // What the job's output holds: in the `delta` format the tables'
@@ -234,7 +247,24 @@ impl StateStore {
         // (A swap in flight may be in the log before its record says so.)
         let gone: HashSet<&str> = replaced.iter().copied().chain(in_flight.iter().map(String::as_str)).collect();
         problems.extend(self.verify_tables(tables, states, &all_sizes, &gone).await?);
-        Ok(problems)
+        let ledger = super::rows::Ledger {
+            states: states
+                .iter()
+                .filter(|(id, _)| !dissolving.contains(id.as_str()))
+                .map(|(_, s)| s)
+                .collect(),
+            compactions: &compactions,
+            live: present.iter().map(|f| f.rel.as_str()).collect(),
+            in_flight: &in_flight,
+            delta: self.sink.delta().is_some(),
+        };
+        let counted = ledger.count(|name| self.classify(name).and_then(super::JobFile::unit));
+        problems.extend(counted.problems);
+        Ok(Verified {
+            problems,
+            rows: counted.tables,
+            uncounted: counted.uncounted,
+        })
     }
 
     /// The `delta` format's side of [`StateStore::verify`]: every file of

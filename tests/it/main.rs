@@ -22,6 +22,8 @@ mod delta_follow;
 mod derive;
 /// The docs: spec examples validate, relative links resolve.
 mod docs;
+/// Every row through every change of a job: units spanning partitions, some compacted; `verify` counts rows.
+mod every_row;
 /// `chainetl run` end to end: every dataset's rows equal the simulator's, row by row.
 mod export;
 /// Windows and durations in every form users write them.

@@ -239,7 +239,7 @@ impl Compactor<'_> {
                 later = true;
                 break;
             }
-            let mut record = records.remove(&partition).unwrap_or_else(|| Compaction {
+            let record = records.remove(&partition).unwrap_or_else(|| Compaction {
                 version: STATE_VERSION,
                 partition: partition.clone(),
                 ..Default::default()
@@ -255,16 +255,9 @@ impl Compactor<'_> {
             }
             let back = self.back_beside_compacted(&record, &files, &finality);
             if !back.is_empty() {
-                // Recorded as replaced first: a run that dies between
-                // the deletes finds the rest the same way, and `verify`
-                // counts the rows in the compacted files.
-                for rel in &back {
-                    if !record.replaced.contains(rel) {
-                        record.replaced.push(rel.clone());
-                    }
-                }
-                record.updated_at = chrono::Utc::now().to_rfc3339();
-                self.state.save_compaction(&record).await?;
+                // Each is recorded as replaced already (that is how it
+                // was found): a run that dies between the deletes finds
+                // the rest the same way.
                 for rel in &back {
                     self.state.delete_data(rel).await?;
                 }
@@ -342,12 +335,14 @@ impl Compactor<'_> {
         Ok(small.into_iter().chain(units).collect())
     }
 
-    /// Files of units whose rows `record`'s compacted files hold (its
-    /// `replaced` names files of theirs) that are in the partition again:
-    /// a late upload of a killed run, or the unit exported again while its
-    /// checkpoint could not be read. The compaction took every file the
-    /// unit had in the partition, so each of these holds rows the
-    /// compacted files have. Only in the `parquet` format (a Delta
+    /// Files `record` replaced (by their exact names: a unit file's name
+    /// is its unit and sequence, never written again with other rows)
+    /// that are in the partition again: a late upload of a killed run, or
+    /// the unit exported again while its checkpoint could not be read.
+    /// The compacted files hold those rows, and only those: a unit's
+    /// other files, even in this partition (written there by a rewrite
+    /// into another layout, or after the compaction), hold rows the
+    /// compacted files do not. Only in the `parquet` format (a Delta
     /// table's files are what its log says), with no swap in progress,
     /// for units of fixed windows, and once each of them is done (one
     /// still being exported waits).
@@ -355,10 +350,11 @@ impl Compactor<'_> {
         if record.files.is_empty() || record.pending.is_some() || !record.dissolving.is_empty() || self.sink.delta().is_some() {
             return Vec::new();
         }
-        let units: HashSet<String> = self.units_of(record).into_iter().collect();
+        let replaced: HashSet<&str> = record.replaced.iter().map(String::as_str).collect();
         let theirs: Vec<&Listed> = files
             .iter()
-            .filter(|f| matches!(&f.kind, JobFile::Unit(u, _) if units.contains(u) && self.fixed_window(u)))
+            .filter(|f| replaced.contains(f.rel.as_str()))
+            .filter(|f| matches!(&f.kind, JobFile::Unit(u, _) if self.fixed_window(u)))
             .collect();
         let all_done = theirs
             .iter()

@@ -21,7 +21,10 @@ async fn verify_reports_missing_changed_and_unreadable_files() {
     let states = HashMap::from([(UNIT.to_string(), st_unit.clone())]);
     let datasets = BTreeSet::from(["blocks".to_string()]);
     assert_eq!(
-        st.verify(&datasets, &states, Depth::Quick, &Progress::default()).await.unwrap(),
+        st.verify(&datasets, &states, Depth::Quick, &Progress::default())
+            .await
+            .unwrap()
+            .problems,
         vec![]
     );
 
@@ -33,7 +36,11 @@ async fn verify_reports_missing_changed_and_unreadable_files() {
     std::fs::write(dir.path().join(&garbled.path), vec![1u8; garbled.bytes as usize]).unwrap();
     let mut states = states;
     states.get_mut(UNIT).unwrap().committed[3].rows = 5;
-    let problems = st.verify(&datasets, &states, Depth::Quick, &Progress::default()).await.unwrap();
+    let problems = st
+        .verify(&datasets, &states, Depth::Quick, &Progress::default())
+        .await
+        .unwrap()
+        .problems;
     let what: Vec<(&str, &str)> = problems.iter().map(|p| (p.path.as_str(), p.what.as_str())).collect();
     assert_eq!(what.len(), 4, "{what:?}");
     assert_eq!(what[0], (gone.path.as_str(), "missing (1 rows)"));
@@ -66,7 +73,10 @@ async fn verify_reads_content_against_the_checksum_written_with_it() {
         let states = HashMap::from([(UNIT.to_string(), unit.clone())]);
         let datasets = BTreeSet::from(["blocks".to_string()]);
         let progress = Progress::default();
-        assert_eq!(st.verify(&datasets, &states, Depth::Content, &progress).await.unwrap(), vec![]);
+        assert_eq!(
+            st.verify(&datasets, &states, Depth::Content, &progress).await.unwrap().problems,
+            vec![]
+        );
         let whole: u64 = unit.committed[1..].iter().map(|f| f.bytes).sum();
         assert_eq!(
             progress.bytes_read.load(Ordering::Relaxed),
@@ -83,7 +93,11 @@ async fn verify_reads_content_against_the_checksum_written_with_it() {
             b[mid] ^= 0x01;
             st.sink.storage().store().put(&path, b.into()).await.unwrap();
         }
-        let problems = st.verify(&datasets, &states, Depth::Content, &Progress::default()).await.unwrap();
+        let problems = st
+            .verify(&datasets, &states, Depth::Content, &Progress::default())
+            .await
+            .unwrap()
+            .problems;
         let changed: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
         let want: Vec<&str> = unit.committed[1..].iter().map(|f| f.path.as_str()).collect();
         assert_eq!(changed, want, "{problems:?}");
@@ -93,7 +107,11 @@ async fn verify_reads_content_against_the_checksum_written_with_it() {
                 .starts_with("changed: its content is not what was committed (xxh64:"),
             "{problems:?}"
         );
-        let quick = st.verify(&datasets, &states, Depth::Quick, &Progress::default()).await.unwrap();
+        let quick = st
+            .verify(&datasets, &states, Depth::Quick, &Progress::default())
+            .await
+            .unwrap()
+            .problems;
         assert!(quick.len() < problems.len(), "--quick reads footers only: {quick:?}");
     }
 }
@@ -112,7 +130,8 @@ async fn verify_without_recorded_files_checks_sequences() {
             &Progress::default(),
         )
         .await
-        .unwrap();
+        .unwrap()
+        .problems;
     assert_eq!(
         problems,
         vec![FileProblem {

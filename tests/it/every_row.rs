@@ -1,0 +1,265 @@
+//! Every row through every change: jobs whose units span several
+//! partitions, some compacted and some not, keep every row through a
+//! change of layout or format and the compactions after it; `verify`
+//! counts the rows readers see against the rows the job committed.
+
+use crate::changing::{dead_url, run_without_requests};
+use crate::common::*;
+use crate::delta::keys_of;
+use std::path::Path;
+
+/// Base's block 30886926 is the last of 2025-05-29: with units of 35
+/// blocks (cut at multiples of 35), unit 30886905..30886939 spans the
+/// midnight. `FIRST_DAY_COMPACTED`: the day before holds two units' files
+/// (compacted), the day after one (not); `SECOND_DAY_COMPACTED` the reverse.
+const FIRST_DAY_COMPACTED: &str = "30886870..30886939";
+const SECOND_DAY_COMPACTED: &str = "30886905..30886974";
+
+/// Events and blocks on base in `window`, in 35-block units.
+fn midnight(url: &str, out: &Path, format: &str, output: &str, window: &str, decoding: &str) -> String {
+    format!(
+        r#"name = "mid"
+[source]
+base_url = "{url}"
+max_concurrency = 4
+max_retries = 1
+[output]
+uri = "{}"
+format = "{format}"
+{output}
+[[export]]
+dataset = "events"
+chains = ["base"]
+window = "{window}"
+chunk_blocks = 35
+{decoding}
+[[export]]
+dataset = "blocks"
+chains = ["base"]
+window = "{window}"
+chunk_blocks = 35
+"#,
+        out.display()
+    )
+}
+
+const DECODE: &str = "decode = true\nalso_raw = true\ntable = \"transfers\"\nsignatures = [\"event Transfer(address indexed from, address indexed to, uint256 value)\"]";
+
+/// Each table of `tables` under `out` holds the rows of `reference`'s,
+/// each as often (parquet files read as a hive reader lists them).
+fn same_rows(out: &Path, reference: &Path, tables: &[&str]) {
+    for t in tables {
+        let keys = keys_of(t);
+        let want = read_rows(&reference.join(t), keys);
+        assert!(!want.is_empty(), "{t}: the reference has rows");
+        let got = read_rows(&out.join(t), keys);
+        assert_eq!(got.len(), want.len(), "{t}: {} rows, a fresh export {}", got.len(), want.len());
+        assert_eq!(got, want, "{t}: each row once, none missing");
+    }
+}
+
+fn ok(o: std::process::Output) -> String {
+    assert!(o.status.success(), "{}", text(&o));
+    text(&o)
+}
+
+/// Portfolios of two wallets over 13 days, one active from the 8th
+/// (2023-03-04): each unit spans 13 date partitions, the first seven with
+/// one unit's file (not compacted), the rest with both (compacted).
+fn portfolio(url: &str, out: &Path, format: &str, output: &str) -> String {
+    format!(
+        r#"name = "pf"
+[source]
+base_url = "{url}"
+max_retries = 1
+[output]
+uri = "{}"
+format = "{format}"
+{output}
+[[export]]
+dataset = "portfolio"
+chains = ["ethereum"]
+wallets = ["0x0000000000000000000000000000000000001003", "0x0000000000000000000000000000000000001005"]
+window = "2023-02-25T00:00:00Z..2023-03-10T00:00:00Z"
+"#,
+        out.display()
+    )
+}
+
+/// A job whose partitions were each compacted or not, its layout changed
+/// with no request again and again: every row stays, through the
+/// compaction after each change.
+fn layout_change_keeps_every_row(body: impl Fn(&str, &Path, &str) -> String, tables: &[&str]) {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let s = |name: &str, url: &str, uri: &Path, output: &str| write_spec(dir.path(), name, &body(url, uri, output));
+    ok(chainetl(&["run", &s("fresh.toml", &sim.url(), &fresh, "")]));
+    ok(chainetl(&["run", &s("job.toml", &sim.url(), &out, "")]));
+    same_rows(&out, &fresh, tables);
+    for (i, layout) in ["partition_by = [\"chain\"]", "partition_by = []", "", "partition_by = [\"date\"]"]
+        .iter()
+        .enumerate()
+    {
+        let spec = s(&format!("change-{i}.toml"), &dead_url(), &out, layout);
+        run_without_requests(bin().args(["run", &spec, "--summary", "json"]));
+        same_rows(&out, &fresh, tables);
+        ok(chainetl(&["compact", &spec]));
+        same_rows(&out, &fresh, tables);
+        ok(chainetl(&["verify", &spec]));
+    }
+}
+
+#[test]
+fn portfolios_spanning_partitions_keep_every_row_through_layout_changes() {
+    layout_change_keeps_every_row(|url, out, output| portfolio(url, out, "parquet", output), &["portfolio"]);
+}
+
+#[test]
+fn a_unit_spanning_midnight_keeps_every_row_when_the_first_day_was_compacted() {
+    layout_change_keeps_every_row(
+        |url, out, output| midnight(url, out, "parquet", output, FIRST_DAY_COMPACTED, ""),
+        &["events", "blocks"],
+    );
+}
+
+#[test]
+fn a_unit_spanning_midnight_keeps_every_row_when_the_second_day_was_compacted() {
+    layout_change_keeps_every_row(
+        |url, out, output| midnight(url, out, "parquet", output, SECOND_DAY_COMPACTED, ""),
+        &["events", "blocks"],
+    );
+}
+
+#[test]
+fn decoded_tables_keep_every_row_through_layout_changes() {
+    layout_change_keeps_every_row(
+        |url, out, output| midnight(url, out, "parquet", output, FIRST_DAY_COMPACTED, DECODE),
+        &["events", "blocks", "transfers"],
+    );
+}
+
+/// With `compact = false` the re-partition itself is exact; the loss came
+/// at the `chainetl compact` after it.
+#[test]
+fn an_uncompacted_job_laid_out_anew_keeps_every_row_at_its_first_compaction() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let tables = ["events", "blocks"];
+    for window in [FIRST_DAY_COMPACTED, SECOND_DAY_COMPACTED] {
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_dir_all(&fresh);
+        let s = |name: &str, url: &str, uri: &Path, output: &str| {
+            write_spec(dir.path(), name, &midnight(url, uri, "parquet", output, window, ""))
+        };
+        ok(chainetl(&[
+            "run",
+            &s("fresh.toml", &sim.url(), &fresh, "partition_by = [\"chain\"]"),
+        ]));
+        ok(chainetl(&["run", &s("job.toml", &sim.url(), &out, "")]));
+        let spec = s("c.toml", &dead_url(), &out, "partition_by = [\"chain\"]\ncompact = false");
+        run_without_requests(bin().args(["run", &spec, "--summary", "json"]));
+        same_rows(&out, &fresh, &tables);
+        ok(chainetl(&[
+            "compact",
+            &s("compacting.toml", &dead_url(), &out, "partition_by = [\"chain\"]"),
+        ]));
+        same_rows(&out, &fresh, &tables);
+        ok(chainetl(&["verify", &spec]));
+    }
+}
+
+/// A Delta job is exact while it stays Delta; converted to parquet, it
+/// lost rows at its first compaction.
+#[test]
+fn a_delta_job_converted_to_parquet_keeps_every_row_through_its_compactions() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let tables = ["events", "blocks"];
+    let s = |name: &str, url: &str, uri: &Path, format: &str, output: &str| {
+        write_spec(dir.path(), name, &midnight(url, uri, format, output, FIRST_DAY_COMPACTED, ""))
+    };
+    ok(chainetl(&["run", &s("fresh.toml", &sim.url(), &fresh, "parquet", "")]));
+    ok(chainetl(&["run", &s("job.toml", &sim.url(), &out, "delta", "")]));
+    let parquet = s("p.toml", &dead_url(), &out, "parquet", "");
+    run_without_requests(bin().args(["run", &parquet, "--summary", "json"]));
+    same_rows(&out, &fresh, &tables);
+    ok(chainetl(&["compact", &parquet]));
+    same_rows(&out, &fresh, &tables);
+    let parquet = s("p-chain.toml", &dead_url(), &out, "parquet", "partition_by = [\"chain\"]");
+    run_without_requests(bin().args(["run", &parquet, "--summary", "json"]));
+    same_rows(&out, &fresh, &tables);
+    ok(chainetl(&["compact", &parquet]));
+    same_rows(&out, &fresh, &tables);
+    ok(chainetl(&["verify", &parquet]));
+}
+
+/// The output the defect left, made as it made it: a unit's file deleted
+/// and recorded as replaced by a compacted partition, its checkpoint
+/// untouched. Every file is in place; `verify` counts the rows, says how
+/// many are missing and of which units, and exits 1; `--repair` restores
+/// them, fetching those units and no other.
+#[test]
+fn verify_counts_rows_recorded_as_compacted_that_no_compacted_file_holds_and_repair_restores_them() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    // Events only, so the run report's requests are the events units'.
+    let events_only = |uri: &Path| {
+        let body = midnight(&sim.url(), uri, "parquet", "", FIRST_DAY_COMPACTED, "");
+        body[..body.rfind("[[export]]").unwrap()].to_string()
+    };
+    ok(chainetl(&["run", &write_spec(dir.path(), "fresh.toml", &events_only(&fresh))]));
+    let spec = write_spec(dir.path(), "job.toml", &events_only(&out));
+    ok(chainetl(&["run", &spec]));
+    let requests = |out: &Path| read_json(&out.join("_chainetl/mid/runs/latest.json"))["requests"].as_u64().unwrap();
+    let first = requests(&out);
+    let v = chainetl(&["verify", &spec]);
+    assert!(v.status.success(), "{}", text(&v));
+    assert!(text(&v).contains("rows as committed: events on base: 2137"), "{}", text(&v));
+    // The spanning unit's file of the second day, gone, named as compacted
+    // into the first day's partition.
+    let unit = "e0-events-base-b30886905-30886940";
+    let day2 = out.join("events/chain=base/date=2025-05-30");
+    let lost = parquet_files(&day2)
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains(unit))
+        .unwrap();
+    let lost_rows = read_rows(&day2, &["block_number"]).len();
+    std::fs::remove_file(&lost).unwrap();
+    let rel = lost.strip_prefix(&out).unwrap().to_string_lossy().into_owned();
+    edit_json(&out.join("_chainetl/mid/compactions.json"), |doc| {
+        let record = doc["records"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|r| r["partition"] == "events/chain=base/date=2025-05-29")
+            .unwrap();
+        record["replaced"].as_array_mut().unwrap().push(rel.clone().into());
+    });
+    for quick in [false, true] {
+        let v = chainetl(&["verify", &spec, if quick { "--quick" } else { "-q" }]);
+        assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+        let t = text(&v);
+        assert!(t.contains(&format!("{lost_rows} rows missing")), "{t}");
+        assert!(t.contains(unit), "{t}");
+        assert!(
+            t.contains(&format!(
+                "rows of events on base: readers see {}, the job committed 2137",
+                2137 - lost_rows
+            )),
+            "{t}"
+        );
+    }
+    let r = chainetl(&["verify", &spec, "--repair"]);
+    assert!(r.status.success(), "{}", text(&r));
+    let repaired = requests(&out);
+    assert!(
+        repaired > 0 && repaired <= first,
+        "{repaired} requests to repair, {first} to export the job"
+    );
+    same_rows(&out, &fresh, &["events"]);
+    ok(chainetl(&["verify", &spec]));
+}
