@@ -154,6 +154,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         problems,
         rows,
         uncounted,
+        mixed,
         started,
     } = checked(&s, quick, quiet).await?;
     if !started {
@@ -186,6 +187,17 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         }
     }
     print_rows(&rows, uncounted);
+    if !mixed.is_empty() {
+        outln!(
+            "{}: table folders shared with other jobs that write them in another format or layout (readers cannot \
+             read them as one table; give one job an output of its own, `--fresh` with another `uri`): {}",
+            s.name,
+            mixed.join(", ")
+        );
+        if problems.is_empty() && interrupted.is_empty() {
+            return Ok(Exit::Failed);
+        }
+    }
     if problems.is_empty() && interrupted.is_empty() {
         outln!("{}: every committed file is in place, and readers see every committed row", s.name);
         return Ok(Exit::Success);

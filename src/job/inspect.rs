@@ -96,6 +96,9 @@ pub struct Verification {
     pub rows: Vec<crate::state::TableRows>,
     /// Compacted partitions whose rows were checked file by file only.
     pub uncounted: usize,
+    /// Table folders the job shares with another job that writes them in
+    /// another format or layout (one line each, naming the job and keys).
+    pub mixed: Vec<String>,
     /// Whether the job has state at its output at all (false: it never
     /// ran there, and there was nothing to check).
     pub started: bool,
@@ -135,11 +138,16 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     };
     let states = state.load_units().await?;
     let verified = state.verify(&spec.tables(), &states, depth, progress).await?;
+    let mixed = match &job.identity {
+        Some(identity) => super::sharing::mixes(identity, &state).await?,
+        None => Vec::new(),
+    };
     Ok(Verification {
         interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
         problems: verified.problems,
         rows: verified.rows,
         uncounted: verified.uncounted,
+        mixed,
         started: true,
     })
 }

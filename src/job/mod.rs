@@ -49,6 +49,7 @@ pub mod run_unit;
 pub mod schedule;
 pub mod series;
 pub mod setup;
+mod sharing;
 pub mod vacuum;
 
 pub use counters::ExportProgress;

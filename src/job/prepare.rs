@@ -82,6 +82,14 @@ pub(crate) fn unconverted(spec: &Spec, c: &FormatChange) -> RunError {
 /// asked for it may take.
 pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<Opened, RunError> {
     let state = StateStore::new(sink.clone(), &spec.name);
+    let identity = JobIdentity::of(spec);
+    // A new job, or one whose identity changes, must not make a table
+    // folder mix formats or layouts with another job's; checked before
+    // anything (a `--fresh` too) changes.
+    let stored = state.load_job().await.ok().flatten().and_then(|j| j.identity);
+    if fresh || stored.as_ref() != Some(&identity) {
+        super::sharing::refuse_mixing(spec, &state).await?;
+    }
     let interrupted = state.clear_interrupted().await?;
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");
@@ -100,7 +108,6 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
         (seq_floor, generation_floor) = (cleared.seq_floor, cleared.generation_floor);
         tracing::info!(removed = cleared.removed, "--fresh: removed the job's earlier output and state");
     }
-    let identity = JobIdentity::of(spec);
     let job = match state.load_job().await? {
         Some(job) => state.upgrade_job(job).await?,
         None => {

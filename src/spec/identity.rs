@@ -225,6 +225,11 @@ fn show(v: &Value) -> String {
 /// relayout), not by fetching them again.
 pub const LAYOUT_KEYS: [&str; 5] = ["partition_by", "bloom_filters", "compression", "row_group_rows", "hash_encoding"];
 
+/// `[output]` keys every job writing into one table folder must agree on:
+/// a reader of the folder sees one format, one set of partition columns
+/// and one type for each column.
+pub const SHARED_KEYS: [&str; 3] = ["format", "partition_by", "hash_encoding"];
+
 /// Layout keys recorded from 0.2.0 on: a job started before has none of
 /// them, and its files may have been written with any value, so a change
 /// of one applies to files written from then on, as before.
@@ -330,6 +335,36 @@ impl JobIdentity {
             derived,
             format: (was != is).then_some((was, is)),
         }
+    }
+
+    /// Every table (directory under the output) its exports write.
+    pub fn tables(&self) -> std::collections::BTreeSet<String> {
+        self.exports.iter().flat_map(|e| e.tables()).filter(|t| !t.is_empty()).collect()
+    }
+
+    /// Where a job of this identity and one of `other`'s would mix in the
+    /// table folders both write: each shared table with the keys of
+    /// [`SHARED_KEYS`] they differ in, `key: value here, value there`. A
+    /// key `other` does not record (a job started before it was) is not
+    /// compared.
+    pub fn mixes_with(&self, other: &JobIdentity) -> Vec<(String, Vec<String>)> {
+        let keys: Vec<String> = SHARED_KEYS
+            .iter()
+            .filter(|k| **k == "format" || other.output.contains_key(**k))
+            .filter_map(|k| {
+                let (here, there) = (output_key(&self.output, k), output_key(&other.output, k));
+                (here != there).then(|| format!("{k}: {} here, {} there", show(&here), show(&there)))
+            })
+            .collect();
+        if keys.is_empty() {
+            return Vec::new();
+        }
+        let theirs = other.tables();
+        self.tables()
+            .into_iter()
+            .filter(|t| theirs.contains(t))
+            .map(|t| (t, keys.clone()))
+            .collect()
     }
 
     /// The stored value of layout key `key`, if recorded.

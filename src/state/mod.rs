@@ -180,6 +180,7 @@ pub use files::Cleared;
 mod job;
 pub mod lease;
 mod migration;
+mod neighbours;
 mod persist;
 mod rows;
 mod units;
@@ -193,6 +194,7 @@ pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
 pub use migration::{Migration, Rewrite};
+pub use neighbours::Neighbour;
 pub use persist::{Removed, Superseded};
 pub use rows::TableRows;
 pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};

@@ -263,3 +263,117 @@ fn verify_counts_rows_recorded_as_compacted_that_no_compacted_file_holds_and_rep
     same_rows(&out, &fresh, &["events"]);
     ok(chainetl(&["verify", &spec]));
 }
+
+/// Rows of table `t` under `out` as DuckDB, Polars and pyarrow read the
+/// folder (hive partitions from the paths): one count each.
+fn engine_counts(out: &Path, t: &str) -> serde_json::Value {
+    let script = r#"
+import json, sys
+import duckdb, polars as pl, pyarrow.dataset as ds
+d = sys.argv[1]
+print(json.dumps([
+    duckdb.sql(f"select count(*) from read_parquet('{d}/**/*.parquet', hive_partitioning = true)").fetchall()[0][0],
+    pl.scan_parquet(f"{d}/**/*.parquet", hive_partitioning=True).select(pl.len()).collect().item(),
+    ds.dataset(d, format="parquet", partitioning="hive").count_rows(),
+]))
+"#;
+    let o = std::process::Command::new(python())
+        .args(["-c", script, &out.join(t).to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{t}: {}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Two jobs sharing a parquet output: one whose format, partition keys
+/// or hash encoding would differ from the other's in a table folder both
+/// write is refused before anything changes — as a new job and as a
+/// change alike — naming the other job; what readers cannot tell apart
+/// (compression) may differ. Both jobs' rows read as one table in DuckDB,
+/// Polars and pyarrow.
+#[test]
+fn a_second_job_that_would_mix_layouts_in_a_shared_table_folder_is_refused() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let job = |name: &str, url: &str, format: &str, output: &str, window: &str| {
+        let body = midnight(url, &out, format, output, window, "").replace("name = \"mid\"", &format!("name = \"{name}\""));
+        write_spec(dir.path(), &format!("{name}-{}.toml", output.len() + format.len()), &body)
+    };
+    ok(chainetl(&["run", &job("a", &sim.url(), "parquet", "", FIRST_DAY_COMPACTED)]));
+    let snapshot = || {
+        let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = parquet_files(&out)
+            .into_iter()
+            .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = snapshot();
+    let window = "30886975..30887009";
+    for (format, output) in [
+        ("parquet", "partition_by = [\"chain\"]"),
+        ("parquet", "hash_encoding = \"binary\""),
+        ("delta", ""),
+    ] {
+        let o = chainetl(&["run", &job("b", &sim.url(), format, output, window)]);
+        assert_eq!(o.status.code(), Some(2), "{format} {output}: {}", text(&o));
+        assert!(text(&o).contains("job `a`") && text(&o).contains("events/"), "{}", text(&o));
+        assert_eq!(snapshot(), before, "refused before anything changed");
+        assert!(!out.join("_chainetl/b/job.json").exists(), "no state of the refused job");
+    }
+    // The same layout: both jobs write the folder.
+    ok(chainetl(&["run", &job("b", &sim.url(), "parquet", "", window)]));
+    // A change that would mix is refused as a new job is; one readers
+    // cannot tell apart is made.
+    let before = snapshot();
+    for (format, output) in [("parquet", "partition_by = [\"chain\"]"), ("delta", "")] {
+        let o = chainetl(&["run", &job("b", &dead_url(), format, output, window)]);
+        assert_eq!(o.status.code(), Some(2), "{format} {output}: {}", text(&o));
+        assert!(text(&o).contains("job `a`"), "{}", text(&o));
+        assert_eq!(snapshot(), before, "refused before anything changed");
+    }
+    run_without_requests(bin().args([
+        "run",
+        &job("b", &dead_url(), "parquet", "compression = \"snappy\"", window),
+        "--summary",
+        "json",
+    ]));
+    for t in ["events", "blocks"] {
+        let n = read_rows(&out.join(t), keys_of(t)).len() as u64;
+        assert_eq!(engine_counts(&out, t), serde_json::json!([n, n, n]), "{t}");
+    }
+    ok(chainetl(&["verify", &job("a", &dead_url(), "parquet", "", FIRST_DAY_COMPACTED)]));
+    ok(chainetl(&[
+        "verify",
+        &job("b", &dead_url(), "parquet", "compression = \"snappy\"", window),
+    ]));
+}
+
+/// A folder that mixes already (two jobs started before the rule): `verify`
+/// says so, naming the other job, and exits 1.
+#[test]
+fn verify_reports_a_table_folder_two_jobs_write_in_other_layouts() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let a = write_spec(
+        dir.path(),
+        "a.toml",
+        &midnight(&sim.url(), &out, "parquet", "", FIRST_DAY_COMPACTED, "").replace("\"mid\"", "\"a\""),
+    );
+    let b = write_spec(
+        dir.path(),
+        "b.toml",
+        &midnight(&sim.url(), &out, "parquet", "", "30886975..30887009", "").replace("\"mid\"", "\"b\""),
+    );
+    ok(chainetl(&["run", &a]));
+    ok(chainetl(&["run", &b]));
+    // What an older build let job b record.
+    edit_json(&out.join("_chainetl/b/job.json"), |doc| {
+        doc["identity"]["output"]["partition_by"] = serde_json::json!(["chain"]);
+    });
+    let v = chainetl(&["verify", &a]);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("with job `b`: partition_by"), "{}", text(&v));
+}
