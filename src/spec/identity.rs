@@ -132,7 +132,11 @@ impl ExportIdentity {
         let mut out = Vec::new();
         let keys: std::collections::BTreeSet<&String> = self.keys.keys().chain(now.keys.keys()).collect();
         for key in keys {
-            let (a, b) = (self.keys.get(key), now.keys.get(key));
+            // A key recorded as null is a key not set.
+            let (a, b) = (
+                self.keys.get(key).filter(|v| !v.is_null()),
+                now.keys.get(key).filter(|v| !v.is_null()),
+            );
             if a != b {
                 out.push(key_change(index, key, a, b));
             }
@@ -367,6 +371,24 @@ impl JobIdentity {
             .collect()
     }
 
+    /// The indexes of `now`'s exports inserted among this identity's,
+    /// when `now` holds every one of its exports, unchanged and in order,
+    /// and one or more before the last of them; None otherwise.
+    fn inserted_in(&self, now: &JobIdentity) -> Option<Vec<usize>> {
+        let mut inserted = Vec::new();
+        let mut old = self.exports.iter().peekable();
+        for (i, e) in now.exports.iter().enumerate() {
+            match old.peek() {
+                Some(was) if was.changes(e, i).is_empty() => {
+                    old.next();
+                }
+                Some(_) => inserted.push(i),
+                None => break,
+            }
+        }
+        (old.peek().is_none() && !inserted.is_empty()).then_some(inserted)
+    }
+
     /// The stored value of layout key `key`, if recorded.
     pub fn layout_value(&self, key: &str) -> Option<&Value> {
         self.output.get(key)
@@ -391,6 +413,17 @@ impl JobIdentity {
                 out.push(format!("output.{key}: was {}, now {}", show(&was), show(&is)));
             }
         }
+        if let Some(inserted) = self.inserted_in(now) {
+            out.extend(inserted.into_iter().map(|i| {
+                format!(
+                    "export[{i}] ({} on {}) was inserted before exports the job has (exports may be appended, at the \
+                     end: move it after the others)",
+                    show(now.exports[i].keys.get("dataset").unwrap_or(&Value::Null)),
+                    now.exports[i].chains.join(", ")
+                )
+            }));
+            return out;
+        }
         for (i, was) in self.exports.iter().enumerate() {
             match now.exports.get(i) {
                 Some(is) => out.extend(was.changes(is, i)),
@@ -402,5 +435,81 @@ impl JobIdentity {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn export(keys: &[(&str, Value)]) -> ExportIdentity {
+        ExportIdentity {
+            chains: vec!["base".into()],
+            keys: keys.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        }
+    }
+
+    #[test]
+    fn a_key_recorded_as_null_and_a_key_not_recorded_are_no_change() {
+        let was = export(&[("dataset", json!("events")), ("chunk_blocks", Value::Null)]);
+        let now = export(&[("dataset", json!("events"))]);
+        assert_eq!(was.changes(&now, 4), Vec::<String>::new());
+        let blocks = export(&[("dataset", json!("blocks"))]);
+        assert_eq!(was.changes(&blocks, 4), ["export[4].dataset: was \"events\", now \"blocks\""]);
+    }
+
+    #[test]
+    fn an_export_inserted_among_the_jobs_is_named_alone() {
+        let tokens = export(&[("dataset", json!("tokens"))]);
+        let events = export(&[("dataset", json!("events"))]);
+        let blocks = export(&[("dataset", json!("blocks"))]);
+        let job = |exports: &[&ExportIdentity]| JobIdentity {
+            output: BTreeMap::new(),
+            exports: exports.iter().map(|e| (*e).clone()).collect(),
+        };
+        let changes = job(&[&events, &tokens]).changes(&job(&[&events, &blocks, &tokens]));
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(changes[0].starts_with("export[1] (\"blocks\" on base) was inserted"), "{changes:?}");
+        // Appended: no change; replaced: key by key.
+        assert!(job(&[&events, &tokens]).changes(&job(&[&events, &tokens, &blocks])).is_empty());
+        assert!(
+            job(&[&events, &tokens])
+                .changes(&job(&[&events, &blocks]))
+                .iter()
+                .any(|c| c.contains("dataset"))
+        );
+    }
+
+    #[test]
+    fn jobs_mix_only_in_the_tables_both_write_and_by_the_keys_readers_see() {
+        let job = |tables: &[&str], output: &[(&str, Value)]| JobIdentity {
+            output: output.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            exports: tables.iter().map(|t| export(&[("dataset", json!(t))])).collect(),
+        };
+        let a = job(
+            &["events", "blocks"],
+            &[("partition_by", json!(["chain", "date"])), ("compression", json!("zstd(1)"))],
+        );
+        let b = job(&["events"], &[("partition_by", json!(["chain"])), ("compression", json!("snappy"))]);
+        assert_eq!(
+            a.mixes_with(&b),
+            [(
+                "events".to_string(),
+                vec!["partition_by: [\"chain\",\"date\"] here, [\"chain\"] there".to_string()]
+            )]
+        );
+        let same = job(
+            &["events"],
+            &[("partition_by", json!(["chain", "date"])), ("compression", json!("snappy"))],
+        );
+        assert!(a.mixes_with(&same).is_empty(), "compression is not seen by readers");
+        let elsewhere = job(&["tokens"], &[("format", json!("delta"))]);
+        assert!(a.mixes_with(&elsewhere).is_empty(), "no table in common");
+        // A job recording no partition_by (started before it was) is not compared by it.
+        assert!(a.mixes_with(&job(&["events"], &[])).is_empty());
+        assert_eq!(
+            a.mixes_with(&job(&["blocks"], &[("format", json!("delta"))]))[0].1,
+            ["format: \"parquet\" here, \"delta\" there"]
+        );
     }
 }
