@@ -46,7 +46,7 @@ window = "20000000..20000199"
 /// Table `t` under `out` holds the rows of `reference`'s, each as often,
 /// with the same columns and types (DuckDB, hive partitions read from the
 /// paths).
-fn same_table(out: &Path, reference: &Path, t: &str) {
+pub(crate) fn same_table(out: &Path, reference: &Path, t: &str) {
     let read = |p: &Path| format!("read_parquet('{}/{t}/**/*.parquet', hive_partitioning = true)", p.display());
     let describe = |p: &Path| {
         duckdb(&format!(

@@ -377,3 +377,63 @@ fn verify_reports_a_table_folder_two_jobs_write_in_other_layouts() {
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
     assert!(text(&v).contains("with job `b`: partition_by"), "{}", text(&v));
 }
+
+/// Raw transfers exported the usual way, one export a chain each with its
+/// own window, writing one raw table.
+fn per_chain(url: &str, out: &Path, decoding: &str) -> String {
+    format!(
+        r#"name = "pc"
+[source]
+base_url = "{url}"
+max_concurrency = 4
+max_retries = 1
+[output]
+uri = "{}"
+[[export]]
+dataset = "events"
+chains = ["ethereum"]
+window = "20000000..20000099"
+chunk_blocks = 50
+signatures = ["event Transfer(address indexed from, address indexed to, uint256 value)"]
+{decoding}
+[[export]]
+dataset = "events"
+chains = ["bsc"]
+window = "40000000..40000199"
+chunk_blocks = 100
+signatures = ["event Transfer(address indexed from, address indexed to, uint256 value)"]
+{decoding}
+"#,
+        out.display()
+    )
+}
+
+/// Decoding, then `u256` columns, added to every export of a
+/// one-export-per-chain job: each made from the stored rows with no
+/// request, equal to a fresh export of the spec (each file's rows are of
+/// one export: by its chain, not by which exports name the table).
+#[test]
+fn decoding_and_u256_added_to_one_export_a_chain_are_made_from_the_stored_rows() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let decode = "decode = true\nalso_raw = true\ntable = \"transfer\"";
+    let wide = "decode = true\nalso_raw = true\ntable = \"transfer\"\nu256 = [\"decimal38\"]";
+    ok(chainetl(&[
+        "run",
+        &write_spec(dir.path(), "raw.toml", &per_chain(&sim.url(), &out, "")),
+    ]));
+    for (i, decoding) in [decode, wide].into_iter().enumerate() {
+        let fresh = dir.path().join(format!("fresh-{i}"));
+        ok(chainetl(&[
+            "run",
+            &write_spec(dir.path(), &format!("f{i}.toml"), &per_chain(&sim.url(), &fresh, decoding)),
+        ]));
+        let spec = write_spec(dir.path(), &format!("c{i}.toml"), &per_chain(&dead_url(), &out, decoding));
+        run_without_requests(bin().args(["run", &spec, "--summary", "json"]));
+        for t in ["events", "transfer"] {
+            crate::derive::same_table(&out, &fresh, t);
+        }
+        ok(chainetl(&["verify", &spec]));
+    }
+}

@@ -12,12 +12,20 @@
 //!   again with the spec's columns, the wide-integer ones computed from the
 //!   stored decimal text (`crate::sink`'s relayout).
 //!
-//! Refused, before anything is written: a compacted partition of a table
-//! another export writes too (its rows cannot be told apart), a decoded
-//! table another export writes, in `delta` a decoded table to make that
-//! is there already (another job's: its layout is not checked until the
-//! swap, when the way back is gone), and in `delta` a `u256` column
-//! dropped (a table's columns are only ever added).
+//! Several exports may write one table — the usual shape is one export a
+//! chain (or a window), each with its own window — and take the same
+//! change together: what is decided is which exports' rows each file
+//! holds (a unit's file, its unit's export; a compacted file, the exports
+//! of the units whose files its record replaced), not which exports name
+//! the table.
+//!
+//! Refused, before anything is written: a compacted partition holding rows
+//! of an export the change does not derive alike (they cannot be told
+//! apart), a decoded table another export writes without deriving it
+//! alike, in `delta` a decoded table to make that is there already
+//! (another job's: its layout is not checked until the swap, when the way
+//! back is gone), and in `delta` a `u256` column dropped (a table's
+//! columns are only ever added).
 
 use super::Group;
 use crate::decode::abi::LogDecoder;
@@ -98,9 +106,9 @@ pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, jo
     Ok(())
 }
 
-/// The derivation a group's files belong to: its unit's export's, or the
-/// one reading its compacted partition's table.
-pub(super) fn of_group<'a>(derivations: &'a [Derivation], g: &Group) -> Option<&'a Derivation> {
+/// The derivation a group's files belong to: its unit's export's, or
+/// that of the exports whose rows its compacted partition holds.
+pub(super) fn of_group<'a>(spec: &Spec, derivations: &'a [Derivation], g: &Group) -> Option<&'a Derivation> {
     match (&g.unit, &g.partition) {
         (Some(u), _) => {
             let (export, _) = crate::job::compact::unit_export(u)?;
@@ -108,30 +116,70 @@ pub(super) fn of_group<'a>(derivations: &'a [Derivation], g: &Group) -> Option<&
         }
         (None, Some(p)) => {
             let table = p.split('/').next().unwrap_or_default();
-            derivations.iter().find(|d| d.from.contains(table))
+            let holding = exports_holding(spec, g);
+            derivations
+                .iter()
+                .find(|d| d.from.contains(table) && holding.first().is_none_or(|e| *e == d.export))
         }
         (None, None) => None,
     }
+}
+
+/// The exports whose rows a compacted partition's files hold: those of
+/// the units whose files its record replaced (sorted; empty when it
+/// names none).
+fn exports_holding(spec: &Spec, g: &Group) -> Vec<usize> {
+    let prefix = format!("{}-", spec.name);
+    let exports: BTreeSet<usize> = g
+        .replaced
+        .iter()
+        .filter_map(|r| r.rsplit('/').next()?.strip_prefix(&prefix))
+        .filter_map(crate::sink::parse_file_name)
+        .filter_map(|(unit, _)| crate::job::compact::unit_export(unit).map(|(e, _)| e))
+        .collect();
+    exports.into_iter().collect()
+}
+
+/// The keys a derivation is made by, as the spec has them: equal for two
+/// exports that derive their tables alike.
+fn derived_keys(identity: &JobIdentity, export: usize) -> Vec<Option<&serde_json::Value>> {
+    let keys = identity.exports.get(export).map(|e| &e.keys);
+    ["decode", "u256", "also_raw", "signatures"]
+        .iter()
+        .map(|k| keys.and_then(|keys| keys.get(*k)))
+        .collect()
 }
 
 /// The groups a derivation reads (each with the files of the tables it
 /// reads only); refused as the module doc says.
 pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivations: &[Derivation]) -> Result<Vec<Group>, RunError> {
     let refused = |what: String| RunError::Migration(format!("job `{}`: {what}", spec.name));
-    let others = |export: usize, table: &str| {
+    let identity = JobIdentity::of(spec);
+    // Export `e` takes the change `d` takes, alike.
+    let alike = |d: &Derivation, e: usize| {
+        derivations
+            .iter()
+            .any(|o| o.export == e && o.from == d.from && derived_keys(&identity, e) == derived_keys(&identity, d.export))
+    };
+    let writers = |table: &str| {
         spec.exports
             .iter()
-            .any(|e| e.index != export && e.tables().iter().any(|t| t == table))
+            .filter(move |e| e.tables().iter().any(|t| t == table))
+            .map(|e| e.index)
+            .collect::<Vec<_>>()
     };
     for d in derivations {
-        if let Some(decoder) = &d.decoder
-            && let Some(t) = decoder.tables().iter().find(|t| others(d.export, &t.table))
-        {
-            return Err(refused(format!(
-                "export[{}] would decode into table {}, which another export writes too: give its decoded table \
-                 another name (`table`)",
-                d.export, t.table
-            )));
+        if let Some(decoder) = &d.decoder {
+            for t in decoder.tables() {
+                if let Some(e) = writers(&t.table).into_iter().find(|e| *e != d.export && !alike(d, *e)) {
+                    return Err(refused(format!(
+                        "export[{}] would decode into table {}, which export[{e}] writes too without decoding into it \
+                         alike in this change: give its decoded table another name (`table`), or make the same \
+                         change to export[{e}]",
+                        d.export, t.table
+                    )));
+                }
+            }
         }
         if spec.output.format == crate::spec::OutputFormat::Delta && d.decoder.is_none() {
             let was = job
@@ -153,16 +201,23 @@ pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivation
     }
     let mut out = Vec::new();
     for mut g in groups {
-        let Some(d) = of_group(derivations, &g) else {
+        let Some(d) = of_group(spec, derivations, &g) else {
             continue;
         };
         if let Some(p) = &g.partition {
             let table = p.split('/').next().unwrap_or_default();
-            if others(d.export, table) {
+            // Without the units it replaced, any export writing the table
+            // may have rows there.
+            let mut holding = exports_holding(spec, &g);
+            if holding.is_empty() {
+                holding = writers(table);
+            }
+            if let Some(e) = holding.into_iter().find(|e| !alike(d, *e)) {
                 return Err(refused(format!(
-                    "the compacted files of {p} hold rows of more than one export, which cannot be told apart to make \
-                     export[{}]'s derived tables from them; re-run with --fresh to export the new spec",
-                    d.export
+                    "the compacted files of {p} hold rows of export[{e}] beside export[{}]'s, and the change does not \
+                     make export[{e}]'s derived tables alike, so their rows cannot be told apart to make export[{}]'s \
+                     from them: make the same change to export[{e}], or re-run with --fresh to export the new spec",
+                    d.export, d.export
                 )));
             }
         }

@@ -413,7 +413,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
     futures::stream::iter(todo)
         .map(|g| {
             let with = &with;
-            let decoder = derive::of_group(&derived, &g).and_then(|d| d.decoder.clone());
+            let decoder = derive::of_group(spec, &derived, &g).and_then(|d| d.decoder.clone());
             async move {
                 let doc = write_group(spec, sink, state, with, &g, decoder).await?;
                 state.save_rewrite(&doc).await?;
