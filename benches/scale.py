@@ -3,7 +3,8 @@
 For events jobs of about 1k, 6k and 10k units on seven chains (hour-long
 units: `chunk_duration = "1h"`), exported once through the simulator, and a
 synthetic 100k-unit state (one manifest written directly):
-`plan` time, state objects, `status` time, the time of a no-op re-run, and
+`plan` time, state objects, `status` time, the time of a no-op re-run,
+`verify` time (by footers with `--quick`, and by content), and
 `report`'s time and page size (the page must stay under 2 MB and 5 s at
 a year on seven chains, ~3,500 units: between the first two jobs),
 on local disk and on a local S3-compatible server (moto), with the default
@@ -112,6 +113,11 @@ def measure(binary, name, sim_url, uri, days, env, s3):
     units = 7 * 24 * days
     row = {"units": units, "export_seconds": export_secs, "plan_seconds": plan_secs, "state_objects": state_objects(uri, name, s3), "status_seconds": status_secs, "noop_run_seconds": noop_secs}
     if binary == BIN:
+        # verify: every file by size and footer rows (--quick) or by content,
+        # and the rows counted from the records (no data page read for that).
+        row["verify_quick_seconds"], out = timed([binary, "verify", path, "--quick", "-q"], env)
+        assert "rows as committed" in out, out
+        row["verify_seconds"], _ = timed([binary, "verify", path, "-q"], env)
         page = os.path.join(OUT, f"{name}-report.html")
         row["report_seconds"], _ = timed([binary, "report", path, "--out", page], env)
         row["report_bytes"] = os.path.getsize(page)
