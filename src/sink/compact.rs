@@ -73,6 +73,8 @@ pub struct Merged {
     pub files: Vec<WrittenFile>,
     /// Rows read from the inputs.
     pub rows: u64,
+    /// Rows of each input, in the order given (its footer's count).
+    pub input_rows: Vec<u64>,
     /// Whether the outputs declare their sort order.
     pub sorted: bool,
 }
@@ -259,6 +261,7 @@ impl Sink {
             return Ok(Merged {
                 files: Vec::new(),
                 rows: 0,
+                input_rows: vec![0; opened.len()],
                 sorted,
             });
         };
@@ -284,7 +287,8 @@ impl Sink {
         }
         let (schema, _) = self.file_columns(first.schema());
         let (key, props) = self.output_encoding(&schema, sorted);
-        let rows: u64 = opened.iter().map(|i| i.rows).sum();
+        let input_rows: Vec<u64> = opened.iter().map(|i| i.rows).collect();
+        let rows: u64 = input_rows.iter().sum();
         let mut out = Out {
             sink: self,
             name_of,
@@ -338,6 +342,7 @@ impl Sink {
         Ok(Merged {
             files: out.done,
             rows,
+            input_rows,
             sorted,
         })
     }

@@ -230,6 +230,13 @@ pub struct Compaction {
     pub files: Vec<CommittedFile>,
     /// Unit files (paths) whose rows `files` hold: gone, or about to be.
     pub replaced: Vec<String>,
+    /// Rows of files of `replaced`, by path, as the compaction that took
+    /// them read them (absent in records written before they were
+    /// counted, and for a decoded table's files named after the raw files
+    /// they were decoded from): `verify` counts rows with them where no
+    /// checkpoint counts the file (a unit of a closed period or segment).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub replaced_rows: std::collections::BTreeMap<String, u64>,
     /// A compaction in progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<PendingCompaction>,

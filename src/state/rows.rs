@@ -20,12 +20,14 @@
 //! Fewer: rows lost, of the group's units (repairing them dissolves the
 //! group and exports them again). More: rows twice.
 //!
-//! A group naming a file no checkpoint counts — a unit of a closed period
-//! or segment (its checkpoint dropped once the segment closed), or a
-//! derived table made from compacted files (its record names the units by
-//! the files they would have had in it) — is checked file by file only,
-//! and left out of the totals on both sides; [`Counted::uncounted`] says
-//! how many.
+//! A file no checkpoint counts — a unit's of a closed period or segment
+//! (its checkpoint dropped once the segment closed) — is counted with the
+//! rows the record's `replaced_rows` says the compaction took from it. A
+//! group naming a file neither counts (a record written before records
+//! counted rows; a decoded table made from compacted raw files, whose
+//! record names the units by the files they would have had in it) is
+//! checked file by file only, and left out of the totals on both sides;
+//! [`Counted::uncounted`] says how many.
 //!
 //! The rows of every file counted are those its checkpoint or record
 //! recorded: `verify`'s file checks hold each file to them (its checksum,
@@ -106,7 +108,22 @@ impl Ledger<'_> {
                 uncounted_files.extend(replaced.iter().copied());
                 continue;
             }
-            let known: Vec<(&str, u64)> = replaced.iter().filter_map(|r| committed.get(r).copied()).collect();
+            // Each replaced file's rows: its checkpoint's, else the
+            // record's (a unit whose checkpoint a closed segment dropped).
+            let recorded: HashMap<&str, u64> = records
+                .iter()
+                .flat_map(|c| c.replaced_rows.iter().map(|(p, r)| (p.as_str(), *r)))
+                .collect();
+            let mut known: Vec<(String, u64)> = Vec::new();
+            let mut by_record: Vec<(&str, String, u64)> = Vec::new();
+            for r in &replaced {
+                if let Some((unit, rows)) = committed.get(r) {
+                    known.push((unit.to_string(), *rows));
+                } else if let (Some(rows), Some(unit)) = (recorded.get(r), r.rsplit('/').next().and_then(&unit_of)) {
+                    known.push((unit.clone(), *rows));
+                    by_record.push((r, unit, *rows));
+                }
+            }
             if known.len() != replaced.len() {
                 out.uncounted += records.len();
                 uncounted_files.extend(replaced.iter().copied());
@@ -125,6 +142,11 @@ impl Ledger<'_> {
                     None
                 }
             };
+            // Rows no checkpoint counts are the job's by the record.
+            for (_, unit, rows) in &by_record {
+                let c = chain.as_ref().and(chain_of(unit)).map(str::to_string);
+                totals.entry((table.clone(), c)).or_default().0 += rows;
+            }
             totals.entry((table, chain)).or_default().1 += held;
             if held != expected {
                 out.problems.push(problem(&records, &replaced, held, expected, &unit_of));
@@ -367,6 +389,26 @@ mod tests {
         assert_eq!((c.tables[0].committed, c.tables[0].seen), (6, 6));
         let c = count(&[a], &[r1], &[]);
         assert!(c.problems[0].what.starts_with("4 rows missing"), "{:?}", c.problems);
+    }
+
+    #[test]
+    fn a_file_of_a_closed_segment_is_counted_by_the_rows_its_record_took() {
+        let mut r = record(
+            "events/d1",
+            &[("events/d1/j-compacted-000001-000000", 9)],
+            &["events/d1/j-e0-events-base-b0-9-000000"],
+        );
+        r.replaced_rows.insert("events/d1/j-e0-events-base-b0-9-000000".into(), 9);
+        let c = count(&[], std::slice::from_ref(&r), &[]);
+        assert!(c.problems.is_empty() && c.uncounted == 0, "{:?}", c.problems);
+        assert_eq!(
+            (c.tables[0].chain.as_deref(), c.tables[0].committed, c.tables[0].seen),
+            (Some("base"), 9, 9)
+        );
+        r.replaced.push("events/d2/j-e0-events-base-b0-9-000001".into());
+        r.replaced_rows.insert("events/d2/j-e0-events-base-b0-9-000001".into(), 2);
+        let c = count(&[], &[r], &[]);
+        assert!(c.problems[0].what.starts_with("2 rows missing"), "{:?}", c.problems);
     }
 
     #[test]

@@ -312,7 +312,8 @@ fn delta_specs_are_checked_before_anything_is_written() {
     assert!(text(&o).contains("output.format") && text(&o).contains("--fresh"), "{}", text(&o));
     assert!(!out.join("blocks/_delta_log").exists());
     // Two jobs share a delta output: one that writes hashes as binary is
-    // refused before it writes anything, naming both layouts.
+    // refused before it writes anything, naming the other job and both
+    // encodings.
     let shared = dir.path().join("shared");
     let job = |name: &str, extra: &str| {
         format!(
@@ -329,7 +330,11 @@ fn delta_specs_are_checked_before_anything_is_written() {
         &write_spec(dir.path(), "bin.toml", &job("bin", "hash_encoding = \"binary\"")),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("hash string") && text(&o).contains("hash binary"), "{}", text(&o));
+    assert!(
+        text(&o).contains("job `hex`") && text(&o).contains("hash_encoding: \"binary\" here, \"hex\" there"),
+        "{}",
+        text(&o)
+    );
     assert!(
         !parquet_files(&shared.join("blocks"))
             .iter()

@@ -448,8 +448,12 @@ impl Compactor<'_> {
         };
         crate::util::failpoint::hit("compact-written");
         let outputs: Vec<CommittedFile> = merged.files.iter().map(CommittedFile::from).collect();
-        let replaced_units = inputs.iter().filter(|f| matches!(f.kind, JobFile::Unit(..))).map(|f| f.rel.clone());
-        record.replaced.extend(replaced_units);
+        for (f, rows) in inputs.iter().zip(&merged.input_rows) {
+            if matches!(f.kind, JobFile::Unit(..)) {
+                record.replaced.push(f.rel.clone());
+                record.replaced_rows.insert(f.rel.clone(), *rows);
+            }
+        }
         let gone: HashSet<&str> = inputs.iter().map(|f| f.rel.as_str()).collect();
         record.files.retain(|f| !gone.contains(f.path.as_str()));
         record.files.extend(outputs.iter().cloned());

@@ -194,6 +194,7 @@ impl Compactor<'_> {
             generation: 0,
             files: Vec::new(),
             replaced: Vec::new(),
+            replaced_rows: Default::default(),
             pending: None,
             rolled_back: c.generation.max(c.rolled_back).max(c.pending.as_ref().map_or(0, |p| p.generation)),
             dissolving: Vec::new(),

@@ -170,6 +170,12 @@ async fn commit(
 /// unit files the records they came from replaced; the records they came
 /// from gone. Idempotent.
 async fn set_records(state: &StateStore, docs: &[Rewrite]) -> Result<(), RunError> {
+    let current = state.load_compactions().await?;
+    // The rows each replaced file had, as the records they came from say.
+    let rows_of: BTreeMap<&str, u64> = current
+        .iter()
+        .flat_map(|c| c.replaced_rows.iter().map(|(p, r)| (p.as_str(), *r)))
+        .collect();
     let mut new: BTreeMap<String, Compaction> = BTreeMap::new();
     for d in docs.iter().filter(|d| d.unit.is_none()) {
         for f in &d.outputs {
@@ -187,17 +193,20 @@ async fn set_records(state: &StateStore, docs: &[Rewrite]) -> Result<(), RunErro
             // units by the files they would have had in it.
             let table = f.path.split('/').next().unwrap_or_default();
             for u in &d.replaced {
-                let u = match u.split_once('/') {
+                let named = match u.split_once('/') {
                     Some((_, rest)) => format!("{table}/{rest}"),
                     None => u.clone(),
                 };
-                if !r.replaced.contains(&u) {
-                    r.replaced.push(u);
+                // A decoded table's rows are not the raw file's.
+                if let Some(rows) = rows_of.get(u.as_str()).filter(|_| named == *u) {
+                    r.replaced_rows.insert(named.clone(), *rows);
+                }
+                if !r.replaced.contains(&named) {
+                    r.replaced.push(named);
                 }
             }
         }
     }
-    let current = state.load_compactions().await?;
     for (partition, mut r) in new {
         if current
             .iter()

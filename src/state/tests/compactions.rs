@@ -17,6 +17,7 @@ fn record(partition: &str, generation: u64, pending: bool) -> Compaction {
             checksum: None,
         }],
         replaced: vec![format!("{partition}/j-e0-blocks-base-b0-10-000000.parquet")],
+        replaced_rows: Default::default(),
         pending: pending.then(|| PendingCompaction {
             generation: generation + 1,
             ..Default::default()

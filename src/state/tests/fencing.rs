@@ -100,6 +100,7 @@ async fn a_compaction_record_and_the_index_are_written_only_by_their_holder() {
         generation,
         files: Vec::new(),
         replaced: Vec::new(),
+        replaced_rows: Default::default(),
         pending: None,
         rolled_back: 0,
         dissolving: Vec::new(),
