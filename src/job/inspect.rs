@@ -139,7 +139,11 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     let states = state.load_units().await?;
     let verified = state.verify(&spec.tables(), &states, depth, progress).await?;
     let mixed = match &job.identity {
-        Some(identity) => super::sharing::mixes(identity, &state).await?,
+        Some(identity) => super::sharing::mixes(identity, &state)
+            .await?
+            .into_iter()
+            .map(|(_, line)| line)
+            .collect(),
         None => Vec::new(),
     };
     Ok(Verification {

@@ -83,13 +83,7 @@ pub(crate) fn unconverted(spec: &Spec, c: &FormatChange) -> RunError {
 pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<Opened, RunError> {
     let state = StateStore::new(sink.clone(), &spec.name);
     let identity = JobIdentity::of(spec);
-    // A new job, or one whose identity changes, must not make a table
-    // folder mix formats or layouts with another job's; checked before
-    // anything (a `--fresh` too) changes.
-    let stored = state.load_job().await.ok().flatten().and_then(|j| j.identity);
-    if fresh || stored.as_ref() != Some(&identity) {
-        super::sharing::refuse_mixing(spec, &state).await?;
-    }
+    super::sharing::refuse_mixing(spec, &state, fresh).await?;
     let interrupted = state.clear_interrupted().await?;
     if interrupted && !fresh {
         tracing::warn!("an earlier --fresh did not finish: finishing it, so the job starts over");

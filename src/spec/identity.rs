@@ -350,25 +350,33 @@ impl JobIdentity {
     /// table folders both write: each shared table with the keys of
     /// [`SHARED_KEYS`] they differ in, `key: value here, value there`. A
     /// key `other` does not record (a job started before it was) is not
-    /// compared.
+    /// compared, nor a partition key a table has no directories of (the
+    /// date of `tokens`).
     pub fn mixes_with(&self, other: &JobIdentity) -> Vec<(String, Vec<String>)> {
-        let keys: Vec<String> = SHARED_KEYS
-            .iter()
-            .filter(|k| **k == "format" || other.output.contains_key(**k))
-            .filter_map(|k| {
-                let (here, there) = (output_key(&self.output, k), output_key(&other.output, k));
-                (here != there).then(|| format!("{k}: {} here, {} there", show(&here), show(&there)))
-            })
-            .collect();
-        if keys.is_empty() {
-            return Vec::new();
-        }
         let theirs = other.tables();
-        self.tables()
-            .into_iter()
-            .filter(|t| theirs.contains(t))
-            .map(|t| (t, keys.clone()))
-            .collect()
+        let mut out = Vec::new();
+        for table in self.tables().into_iter().filter(|t| theirs.contains(t)) {
+            let undated = crate::vocab::dataset::Dataset::parse(&table) == Some(crate::vocab::dataset::Dataset::Tokens);
+            let value = |output: &BTreeMap<String, Value>, key: &str| -> Value {
+                let v = output_key(output, key).into_owned();
+                match (key, v) {
+                    ("partition_by", Value::Array(keys)) if undated => Value::Array(keys.into_iter().filter(|k| k != "date").collect()),
+                    (_, v) => v,
+                }
+            };
+            let keys: Vec<String> = SHARED_KEYS
+                .iter()
+                .filter(|k| **k == "format" || other.output.contains_key(**k))
+                .filter_map(|k| {
+                    let (here, there) = (value(&self.output, k), value(&other.output, k));
+                    (here != there).then(|| format!("{k}: {} here, {} there", show(&here), show(&there)))
+                })
+                .collect();
+            if !keys.is_empty() {
+                out.push((table, keys));
+            }
+        }
+        out
     }
 
     /// The indexes of `now`'s exports inserted among this identity's,
@@ -505,6 +513,10 @@ mod tests {
         assert!(a.mixes_with(&same).is_empty(), "compression is not seen by readers");
         let elsewhere = job(&["tokens"], &[("format", json!("delta"))]);
         assert!(a.mixes_with(&elsewhere).is_empty(), "no table in common");
+        // Tokens have no date directories.
+        let tokens = |p: Value| job(&["tokens"], &[("partition_by", p)]);
+        assert!(tokens(json!(["chain", "date"])).mixes_with(&tokens(json!(["chain"]))).is_empty());
+        assert!(!tokens(json!(["chain"])).mixes_with(&tokens(json!([]))).is_empty());
         // A job recording no partition_by (started before it was) is not compared by it.
         assert!(a.mixes_with(&job(&["events"], &[])).is_empty());
         assert_eq!(

@@ -3,7 +3,8 @@
 //! read as plain JSON, so a document of another build or state version
 //! still says what it records — and, while it changes its layout or
 //! format, the identity it is changing to (its `migration.json`), which
-//! is the one it will write in.
+//! is the one it will write in; exports appended after it started
+//! (`exports/e<i>.json`) join it.
 
 use super::{StateError, StateStore};
 use crate::spec::JobIdentity;
@@ -46,10 +47,32 @@ impl StateStore {
                     }))
                 }
             };
-            let identity = match identity_in("migration.json").await? {
+            let mut identity: Option<JobIdentity> = match identity_in("migration.json").await? {
                 Some(changing) => Some(changing),
                 None => identity_in("job.json").await?,
             };
+            // Exports appended after it started write its tables too.
+            if let Some(identity) = identity.as_mut() {
+                let dir = format!("_chainetl/{name}/exports/");
+                let listed = self.storage().list(&dir).await.map_err(|e| StateError::io(&dir, "listing", e))?;
+                let mut added: Vec<(usize, crate::spec::ExportIdentity)> = Vec::new();
+                for meta in listed {
+                    let rel = self.storage().rel_of(&meta.location);
+                    let Some(o) = self.storage().get(&rel).await.map_err(|e| StateError::io(&rel, "reading", e))? else {
+                        continue;
+                    };
+                    let doc: Option<super::AddedExport> = serde_json::from_slice(&o.bytes).ok();
+                    if let Some(doc) = doc {
+                        added.push((doc.export, doc.identity));
+                    }
+                }
+                added.sort_by_key(|(i, _)| *i);
+                for (i, e) in added {
+                    if i >= identity.exports.len() {
+                        identity.exports.push(e);
+                    }
+                }
+            }
             out.push(Neighbour { name, identity });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));

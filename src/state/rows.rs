@@ -152,13 +152,18 @@ impl Ledger<'_> {
                 out.problems.push(problem(&records, &replaced, held, expected, &unit_of));
             }
         }
+        let replaced_anywhere: HashSet<&str> = self
+            .compactions
+            .iter()
+            .flat_map(|c| c.replaced.iter().map(String::as_str))
+            .collect();
         for st in &self.states {
             let chain = chain_of(&st.unit).map(str::to_string);
             for f in st.committed.iter().filter(|f| !uncounted_files.contains(f.path.as_str())) {
                 if self.in_flight.contains(&f.path) {
                     continue;
                 }
-                let replaced = committed.contains_key(f.path.as_str()) && self.is_replaced(&f.path);
+                let replaced = replaced_anywhere.contains(f.path.as_str());
                 let live = self.live.contains(f.path.as_str());
                 // `delta`: a unit's files join its tables once it is done.
                 if self.delta && !live && !replaced && !st.published {
@@ -182,10 +187,6 @@ impl Ledger<'_> {
             })
             .collect();
         out
-    }
-
-    fn is_replaced(&self, rel: &str) -> bool {
-        self.compactions.iter().any(|c| c.replaced.iter().any(|r| r == rel))
     }
 }
 

@@ -437,3 +437,51 @@ fn decoding_and_u256_added_to_one_export_a_chain_are_made_from_the_stored_rows()
         ok(chainetl(&["verify", &spec]));
     }
 }
+
+/// Two exports of one chain, one a window, whose rows share compacted
+/// partitions: decoding added to one of them cannot tell its rows from
+/// the other's there, and is refused (exit 2, naming the other export)
+/// before anything changes; added to both alike, it is made from the
+/// stored rows.
+#[test]
+fn decoding_added_to_one_of_two_exports_sharing_compacted_partitions_is_refused() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let decode = "decode = true\nalso_raw = true\ntable = \"transfer\"";
+    let body = |url: &str, uri: &Path, first: &str, second: &str| {
+        per_chain(url, uri, "")
+            .replacen("\n\n[[export]]", &format!("\n{first}\n[[export]]"), 1)
+            .replace(
+                "chains = [\"bsc\"]\nwindow = \"40000000..40000199\"\nchunk_blocks = 100",
+                "chains = [\"ethereum\"]\nwindow = \"20000100..20000199\"\nchunk_blocks = 50",
+            )
+            + second
+    };
+    ok(chainetl(&[
+        "run",
+        &write_spec(dir.path(), "raw.toml", &body(&sim.url(), &out, "", "")),
+    ]));
+    let snapshot = || {
+        parquet_files(&out)
+            .into_iter()
+            .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let before = snapshot();
+    let one = write_spec(dir.path(), "one.toml", &body(&dead_url(), &out, "", decode));
+    let o = chainetl(&["run", &one]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("hold rows of export[0] beside export[1]'s"), "{}", text(&o));
+    assert_eq!(snapshot(), before, "refused before anything changed");
+    ok(chainetl(&[
+        "run",
+        &write_spec(dir.path(), "f.toml", &body(&sim.url(), &fresh, decode, decode)),
+    ]));
+    let both = write_spec(dir.path(), "both.toml", &body(&dead_url(), &out, decode, decode));
+    run_without_requests(bin().args(["run", &both, "--summary", "json"]));
+    for t in ["events", "transfer"] {
+        crate::derive::same_table(&out, &fresh, t);
+    }
+    ok(chainetl(&["verify", &both]));
+}

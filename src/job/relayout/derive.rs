@@ -106,8 +106,9 @@ pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, jo
     Ok(())
 }
 
-/// The derivation a group's files belong to: its unit's export's, or
-/// that of the exports whose rows its compacted partition holds.
+/// The derivation a group's files belong to: its unit's export's, or,
+/// for a compacted partition, that of the first export whose rows it
+/// holds (see [`holding`]) that takes a change reading its table.
 pub(super) fn of_group<'a>(spec: &Spec, derivations: &'a [Derivation], g: &Group) -> Option<&'a Derivation> {
     match (&g.unit, &g.partition) {
         (Some(u), _) => {
@@ -116,13 +117,27 @@ pub(super) fn of_group<'a>(spec: &Spec, derivations: &'a [Derivation], g: &Group
         }
         (None, Some(p)) => {
             let table = p.split('/').next().unwrap_or_default();
-            let holding = exports_holding(spec, g);
-            derivations
-                .iter()
-                .find(|d| d.from.contains(table) && holding.first().is_none_or(|e| *e == d.export))
+            holding(spec, g, table)
+                .into_iter()
+                .find_map(|e| derivations.iter().find(|d| d.export == e && d.from.contains(table)))
         }
         (None, None) => None,
     }
+}
+
+/// The exports whose rows a compacted partition of `table` holds: those
+/// of the units whose files its record replaced, or, where it names none,
+/// every export writing the table.
+fn holding(spec: &Spec, g: &Group, table: &str) -> Vec<usize> {
+    let named = exports_holding(spec, g);
+    if !named.is_empty() {
+        return named;
+    }
+    spec.exports
+        .iter()
+        .filter(|e| e.tables().iter().any(|t| t == table))
+        .map(|e| e.index)
+        .collect()
 }
 
 /// The exports whose rows a compacted partition's files hold: those of
@@ -206,13 +221,7 @@ pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivation
         };
         if let Some(p) = &g.partition {
             let table = p.split('/').next().unwrap_or_default();
-            // Without the units it replaced, any export writing the table
-            // may have rows there.
-            let mut holding = exports_holding(spec, &g);
-            if holding.is_empty() {
-                holding = writers(table);
-            }
-            if let Some(e) = holding.into_iter().find(|e| !alike(d, *e)) {
+            if let Some(e) = holding(spec, &g, table).into_iter().find(|e| !alike(d, *e)) {
                 return Err(refused(format!(
                     "the compacted files of {p} hold rows of export[{e}] beside export[{}]'s, and the change does not \
                      make export[{e}]'s derived tables alike, so their rows cannot be told apart to make export[{}]'s \
