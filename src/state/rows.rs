@@ -77,7 +77,7 @@ pub(super) struct Ledger<'a> {
 
 /// The chain of a unit id (`e<i>-<dataset>-<chain>-…`).
 fn chain_of(unit: &str) -> Option<&str> {
-    unit.splitn(4, '-').nth(2)
+    unit.split('-').nth(2)
 }
 
 fn table_of(rel: &str) -> &str {
@@ -347,7 +347,7 @@ mod tests {
         );
         let c = count(
             &[a.clone(), b.clone()],
-            &[exact.clone()],
+            std::slice::from_ref(&exact),
             &["events/d2/j-e0-events-base-b0-9-000001"],
         );
         assert!(c.problems.is_empty(), "{:?}", c.problems);
