@@ -281,18 +281,23 @@ mod tests {
     use super::*;
     use crate::state::CommittedFile;
 
+    /// Files by path and rows.
+    fn committed(files: &[(&str, u64)]) -> Vec<CommittedFile> {
+        files
+            .iter()
+            .map(|(p, rows)| CommittedFile {
+                path: p.to_string(),
+                rows: *rows,
+                ..Default::default()
+            })
+            .collect()
+    }
+
     fn unit(id: &str, files: &[(&str, u64)]) -> UnitState {
         UnitState {
             unit: id.into(),
             done: true,
-            committed: files
-                .iter()
-                .map(|(p, rows)| CommittedFile {
-                    path: p.to_string(),
-                    rows: *rows,
-                    ..Default::default()
-                })
-                .collect(),
+            committed: committed(files),
             ..Default::default()
         }
     }
@@ -300,14 +305,7 @@ mod tests {
     fn record(partition: &str, files: &[(&str, u64)], replaced: &[&str]) -> Compaction {
         Compaction {
             partition: partition.into(),
-            files: files
-                .iter()
-                .map(|(p, rows)| CommittedFile {
-                    path: p.to_string(),
-                    rows: *rows,
-                    ..Default::default()
-                })
-                .collect(),
+            files: committed(files),
             replaced: replaced.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         }
