@@ -40,6 +40,8 @@ mod layout;
 mod lease;
 /// The open-file limit at the maximum concurrency.
 mod limits;
+/// Every change of a job drawn at random from a seed: readers see a fresh export's rows after each step.
+mod model;
 /// Help and error texts, exit codes, the run report, secrets kept out, terminal progress.
 mod operator;
 /// Machine-readable operation: JSON lines, run reports, Prometheus metrics.
