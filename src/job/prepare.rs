@@ -155,6 +155,18 @@ async fn adopt(
     };
     let compared = stored.compare(identity);
     let mut changes = compared.changes.clone();
+    // An export appended in an earlier run is the job's too: a spec
+    // without it removes it.
+    if spec.exports.len() >= stored.exports.len()
+        && let Some(added) = state.load_added_export(spec.exports.len()).await?
+    {
+        changes.push(format!(
+            "export[{}] ({} on {}), appended in an earlier run, was removed (exports may be appended, not removed)",
+            added.export,
+            added.identity.keys.get("dataset").and_then(|v| v.as_str()).unwrap_or("?"),
+            added.identity.chains.join(", ")
+        ));
+    }
     if changes.is_empty() && spec.exports.len() > stored.exports.len() {
         let frozen = plan::freeze_windows(spec, now);
         for e in &spec.exports[stored.exports.len()..] {

@@ -485,3 +485,24 @@ fn decoding_added_to_one_of_two_exports_sharing_compacted_partitions_is_refused(
     }
     ok(chainetl(&["verify", &both]));
 }
+
+/// An export appended in an earlier run, then left out of the spec again:
+/// refused as any removed export is (its rows would stay in the output
+/// with no export of the job's naming them). Found by `model_long`.
+#[test]
+fn an_appended_export_left_out_again_is_refused() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let body = midnight(&sim.url(), &out, "parquet", "", FIRST_DAY_COMPACTED, "");
+    let first = body[..body.rfind("[[export]]").unwrap()].to_string();
+    ok(chainetl(&["run", &write_spec(dir.path(), "first.toml", &first)]));
+    ok(chainetl(&["run", &write_spec(dir.path(), "both.toml", &body)]));
+    let o = chainetl(&["run", &write_spec(dir.path(), "again.toml", &first)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("export[1] (blocks on base), appended in an earlier run, was removed"),
+        "{}",
+        text(&o)
+    );
+}
