@@ -283,6 +283,9 @@ enum Change {
     Append(usize),
     /// The first block window a block longer: refused.
     Window,
+    /// The last export removed: refused (exports may be appended, not
+    /// removed).
+    Remove,
     /// The format and the partition keys at once: refused.
     FormatAndLayout,
 }
@@ -390,6 +393,13 @@ fn changed(job: &Job, other: Option<&Job>, change: Change) -> Option<(Job, Expec
                 _ => Made,
             }
         }
+        Change::Remove => {
+            if new.exports.len() < 2 {
+                return None;
+            }
+            new.exports.pop();
+            Refused
+        }
         Change::Window => {
             let e = new.exports.iter_mut().find(|e| e.blocks.is_some())?;
             e.blocks = e.blocks.map(|(first, last)| (first, last + 1));
@@ -479,7 +489,8 @@ impl Case {
                 Change::Append(rng.below(3)),
                 if rng.percent(50) { FETCH_KILLS } else { COMPACTION_KILLS },
             ),
-            86..90 => (Change::Window, &[][..]),
+            86..88 => (Change::Window, &[][..]),
+            88..90 => (Change::Remove, &[][..]),
             90..93 => (Change::FormatAndLayout, &[][..]),
             _ => {
                 let kill = rng.percent(30).then(|| rng.pick(COMPACTION_KILLS));
