@@ -86,6 +86,24 @@ window = "2023-02-25T00:00:00Z..2023-03-10T00:00:00Z"
     )
 }
 
+/// `spec` (a change pointing at a dead URL) runs with no request, and
+/// leaves `tables` equal to `fresh`'s and `verify` passing.
+fn changed_exactly(spec: &str, out: &Path, fresh: &Path, tables: &[&str]) {
+    run_without_requests(bin().args(["run", spec, "--summary", "json"]));
+    for t in tables {
+        crate::derive::same_table(out, fresh, t);
+    }
+    ok(chainetl(&["verify", spec]));
+}
+
+/// Every parquet file under `out` with its bytes, sorted by path.
+fn snapshot(out: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    parquet_files(out)
+        .into_iter()
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect()
+}
+
 /// A job whose partitions were each compacted or not, its layout changed
 /// with no request again and again: every row stays, through the
 /// compaction after each change.
@@ -301,14 +319,7 @@ fn a_second_job_that_would_mix_layouts_in_a_shared_table_folder_is_refused() {
         write_spec(dir.path(), &format!("{name}-{}.toml", output.len() + format.len()), &body)
     };
     ok(chainetl(&["run", &job("a", &sim.url(), "parquet", "", FIRST_DAY_COMPACTED)]));
-    let snapshot = || {
-        let mut files: Vec<(std::path::PathBuf, Vec<u8>)> = parquet_files(&out)
-            .into_iter()
-            .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
-            .collect();
-        files.sort();
-        files
-    };
+    let snapshot = || snapshot(&out);
     let before = snapshot();
     let window = "30886975..30887009";
     for (format, output) in [
@@ -430,11 +441,7 @@ fn decoding_and_u256_added_to_one_export_a_chain_are_made_from_the_stored_rows()
             &write_spec(dir.path(), &format!("f{i}.toml"), &per_chain(&sim.url(), &fresh, decoding)),
         ]));
         let spec = write_spec(dir.path(), &format!("c{i}.toml"), &per_chain(&dead_url(), &out, decoding));
-        run_without_requests(bin().args(["run", &spec, "--summary", "json"]));
-        for t in ["events", "transfer"] {
-            crate::derive::same_table(&out, &fresh, t);
-        }
-        ok(chainetl(&["verify", &spec]));
+        changed_exactly(&spec, &out, &fresh, &["events", "transfer"]);
     }
 }
 
@@ -462,12 +469,7 @@ fn decoding_added_to_one_of_two_exports_sharing_compacted_partitions_is_refused(
         "run",
         &write_spec(dir.path(), "raw.toml", &body(&sim.url(), &out, "", "")),
     ]));
-    let snapshot = || {
-        parquet_files(&out)
-            .into_iter()
-            .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
-            .collect::<Vec<_>>()
-    };
+    let snapshot = || snapshot(&out);
     let before = snapshot();
     let one = write_spec(dir.path(), "one.toml", &body(&dead_url(), &out, "", decode));
     let o = chainetl(&["run", &one]);
@@ -479,11 +481,7 @@ fn decoding_added_to_one_of_two_exports_sharing_compacted_partitions_is_refused(
         &write_spec(dir.path(), "f.toml", &body(&sim.url(), &fresh, decode, decode)),
     ]));
     let both = write_spec(dir.path(), "both.toml", &body(&dead_url(), &out, decode, decode));
-    run_without_requests(bin().args(["run", &both, "--summary", "json"]));
-    for t in ["events", "transfer"] {
-        crate::derive::same_table(&out, &fresh, t);
-    }
-    ok(chainetl(&["verify", &both]));
+    changed_exactly(&both, &out, &fresh, &["events", "transfer"]);
 }
 
 /// An export appended in an earlier run, then left out of the spec again:
