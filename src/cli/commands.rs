@@ -194,7 +194,7 @@ async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
 /// `chainetl report`: the job's page (or its JSON) written to `out`.
 async fn report(args: &SpecArgs, out: Option<&str>, format: &str) -> Result<Exit, CliError> {
     let s = load(args)?;
-    let doc = job::overview::overview(&s)
+    let doc = job::view::overview::overview(&s)
         .await
         .map_err(|e| CliError::io("reading the job's state", e))?;
     let body = if format == "json" {
@@ -272,7 +272,7 @@ async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
         );
         return Ok(Exit::Success);
     }
-    match job::vacuum::vacuum_job(&s).await? {
+    match job::maintain::vacuum::vacuum_job(&s).await? {
         None => outln!("job `{}` has not run yet: nothing to vacuum", s.name),
         Some(v) if !quiet => outln!(
             "vacuum: deleted {} data file{} ({} bytes) and {} log file{} that no version within the retention ({}s) reads",
@@ -290,7 +290,7 @@ async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
 
 async fn compact(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    match job::compact::compact_job(&s, None).await? {
+    match job::compact_job(&s, None).await? {
         None => outln!("job `{}` has not run yet: nothing to compact", s.name),
         Some(c) => {
             if !quiet {

@@ -260,7 +260,7 @@ pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitSt
 }
 
 /// One line saying what a compaction did.
-pub(super) fn compaction(c: &crate::job::compact::CompactSummary) -> String {
+pub(super) fn compaction(c: &crate::job::maintain::compact::CompactSummary) -> String {
     let skipped = if c.skipped.is_empty() {
         String::new()
     } else {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 /// Verifies `s` to the depth asked, with a bar on a terminal, and says how
 /// much was read.
-async fn checked(s: &Spec, quick: bool, quiet: bool) -> Result<job::inspect::Verification, CliError> {
+async fn checked(s: &Spec, quick: bool, quiet: bool) -> Result<job::view::inspect::Verification, CliError> {
     let depth = if quick { Depth::Quick } else { Depth::Content };
     let progress = Arc::new(Progress::default());
     let bar = (!quiet && std::io::stderr().is_terminal() && !super::say::json()).then(|| spawn_bar(progress.clone()));
@@ -149,7 +149,7 @@ fn print_rows(rows: &[crate::state::TableRows], uncounted: usize) {
 
 pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    let job::inspect::Verification {
+    let job::view::inspect::Verification {
         interrupted,
         problems,
         rows,
@@ -175,7 +175,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
     if repair && !interrupted.is_empty() {
         // Swaps are finished first, with no request; what is still wrong
         // afterwards is repaired by exporting units again.
-        let finished = job::compact::finish_swaps(&s).await?;
+        let finished = job::maintain::compact::finish_swaps(&s).await?;
         if !finished.is_empty() {
             outln!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
         }

@@ -110,6 +110,24 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// The refusal of a command other than `run` on a job whose format is to change.
+    pub(crate) fn unconverted(spec: &crate::spec::Spec, c: &crate::spec::FormatChange) -> RunError {
+        if !c.converts() {
+            return RunError::Migration(format!(
+                "job `{}`: its files are laid out otherwise than the spec says ({}): `chainetl run {}` rewrites them \
+                 first, from the files the output holds, with no request to the service",
+                spec.name,
+                c.layout.join("; "),
+                spec.file
+            ));
+        }
+        RunError::Migration(format!(
+            "job `{}`: its output is in format {}, and the spec says {}: `chainetl run {}` converts it first, \
+             from the files the output holds, with no request to the service",
+            spec.name, c.from, c.to, spec.file
+        ))
+    }
+
     /// 2 when the spec, the arguments or the environment must change before
     /// a retry can succeed; 1 for a failure at run time worth retrying.
     pub fn exit_code(&self) -> u8 {

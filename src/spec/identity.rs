@@ -193,6 +193,25 @@ impl ExportIdentity {
     }
 }
 
+/// A change of the output's format or layout, to make from the stored rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatChange {
+    /// The format the job's files are in.
+    pub from: String,
+    /// The spec's (the same as `from` when only the layout changes).
+    pub to: String,
+    /// Changed layout keys, one line a key (`output.partition_by: was …,
+    /// now …`): the stored files are rewritten into the spec's layout.
+    pub layout: Vec<String>,
+}
+
+impl FormatChange {
+    /// Whether the output's format changes (else only its layout).
+    pub fn converts(&self) -> bool {
+        self.from != self.to
+    }
+}
+
 /// What [`JobIdentity::compare`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Comparison {

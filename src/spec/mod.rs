@@ -34,7 +34,7 @@ mod validate;
 use crate::vocab::Dataset;
 pub use decoding::{DecodedTable, Decoding, U256Columns};
 pub use error::{SpecError, SpecErrors};
-pub use identity::{Comparison, ExportIdentity, JobIdentity, LAYOUT_KEYS, SHARED_KEYS};
+pub use identity::{Comparison, ExportIdentity, FormatChange, JobIdentity, LAYOUT_KEYS, SHARED_KEYS};
 pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, OutputFormat, Selection, Source, Spec};
 pub use sim_options::SimOptions;
 

@@ -1,5 +1,5 @@
 //! `chainetl report`'s page: one self-contained HTML file drawn from the
-//! job's overview (`crate::job::overview`, the same JSON `--format json`
+//! job's overview (`crate::job::view::overview`, the same JSON `--format json`
 //! prints), which it also carries whole in
 //! `<script type="application/json" id="chainetl-report">`.
 //!

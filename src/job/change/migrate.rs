@@ -47,12 +47,12 @@
 //! folder before the conversion ends can see files of earlier versions
 //! (rows twice), the window `docs/changing-a-job.md` describes.
 
-use super::compact::Compactor;
-use super::error::RunError;
-use super::prepare::FormatChange;
-use super::publish::{export_tables, unit_app_id};
+use crate::job::error::RunError;
+use crate::job::maintain::compact::Compactor;
+use crate::job::tables::{export_tables, unit_app_id};
 use crate::plan;
 use crate::sink::Sink;
+use crate::spec::FormatChange;
 use crate::spec::{JobIdentity, OutputFormat, Spec};
 use crate::state::{JobFile, JobState, Listed, Migration, StateStore, UnitState};
 use crate::storage::delta::{AddFile, Change, Part};
@@ -190,7 +190,7 @@ impl Old {
 /// Each table of `spec` and its schema (the writers', partition columns
 /// they lack left out).
 pub(crate) fn table_schemas(spec: &Spec) -> Result<BTreeMap<String, SchemaRef>, RunError> {
-    let decoders = super::setup::decoders(spec)?;
+    let decoders = crate::job::tables::decoders(spec)?;
     let mut out = BTreeMap::new();
     for e in &spec.exports {
         let logs = decoders.get(e.index).cloned().flatten();

@@ -57,11 +57,12 @@
 mod derive;
 mod swap;
 
-use super::compact::{Compactor, compaction_app_id};
-use super::error::RunError;
 use super::migrate::{Converted, parquet_files, table_schemas};
-use super::prepare::FormatChange;
+use crate::job::error::RunError;
+use crate::job::maintain::compact::Compactor;
+use crate::job::tables::{compaction_app_id, relayout_app_id};
 use crate::sink::{MergeInput, Relayout, RelayoutInput, Sink, WrittenFile};
+use crate::spec::FormatChange;
 use crate::spec::{JobIdentity, Spec};
 use crate::state::{CommittedFile, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
 use arrow_schema::SchemaRef;
@@ -72,11 +73,6 @@ use std::time::Instant;
 
 /// Groups written at once: the work is CPU (decode and encode).
 const AT_ONCE: usize = 2;
-
-/// The application id of a job's rewrites in its tables' logs.
-fn relayout_app_id(spec: &Spec) -> String {
-    format!("chainetl-{}-relayout", spec.name)
-}
 
 /// One group of files to write again (see the module doc).
 #[derive(Debug, Clone)]
@@ -461,7 +457,11 @@ async fn write_group(
             )));
         };
         let (prefix, chain, start) = match &g.unit {
-            Some(u) => (state.file_prefix(u), super::compact::unit_export(u).map(|(_, c)| c), next_seq),
+            Some(u) => (
+                state.file_prefix(u),
+                crate::job::maintain::compact::unit_export(u).map(|(_, c)| c),
+                next_seq,
+            ),
             None => (format!("{}-compacted-{:06}", spec.name, g.start), None, 0),
         };
         let job = Relayout {

@@ -42,11 +42,11 @@
 //! Each such commit carries every unit's transaction id, so once it is in
 //! the log its removes are taken as made too (`storage::delta::Change`).
 
-use super::error::UnitError;
 use super::setup::Shared;
+use crate::job::error::UnitError;
 use crate::plan::Unit;
 use crate::sink::delta::Publication;
-use crate::sink::{SinkError, WrittenFile, schema_for};
+use crate::sink::{SinkError, WrittenFile};
 use crate::state::{StateError, UnitState};
 use crate::storage::delta::{Change, Part};
 use arrow_schema::SchemaRef;
@@ -59,29 +59,12 @@ pub(crate) fn unit_tables(shared: &Shared, unit: &Unit) -> Vec<(String, SchemaRe
         return Vec::new();
     };
     let logs = shared.decoders.get(unit.export).cloned().flatten();
-    export_tables(spec, export, logs.as_deref())
-}
-
-/// Each table `export` writes, and its schema (see [`unit_tables`]);
-/// `logs`: its decoder of logs, if it decodes.
-pub(crate) fn export_tables(
-    spec: &crate::spec::Spec,
-    export: &crate::spec::Export,
-    logs: Option<&crate::decode::abi::LogDecoder>,
-) -> Vec<(String, SchemaRef)> {
-    let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
-    let schemas = schemas.chain(std::iter::repeat_with(|| schema_for(export.dataset, &spec.output)));
-    export.tables().into_iter().zip(schemas).collect()
+    crate::job::tables::export_tables(spec, export, logs.as_deref())
 }
 
 /// The application id of `unit`'s transactions.
 fn app_id(shared: &Shared, unit: &str) -> String {
-    unit_app_id(&shared.state, unit)
-}
-
-/// The application id of `unit`'s transactions in its tables' logs.
-pub(crate) fn unit_app_id(state: &crate::state::StateStore, unit: &str) -> String {
-    format!("chainetl-{}", state.file_prefix(unit))
+    crate::job::tables::unit_app_id(&shared.state, unit)
 }
 
 /// Whether `unit`'s files wait to be published with its whole segment

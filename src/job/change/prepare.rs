@@ -7,31 +7,12 @@
 //! output holds ([`Opened::convert`], done by `super::migrate` before
 //! anything else), which only `run` does.
 
-use super::error::RunError;
+use crate::job::error::RunError;
 use crate::plan;
 use crate::sink::Sink;
-use crate::spec::{ExportIdentity, JobIdentity, Spec};
+use crate::spec::{ExportIdentity, FormatChange, JobIdentity, Spec};
 use crate::state::{AddedExport, JobState, STATE_VERSION, StateStore};
 use std::sync::Arc;
-
-/// A change of the output's format or layout, to make from the stored rows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FormatChange {
-    /// The format the job's files are in.
-    pub from: String,
-    /// The spec's (the same as `from` when only the layout changes).
-    pub to: String,
-    /// Changed layout keys, one line a key (`output.partition_by: was …,
-    /// now …`): the stored files are rewritten into the spec's layout.
-    pub layout: Vec<String>,
-}
-
-impl FormatChange {
-    /// Whether the output's format changes (else only its layout).
-    pub fn converts(&self) -> bool {
-        self.from != self.to
-    }
-}
 
 /// A job's state, opened for a run.
 #[derive(Debug)]
@@ -53,27 +34,9 @@ pub struct Opened {
 pub async fn prepare(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result<(StateStore, JobState), RunError> {
     let opened = open(spec, sink, fresh, now).await?;
     if let Some(c) = &opened.convert {
-        return Err(unconverted(spec, c));
+        return Err(RunError::unconverted(spec, c));
     }
     Ok((opened.state, opened.job))
-}
-
-/// The refusal of a command other than `run` on a job whose format is to change.
-pub(crate) fn unconverted(spec: &Spec, c: &FormatChange) -> RunError {
-    if !c.converts() {
-        return RunError::Migration(format!(
-            "job `{}`: its files are laid out otherwise than the spec says ({}): `chainetl run {}` rewrites them \
-             first, from the files the output holds, with no request to the service",
-            spec.name,
-            c.layout.join("; "),
-            spec.file
-        ));
-    }
-    RunError::Migration(format!(
-        "job `{}`: its output is in format {}, and the spec says {}: `chainetl run {}` converts it first, \
-         from the files the output holds, with no request to the service",
-        spec.name, c.from, c.to, spec.file
-    ))
 }
 
 /// [`prepare`], with a change of output format allowed: returned in

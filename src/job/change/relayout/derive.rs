@@ -55,7 +55,7 @@ pub(super) fn derivations(spec: &Spec, job: &JobState) -> Result<Vec<Derivation>
     if compared.derived.is_empty() {
         return Ok(Vec::new());
     }
-    let decoders = crate::job::setup::decoders(spec)?;
+    let decoders = crate::job::tables::decoders(spec)?;
     let mut out = Vec::new();
     for &i in &compared.derived {
         let (Some(e), Some(was)) = (spec.exports.get(i), stored.exports.get(i)) else {
@@ -93,7 +93,7 @@ pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, jo
             let there = table
                 .exists(sink.storage())
                 .await
-                .map_err(|e| crate::job::migrate::io_failed(&t.table, e))?;
+                .map_err(|e| crate::job::change::migrate::io_failed(&t.table, e))?;
             if there {
                 return Err(RunError::Migration(format!(
                     "job `{}`: export[{}] would decode into a new Delta table {}, but a table is there already (another \
@@ -112,7 +112,7 @@ pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, jo
 pub(super) fn of_group<'a>(spec: &Spec, derivations: &'a [Derivation], g: &Group) -> Option<&'a Derivation> {
     match (&g.unit, &g.partition) {
         (Some(u), _) => {
-            let (export, _) = crate::job::compact::unit_export(u)?;
+            let (export, _) = crate::job::maintain::compact::unit_export(u)?;
             derivations.iter().find(|d| d.export == export)
         }
         (None, Some(p)) => {
@@ -150,7 +150,7 @@ fn exports_holding(spec: &Spec, g: &Group) -> Vec<usize> {
         .iter()
         .filter_map(|r| r.rsplit('/').next()?.strip_prefix(&prefix))
         .filter_map(crate::sink::parse_file_name)
-        .filter_map(|(unit, _)| crate::job::compact::unit_export(unit).map(|(e, _)| e))
+        .filter_map(|(unit, _)| crate::job::maintain::compact::unit_export(unit).map(|(e, _)| e))
         .collect();
     exports.into_iter().collect()
 }

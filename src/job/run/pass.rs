@@ -16,23 +16,24 @@
 //!    aligned period is recorded in `periods/` and its checkpoints
 //!    dropped; an incremental segment moves its export's mark.
 //! 6. **Again or stop**: after a reorg repair, pass again (at most
-//!    [`super::MAX_REPAIR_PASSES`]); following, compact now and then
+//!    [`crate::job::MAX_REPAIR_PASSES`]); following, compact now and then
 //!    ([`Passes::compact_finished`]) and wait for the next poll
 //!    ([`Passes::wait_for_poll`]); otherwise stop.
 //!
 //! At the end, finished units' checkpoints are folded into a manifest
 //! ([`Passes::fold_state`]) and finished partitions compacted.
 
-use super::compact::{CompactSummary, Compactor};
-use super::error::{RunError, UnitError};
 use super::incremental::{self, Finished, head, initial_mark, next_window};
+use super::live::Live;
 use super::reorg::repair;
 use super::report::{ExportKey, FailedUnit, Outcome};
 use super::report_format::SegmentStatus;
 use super::schedule::{self, Todo};
 use super::setup::Shared;
-use super::{JobEvent, Live, MAX_REPAIR_PASSES, RunOptions};
+use super::{JobEvent, MAX_REPAIR_PASSES, RunOptions};
 use crate::api::Client;
+use crate::job::error::{RunError, UnitError};
+use crate::job::maintain::compact::{CompactSummary, Compactor};
 use crate::plan::{self, Segment, Unit};
 use crate::spec::Export;
 use crate::state::{JobState, UnitState};
@@ -131,7 +132,7 @@ impl<'a> Passes<'a> {
             let worked = self.seen.len() > self.out.units_already_done || self.opts.fresh;
             if self.opts.shard.is_none() && worked {
                 let shared = &self.shared;
-                if let Err(e) = super::vacuum::vacuum_tables(&shared.spec, &shared.sink, &shared.state).await {
+                if let Err(e) = crate::job::maintain::vacuum::vacuum_tables(&shared.spec, &shared.sink, &shared.state).await {
                     tracing::warn!("vacuum after the run failed (run `chainetl vacuum` to retry): {e}");
                 }
             }
@@ -362,7 +363,7 @@ impl<'a> Passes<'a> {
         for id in ids {
             let st = &states[id];
             // An incremental export's units publish with their segment.
-            let incremental = super::compact::unit_export(id)
+            let incremental = crate::job::maintain::compact::unit_export(id)
                 .and_then(|(e, _)| self.shared.spec.exports.get(e))
                 .is_some_and(|e| e.incremental.is_some());
             if published.contains(id) || incremental || !st.done || st.published || (st.replaces.is_empty() && st.together.is_empty()) {

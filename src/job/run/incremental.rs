@@ -10,9 +10,9 @@
 //! as it is now ([`super::reorg`]) and the mark moves past the segment.
 //! Follow mode repeats passes every `poll_interval` until a signal.
 
-use super::error::UnitError;
 use super::reorg::{Reorg, TAIL, block_hashes, first_changed, repair};
 use crate::api::Client;
+use crate::job::error::UnitError;
 use crate::plan::{Segment, Unit, UnitRange};
 use crate::spec::Export;
 use crate::state::{Mark, STATE_VERSION, TailBlock, UnitState};

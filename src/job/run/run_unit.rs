@@ -14,16 +14,16 @@
 //! the last commit are discarded; a signal commits them first.
 
 use super::counters::unit_credit;
-use super::error::UnitError;
-use super::guard::PageGuard;
 use super::report::ExportKey;
-use super::schedule::units_in_flight;
 use super::setup::Shared;
+use super::setup::units_in_flight;
 use crate::api::ApiError;
 use crate::api::types::Block;
 use crate::decode::abi::{DecodeCounts, LogDecoder};
 use crate::decode::{self, Ctx, DecodeError, Decoded};
 use crate::fetch::{FetchError, PageDecoder, Pager, Records};
+use crate::job::error::UnitError;
+use crate::job::guard::PageGuard;
 use crate::plan::{Unit, UnitRange};
 use crate::sink::UnitWriter;
 use crate::spec::HashEncoding;

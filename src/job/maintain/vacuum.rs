@@ -21,7 +21,7 @@
 //! too, so the log stays short however many commits a table has had.
 //! Files of other jobs sharing the output are never touched.
 
-use super::error::RunError;
+use crate::job::error::RunError;
 use crate::sink::{Sink, SinkError};
 use crate::spec::Spec;
 use crate::state::StateStore;
@@ -139,9 +139,9 @@ pub async fn vacuum_job(spec: &Spec) -> Result<Option<VacuumSummary>, RunError> 
         let recorded = job.identity.as_ref().map(|i| i.format());
         let migration = state.load_migration().await?;
         if migration.is_some() || recorded.as_deref().is_some_and(|f| f != spec.output.format.name()) {
-            return Err(super::prepare::unconverted(
+            return Err(RunError::unconverted(
                 spec,
-                &super::prepare::FormatChange {
+                &crate::spec::FormatChange {
                     from: recorded.unwrap_or_else(|| "parquet".into()),
                     to: spec.output.format.name().into(),
                     layout: migration.map(|m| m.layout).unwrap_or_default(),

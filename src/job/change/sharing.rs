@@ -14,7 +14,7 @@
 //! can both pass (neither sees the other yet): `verify` reports a folder
 //! that mixes, and its jobs run on as they are.
 
-use super::error::RunError;
+use crate::job::error::RunError;
 use crate::spec::{JobIdentity, Spec};
 use crate::state::StateStore;
 use std::collections::BTreeSet;

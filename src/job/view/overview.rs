@@ -17,7 +17,7 @@
 //! - **Bounded.** At most [`RUNS`] runs and [`FAILURES`] failures; one
 //!   cell a unit (a year on seven chains is ~3,500).
 
-use super::error::RunError;
+use crate::job::error::RunError;
 use crate::sink::Sink;
 use crate::spec::Spec;
 use crate::state::{JobFile, StateStore};
@@ -125,7 +125,7 @@ pub struct RunLine {
     /// Requests per second over the run.
     pub requests_per_sec: f64,
     /// The newest [`SERIES_RUNS`] runs: the run report's `series` (its
-    /// figures over time, cumulative, column-wise; see `crate::job::series`);
+    /// figures over time, cumulative, column-wise; see `crate::job::run::series`);
     /// None for older runs and runs from before it was recorded.
     pub series: Option<serde_json::Value>,
 }
@@ -435,7 +435,7 @@ async fn tables(
         let (mut delta_version, mut last_commits) = (None, Vec::new());
         if let Some(d) = sink.delta() {
             let table = d.table(sink, t);
-            let failed = |e| super::migrate::io_failed(t, e);
+            let failed = |e| crate::job::change::migrate::io_failed(t, e);
             if table.exists(sink.storage()).await.map_err(failed)? {
                 let v = table.blocking(|t| t.snapshot().map(|s| s.version())).await.map_err(failed)?;
                 last_commits = table.last_commits(sink.storage(), v, COMMITS).await;

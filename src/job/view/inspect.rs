@@ -3,7 +3,7 @@
 //! and checkpoints) and `verify` (every committed file against its
 //! checkpoint). None takes the lease or writes anything.
 
-use super::error::RunError;
+use crate::job::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::{JobIdentity, Spec};
@@ -133,13 +133,13 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     // Not converted yet: the files are checked as they are.
     let stored = job.identity.as_ref().map(|i| i.format());
     let state = match stored {
-        Some(f) if f != spec.output.format.name() => super::migrate::Old::of(spec, &sink, &f)?.state,
+        Some(f) if f != spec.output.format.name() => crate::job::change::migrate::Old::of(spec, &sink, &f)?.state,
         _ => state,
     };
     let states = state.load_units().await?;
     let verified = state.verify(&spec.tables(), &states, depth, progress).await?;
     let mixed = match &job.identity {
-        Some(identity) => super::sharing::mixes(identity, &state)
+        Some(identity) => crate::job::change::sharing::mixes(identity, &state)
             .await?
             .into_iter()
             .map(|(_, line)| line)
@@ -233,17 +233,17 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
         },
         None => Default::default(),
     };
-    super::prepare::one_change_a_run(spec, &compared)?;
+    crate::job::change::prepare::one_change_a_run(spec, &compared)?;
     let changes = compared.changes;
-    super::prepare::migration_of(spec, &state, &JobIdentity::of(spec)).await?;
+    crate::job::change::prepare::migration_of(spec, &state, &JobIdentity::of(spec)).await?;
     if !changes.is_empty() {
         return Err(RunError::JobChanged {
             name: spec.name.clone(),
             changes,
-            deletes: super::prepare::fresh_deletes(spec, &state).await?,
+            deletes: crate::job::change::prepare::fresh_deletes(spec, &state).await?,
         });
     }
-    super::prepare::check_as_of(spec, &job, as_of)?;
+    crate::job::change::prepare::check_as_of(spec, &job, as_of)?;
     let mut windows = job.windows.clone();
     let stored = job.identity.as_ref().map_or(windows.len(), |i| i.exports.len());
     windows.truncate(stored);
@@ -266,7 +266,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
     let conversion = match compared.format {
         Some((from, to)) => Some(conversion_plan(spec, &sink, &state, &job, from, to).await?),
         None if !compared.layout.is_empty() => {
-            let (files, bytes) = super::relayout::planned(spec, &sink, &state, &job).await?;
+            let (files, bytes) = crate::job::change::relayout::planned(spec, &sink, &state, &job).await?;
             let format = spec.output.format.name().to_string();
             Some(ConversionPlan {
                 from: format.clone(),
@@ -300,14 +300,14 @@ async fn conversion_plan(
     to: String,
 ) -> Result<ConversionPlan, RunError> {
     let (files, bytes) = if from == "parquet" {
-        let stored = super::migrate::parquet_files(spec, state, job, false).await?;
+        let stored = crate::job::change::migrate::parquet_files(spec, state, job, false).await?;
         let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
-        let old = super::migrate::Old::of(spec, sink, &from)?;
+        let old = crate::job::change::migrate::Old::of(spec, sink, &from)?;
         let tables = spec.tables();
         // A conversion killed while deleting the logs: what is left stays.
-        let keep = super::migrate::delta_files(&old.sink, &old.state, &tables).await.ok();
+        let keep = crate::job::change::migrate::delta_files(&old.sink, &old.state, &tables).await.ok();
         let kept: Vec<_> = old
             .state
             .list_files(&tables)

@@ -25,8 +25,8 @@
 //! head is below the old one's, the old branch's blocks above it leave
 //! with the swap: the table is shorter until the head catches up.)
 
-use super::error::UnitError;
 use crate::api::{BlocksQuery, Client, Sort};
+use crate::job::error::UnitError;
 use crate::plan::{Segment, block_range_of};
 use crate::spec::Export;
 use crate::state::{Mark, StateStore, TailBlock};

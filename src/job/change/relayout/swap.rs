@@ -4,10 +4,8 @@
 //! the rewrite's documents. Every step is idempotent, so a run killed
 //! part way makes it again from the documents.
 
-use super::relayout_app_id;
-use crate::job::compact::compaction_app_id;
 use crate::job::error::RunError;
-use crate::job::publish::unit_app_id;
+use crate::job::tables::{compaction_app_id, relayout_app_id, unit_app_id};
 use crate::sink::Sink;
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, Migration, Rewrite, STATE_VERSION, StateStore};
@@ -98,7 +96,7 @@ async fn commit(
             }
         }
     }
-    let schemas = crate::job::migrate::table_schemas(spec)?;
+    let schemas = crate::job::change::migrate::table_schemas(spec)?;
     // A table of the job's holding none of its files still takes its new
     // partition columns or types.
     for table in schemas.keys().filter(|_| relayouts) {

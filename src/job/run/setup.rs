@@ -4,11 +4,11 @@
 //! and [`Shared`], what every unit task of the run shares.
 
 use super::counters::ExportProgress;
-use super::error::RunError;
 use super::live::MarkProgress;
 use super::report::{ExportKey, Tally};
 use crate::api::{Client, ClientConfig, Secret, Stats};
 use crate::decode::abi::LogDecoder;
+use crate::job::error::RunError;
 use crate::sim::{self, SimHandle};
 use crate::sink::Sink;
 use crate::spec::{BaseUrl, Spec};
@@ -82,20 +82,6 @@ pub(crate) async fn connect(
     Ok((Client::new(cfg)?.with_cancel(cancel.clone()), handle))
 }
 
-/// Decoding exports' decoders of logs, by export index.
-pub(crate) fn decoders(spec: &Spec) -> Result<Vec<Option<Arc<LogDecoder>>>, RunError> {
-    spec.exports
-        .iter()
-        .map(|e| {
-            e.decoding
-                .as_ref()
-                .map(|d| LogDecoder::of(d, spec.output.hash_encoding).map(Arc::new))
-                .transpose()
-                .map_err(|message| RunError::Decoder { export: e.index, message })
-        })
-        .collect()
-}
-
 /// What every unit task of a run shares.
 pub(crate) struct Shared {
     pub(crate) client: Client,
@@ -116,7 +102,7 @@ pub(crate) struct Shared {
     /// Whether to measure lag (someone watches it).
     pub(crate) watch_lag: AtomicBool,
     /// The change of output format this run made first, from the stored files.
-    pub(crate) conversion: Mutex<Option<super::migrate::Converted>>,
+    pub(crate) conversion: Mutex<Option<crate::job::change::migrate::Converted>>,
     /// The run's figures over time ([`super::series`]).
     pub(crate) series: Mutex<super::series::Series>,
 }
@@ -130,7 +116,7 @@ impl Shared {
         started: Instant,
         cancel: watch::Receiver<bool>,
     ) -> Result<Shared, RunError> {
-        let decoders = decoders(&spec)?;
+        let decoders = crate::job::tables::decoders(&spec)?;
         let keys: Vec<ExportKey> = spec
             .exports
             .iter()
@@ -202,4 +188,12 @@ impl Shared {
     pub(crate) fn stopping(&self) -> bool {
         *self.cancel.borrow() || self.client.service_down().is_some()
     }
+}
+
+/// Units paged at once: a quarter again the request slots, so that while
+/// some units commit or start, others have a request ready for every slot
+/// (decoding happens as pages arrive, off the unit's loop); each unit in
+/// flight holds pages and open files, so not more.
+pub fn units_in_flight(spec: &Spec) -> usize {
+    spec.source.max_concurrency + spec.source.max_concurrency.div_ceil(4)
 }

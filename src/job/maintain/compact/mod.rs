@@ -5,7 +5,7 @@
 //! Where each part of compaction lives:
 //!
 //! - **decides** (which partitions, which files, when): this module and
-//!   `crate::job::pass` (when a run compacts) and [`step`] (`chainetl compact`);
+//!   a run's pass (when a run compacts) and `chainetl compact`;
 //! - **swaps** (exactly once, and recovers a dead run's swap; `verify
 //!   --repair` of compacted partitions): this module and [`swap`];
 //! - **records** (`compacted/<partition>.json`, `compactions.json`):
@@ -55,9 +55,9 @@
 mod step;
 mod swap;
 
-pub use step::{compact_job, finish_swaps};
+pub use step::finish_swaps;
 
-use super::error::RunError;
+use crate::job::error::RunError;
 use crate::sink::{MergeInput, Sink, compacted_name};
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, JobFile, Listed, Mark, PendingCompaction, STATE_VERSION, StateStore, UnitState};
@@ -517,7 +517,7 @@ impl Compactor<'_> {
         let logged = match known {
             Some(g) => g,
             None => {
-                let app = compaction_app_id(self.spec);
+                let app = crate::job::tables::compaction_app_id(self.spec);
                 let t = delta.table(self.sink, &table);
                 let v = t.blocking(move |t| t.app_version(&app)).await.map_err(|e| log_failed(&table, e))?;
                 v.unwrap_or(0).max(0) as u64
@@ -546,7 +546,7 @@ impl Compactor<'_> {
         let change = Change {
             parts: vec![Part {
                 adds,
-                txn: Some((compaction_app_id(self.spec), p.generation as i64)),
+                txn: Some((crate::job::tables::compaction_app_id(self.spec), p.generation as i64)),
             }],
             removes: p.inputs.iter().map(in_table).collect(),
             rearranges: true,
@@ -555,11 +555,6 @@ impl Compactor<'_> {
         delta.commit(self.sink, table, change).await?;
         Ok(())
     }
-}
-
-/// The application id of a job's compactions in its tables' logs.
-pub(crate) fn compaction_app_id(spec: &Spec) -> String {
-    format!("chainetl-{}-compact", spec.name)
 }
 
 /// The table a partition (`events/chain=base/date=…`) belongs to.

@@ -1,4 +1,4 @@
-//! The parts of the run report ([`super::RunSummary`]) a scheduler reads
+//! The parts of the run report ([`crate::job::RunSummary`]) a scheduler reads
 //! without inferring: the run's outcome ([`RunStatus`]), figures keyed by
 //! `{export, dataset, chain}` objects ([`Keyed`]), and what each run
 //! covered ([`CoveredSegment`]: aligned periods and incremental segments).

@@ -5,9 +5,11 @@
 //! `runs/latest.json` (replaced atomically, so it is always a whole
 //! report: the last run that ended). Its schema is in [`super::report_format`].
 
+use super::RunOptions;
+use super::live::MarkProgress;
 use super::reorg::Reorg;
 use super::report_format::{CoveredSegment, Keyed, REPORT_VERSION, RunStatus, SegmentStatus};
-use super::{MarkProgress, RunOptions, Shared};
+use super::setup::Shared;
 use crate::api::Stats;
 use crate::plan::{Segment, Unit};
 use crate::state::{JobState, Mark, StateStore};
@@ -195,11 +197,11 @@ pub struct RunSummary {
     pub passes: u64,
     /// What compaction did, when it ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub compaction: Option<super::compact::CompactSummary>,
+    pub compaction: Option<crate::job::maintain::compact::CompactSummary>,
     /// A change of the output's format this run made first, from the files
     /// the output holds (no request).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversion: Option<super::migrate::Converted>,
+    pub conversion: Option<crate::job::change::migrate::Converted>,
     /// `exports` as a list, each keyed by `export`, `dataset` and `chain`.
     pub tallies: Vec<Keyed<Tally>>,
     /// Aligned periods and incremental segments this run covered.
@@ -263,9 +265,9 @@ pub(crate) struct Outcome {
     /// Aligned periods still pending.
     pub(crate) periods: Vec<Resolved>,
     /// Compaction's work, summed over the run.
-    pub(crate) compaction: Option<super::compact::CompactSummary>,
+    pub(crate) compaction: Option<crate::job::maintain::compact::CompactSummary>,
     /// The conversion of the output's format made first.
-    pub(crate) conversion: Option<super::migrate::Converted>,
+    pub(crate) conversion: Option<crate::job::change::migrate::Converted>,
     /// Segments finished, or found finished, by this run.
     pub(crate) covered: Vec<(Segment, SegmentStatus)>,
 }

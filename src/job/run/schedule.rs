@@ -5,11 +5,10 @@
 //! the client once every unit has started, from when a free slot goes to
 //! the unit with the most requests left.
 
-use super::error::{RunError, UnitError};
 use super::report::FailedUnit;
-use super::setup::Shared;
+use super::setup::{Shared, units_in_flight};
+use crate::job::error::{RunError, UnitError};
 use crate::plan::Unit;
-use crate::spec::Spec;
 use crate::state::UnitState;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,14 +23,6 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), RunError> {
         (Ok(k), Ok(n)) if k >= 1 && k <= n => Ok((k, n)),
         _ => Err(RunError::Shard(s.into())),
     }
-}
-
-/// Units paged at once: a quarter again the request slots, so that while
-/// some units commit or start, others have a request ready for every slot
-/// (decoding happens as pages arrive, off the unit's loop); each unit in
-/// flight holds pages and open files, so not more.
-pub fn units_in_flight(spec: &Spec) -> usize {
-    spec.source.max_concurrency + spec.source.max_concurrency.div_ceil(4)
 }
 
 /// Pages `todo` units concurrently; returns the ones that failed.

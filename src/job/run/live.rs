@@ -12,10 +12,10 @@
 //! confirmed head. Portfolios: the complete UTC days not exported yet, as
 //! seconds. Both drop to 0 as soon as a segment catches up.
 
-use super::error::UnitError;
 use super::report::{ExportKey, Tally, final_tallies};
 use super::setup::Shared;
 use crate::api::{BlocksQuery, Client, Sort};
+use crate::job::error::UnitError;
 use crate::spec::Export;
 use crate::vocab::Chain;
 use crate::vocab::Dataset;
@@ -71,7 +71,7 @@ impl Live {
 
     /// The change of output format the run made first, from the files
     /// the output holds (no request).
-    pub fn conversion(&self) -> Option<super::migrate::Converted> {
+    pub fn conversion(&self) -> Option<crate::job::change::migrate::Converted> {
         self.shared
             .conversion
             .lock()
