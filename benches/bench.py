@@ -216,7 +216,7 @@ def main():
         g = median_run(dec, "rows_per_sec") if dec else None
         raw_cpu = median([r["cpu_seconds"] / r["rows"] * 1e6 for r in small])
         res["b_chainetl"]["cpu_us_per_row"] = round(raw_cpu, 3)
-        # CPU per row by size (#46): 1 M and 4 M rows are (b)'s and (d)'s
+        # CPU per row by size: 1 M and 4 M rows are (b)'s and (d)'s
         # runs (medians); 16 M rows one run, in full mode only (~70 s).
         by_size = {
             str(small[0]["rows"]): round(raw_cpu, 3),

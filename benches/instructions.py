@@ -4,7 +4,7 @@ under `valgrind --tool=cachegrind --cache-sim=no` against `chainetl sim`.
 
 CPU time on a shared 2-core machine varies by ±20% from run to run, but
 this count repeats within 0.3%, so it tells a change of 1% in the
-conversion's cost (docs/performance.md, #46). It is not a time: memcpy
+conversion's cost (docs/performance.md). It is not a time: memcpy
 and SIMD code count few instructions for much work. Compare binaries:
 
   python benches/instructions.py [BIN ...]   (default: target/release/chainetl)

@@ -1,4 +1,4 @@
-"""Pacing under a request quota (issue #28): what share of the quota
+"""Pacing under a request quota: what share of the quota
 chainetl turns into accepted requests, and what share of its requests the
 service answers 429, in four scenarios against the built-in simulator:
 

@@ -1,6 +1,6 @@
 //! The export path's own stages, each alone, in memory, on one thread,
 //! hot: what they cost with no HTTP, no kernel, no storage, no runtime.
-//! A floor under the export path's CPU (docs/performance.md, #46).
+//! A floor under the export path's CPU (docs/performance.md).
 //!
 //! - `read-and-decode`: saved events pages (the service's JSON bodies)
 //!   read as `Client::events` reads them (`chainetl::api::read_events_page`)

@@ -1,6 +1,6 @@
 //! A single-pass reader of the events page, the export's hot path: it
 //! reads the page the way the derived serde reader does, without serde's
-//! per-value dispatch (its cost: docs/performance.md, #46).
+//! per-value dispatch (its cost: docs/performance.md).
 //!
 //! **It reads a strict subset, and says when a page is outside it.** It
 //! returns `None`, never a different answer, for anything it does not

@@ -39,6 +39,7 @@ pub const DECLARATION: Declaration = Declaration {
     key: &["number"],
     partition_by: &["chain", "date"],
     lookups: Dataset::Blocks.lookup_columns(),
+    day: Some("timestamp"),
     dictionary: &["chain", "miner"],
 };
 

@@ -105,6 +105,9 @@ pub struct Declaration {
     /// Columns people look rows up by: [`Dataset::lookup_columns`],
     /// bloom filters by default (`output.bloom_filters`).
     pub lookups: &'static [&'static str],
+    /// The column whose UTC day is a row's `date` partition (a timestamp,
+    /// or a `date`); None where rows have no day.
+    pub day: Option<&'static str>,
     /// Columns whose values repeat a lot, so dictionary encoding pays.
     pub dictionary: &'static [&'static str],
 }

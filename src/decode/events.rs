@@ -30,6 +30,7 @@ pub const DECLARATION: Declaration = Declaration {
     key: &["block_number", "log_index"],
     partition_by: &["chain", "date"],
     lookups: Dataset::Events.lookup_columns(),
+    day: Some("block_timestamp"),
     dictionary: &["chain", "contract_address", "topic0"],
 };
 

@@ -27,6 +27,7 @@ pub const DECLARATION: Declaration = Declaration {
     key: &["wallet_address", "date", "token_address"],
     partition_by: &["chain", "date"],
     lookups: Dataset::Portfolio.lookup_columns(),
+    day: Some("date"),
     dictionary: &[
         "chain",
         "wallet_address",

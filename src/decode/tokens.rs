@@ -21,6 +21,7 @@ pub const DECLARATION: Declaration = Declaration {
     key: &["address"],
     partition_by: &["chain"],
     lookups: Dataset::Tokens.lookup_columns(),
+    day: None,
     dictionary: &["chain", "name", "standard", "symbol"],
 };
 

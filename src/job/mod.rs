@@ -12,7 +12,7 @@
 //! - [`change`]: changing the output — opening a job and deciding whether
 //!   the spec is the same, grown, changed or refused ([`change::prepare`]),
 //!   one format or layout per table folder ([`change::sharing`]),
-//!   converting between formats ([`change::migrate`]) and rewriting into
+//!   converting between formats ([`change::convert`]) and rewriting into
 //!   another layout (`change::relayout`);
 //! - [`maintain`]: maintenance of the files a job committed — compaction
 //!   ([`maintain::compact`]: which partitions, and the exactly-once swap)

@@ -6,10 +6,10 @@
 //!
 //! # Invariants
 //!
-//! - **Nothing visible until published.** Outputs are written under a
+//! - **Nothing visible until revealed.** Outputs are written under a
 //!   hidden name ([`hidden_name`]: `_` first, no `.parquet` last, so neither
 //!   engines listing a directory nor `*.parquet` globs read it) and become
-//!   visible only through [`Sink::publish`], a rename, which the caller
+//!   visible only through [`Sink::reveal`], a rename, which the caller
 //!   does after recording them.
 //! - **Rows unchanged.** The outputs hold exactly the inputs' rows: their
 //!   counts are checked against the inputs' footers before
@@ -69,7 +69,7 @@ pub struct MergeInput {
 /// What a merge wrote.
 #[derive(Debug)]
 pub struct Merged {
-    /// The outputs, under their final names (still hidden: see [`Sink::publish`]).
+    /// The outputs, under their final names (still hidden: see [`Sink::reveal`]).
     pub files: Vec<WrittenFile>,
     /// Rows read from the inputs.
     pub rows: u64,
@@ -79,7 +79,7 @@ pub struct Merged {
     pub sorted: bool,
 }
 
-/// The hidden name an output has until it is published: `_<name>.pending`
+/// The hidden name an output has until it is revealed: `_<name>.pending`
 /// in the same directory.
 pub fn hidden_name(rel: &str) -> String {
     match rel.rsplit_once('/') {
@@ -150,7 +150,7 @@ impl Out<'_> {
     /// Copies `input`'s row groups as they are (see [`splice::copyable`]),
     /// reading the whole file in order to check it against the checksum it
     /// was committed with: a mismatch fails the merge, so its outputs are
-    /// never published.
+    /// never revealed.
     async fn copy(&mut self, input: &Input) -> Result<(), SinkError> {
         let path = self.sink.storage().path(&input.rel);
         let store = self.sink.storage().store().as_ref();
@@ -400,7 +400,7 @@ impl Sink {
 
     /// Makes a merged file visible under its final name: renames it from
     /// its hidden name. Idempotent: a file already renamed is left as it is.
-    pub async fn publish(&self, rel: &str) -> Result<(), SinkError> {
+    pub async fn reveal(&self, rel: &str) -> Result<(), SinkError> {
         let hidden = self.storage().path(&hidden_name(rel));
         match self.storage().store().rename(&hidden, &self.storage().path(rel)).await {
             Ok(()) => Ok(()),

@@ -11,9 +11,9 @@
 //!   and declares a sort order only where it checked one. The rows written
 //!   are checked against the inputs' footers before [`Sink::rewrite`]
 //!   returns.
-//! - **Nothing visible until published.** Outputs are written under their
-//!   hidden names ([`super::hidden_name`]); the caller publishes them
-//!   ([`Sink::publish`]) once it has recorded them.
+//! - **Nothing visible until revealed.** Outputs are written under their
+//!   hidden names ([`super::hidden_name`]); the caller reveals them
+//!   ([`Sink::reveal`]) once it has recorded them.
 //! - **Bounded memory.** One input batch at a time, and the writer's share
 //!   of the memory budget: never a whole file or partition in memory.
 //!
@@ -217,7 +217,7 @@ impl Sink {
         for (_, mut w) in writers {
             next_seq = next_seq.max(w.next_seq);
             for mut f in w.finish().await? {
-                f.rel = published_name(&f.rel);
+                f.rel = revealed_name(&f.rel);
                 files.push(f);
             }
         }
@@ -270,7 +270,7 @@ fn decode_stored(decoder: &LogDecoder, chain: Chain, batch: &RecordBatch, rel: &
 }
 
 /// The final name of hidden file `rel` (`dir/_<name>.pending` → `dir/<name>`).
-fn published_name(rel: &str) -> String {
+fn revealed_name(rel: &str) -> String {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let name = name.strip_prefix('_').and_then(|n| n.strip_suffix(".pending")).unwrap_or(name);
     if dir.is_empty() {
@@ -390,10 +390,10 @@ fn wide_column(batch: &RecordBatch, name: &str, ty: &DataType, rel: &str) -> Res
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Some(if binary {
-        let words: Vec<Option<Vec<u8>>> = values.iter().map(|v| v.as_ref().map(crate::decode::abi::wide_bytes)).collect();
+        let words: Vec<Option<Vec<u8>>> = values.iter().map(|v| v.as_ref().map(crate::decode::abi::word_bytes)).collect();
         Arc::new(arrow_array::BinaryArray::from_iter(words))
     } else {
-        let values = values.iter().map(|v| v.as_ref().and_then(crate::decode::abi::wide_decimal38));
+        let values = values.iter().map(|v| v.as_ref().and_then(crate::decode::abi::decimal38));
         Arc::new(
             arrow_array::Decimal128Array::from_iter(values)
                 .with_precision_and_scale(38, 0)
@@ -402,19 +402,21 @@ fn wide_column(batch: &RecordBatch, name: &str, ty: &DataType, rel: &str) -> Res
     }))
 }
 
-/// The day of each row of `batch`, for a `date` partition: the path's, a
-/// `date` column's, or the block timestamp's; None for a table with none.
+/// The day of each row of `batch`, for a `date` partition: the path's,
+/// or that of the column a dataset's declaration names as its rows' day
+/// (decoded tables carry the raw events' columns, so theirs); None for a
+/// table with none.
 fn days_of(batch: &RecordBatch, path_day: Option<i32>) -> Option<Vec<i32>> {
     if let Some(d) = path_day {
         return Some(vec![d; batch.num_rows()]);
     }
-    if let Some(dates) = batch.column_by_name("date").and_then(|c| c.as_any().downcast_ref::<Date32Array>()) {
-        return Some(dates.iter().map(|d| d.unwrap_or_default()).collect());
-    }
-    for name in ["block_timestamp", "timestamp"] {
+    for name in crate::decode::DECLARATIONS.iter().filter_map(|d| d.day) {
         let Some(col) = batch.column_by_name(name) else {
             continue;
         };
+        if let Some(dates) = col.as_any().downcast_ref::<Date32Array>() {
+            return Some(dates.iter().map(|d| d.unwrap_or_default()).collect());
+        }
         if matches!(col.data_type(), DataType::Timestamp(TimeUnit::Microsecond, _))
             && let Some(ts) = col.as_any().downcast_ref::<TimestampMicrosecondArray>()
         {
@@ -475,9 +477,9 @@ mod tests {
         );
         assert!(path_values("events/x.parquet").is_empty());
         assert_eq!(
-            published_name("events/chain=base/_j-u-000001.parquet.pending"),
+            revealed_name("events/chain=base/_j-u-000001.parquet.pending"),
             "events/chain=base/j-u-000001.parquet"
         );
-        assert_eq!(published_name(&super::super::hidden_name("t/a.parquet")), "t/a.parquet");
+        assert_eq!(revealed_name(&super::super::hidden_name("t/a.parquet")), "t/a.parquet");
     }
 }

@@ -4,7 +4,7 @@
 //! (service URL, key variable, concurrency, rate, page size, timeouts,
 //! retries, memory, commit cadence, progress) without `--fresh`. A change
 //! of how the files are laid out ([`LAYOUT_KEYS`]) or of their format is
-//! made from the stored files, with no request (`crate::job`'s migrate
+//! made from the stored files, with no request (`crate::job::change`'s convert
 //! and relayout). The output location is not part of it: state lives in the
 //! output, so finding the state there already says it is the same place
 //! (`out`, `./out/`, its absolute path and `file://` form alike).

@@ -30,14 +30,14 @@ pub struct Compactions {
 pub enum JobFile {
     /// A unit's file: unit id and sequence.
     Unit(String, u64),
-    /// A published compacted file: generation and sequence.
+    /// A revealed compacted file: generation and sequence.
     Compacted(u64, u64),
-    /// A compacted file not yet published (`_<name>.pending`): generation.
+    /// A compacted file not yet revealed (`_<name>.pending`): generation.
     Hidden(u64),
 }
 
 impl JobFile {
-    /// The compaction generation a compacted file's name takes (published
+    /// The compaction generation a compacted file's name takes (revealed
     /// or hidden); none for a unit's file.
     pub fn generation(&self) -> Option<u64> {
         match self {
@@ -207,7 +207,7 @@ impl StateStore {
     }
 
     /// Every file of the job under `tables`, by name: unit files, compacted
-    /// files and compacted files not yet published. Names of other jobs,
+    /// files and compacted files not yet revealed. Names of other jobs,
     /// and staging files, are not listed.
     pub async fn list_files(&self, tables: &BTreeSet<String>) -> Result<Vec<Listed>, StateError> {
         let mut out = Vec::new();

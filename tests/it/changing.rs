@@ -595,7 +595,7 @@ fn fresh_after_a_conversion_killed_while_deleting_the_logs_starts_over() {
     assert_eq!(read_rows(&out.join("events"), cols), read_rows(&pq.join("events"), cols));
 }
 
-/// Several changes at once (item 6 of #43): the output format, a chain
+/// Several changes at once: the output format, a chain
 /// added to an export and an export appended. The stored rows are
 /// converted with no request; only the new chain and the new export are
 /// fetched; the output is a fresh delta export of the new spec's.

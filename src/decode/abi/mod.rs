@@ -56,7 +56,7 @@ pub const IDENTITY: [&str; 7] = [
 ];
 
 /// A wide integer's columns computed from its stored decimal text.
-pub(crate) use columns::{decimal38 as wide_decimal38, wide_value, word_bytes as wide_bytes};
+pub(crate) use columns::{decimal38, wide_value, word_bytes};
 /// What logs of a decoded event's topic0 carry, said when they fit none of its tables.
 pub use hint::LogShape;
 /// Logs read back from a stored raw `events` table.

@@ -3,10 +3,10 @@
 //! of format or layout to make from the stored rows, or refused before
 //! anything is deleted), keeping one format and layout per table folder
 //! ([`sharing`]), and carrying a change out: a conversion between formats
-//! ([`migrate`]) or a rewrite into another layout ([`relayout`]), each
+//! ([`convert`]) or a rewrite into another layout ([`relayout`]), each
 //! recorded in `migration.json` before it changes anything.
 
-pub mod migrate;
+pub mod convert;
 pub mod prepare;
 pub mod relayout;
 pub(crate) mod sharing;

@@ -4,7 +4,7 @@
 //! deleted; a grown job (exports appended, chains added) continues, the
 //! appended exports' windows frozen now and recorded in `exports/e<i>.json`;
 //! a job whose output format changed is to be converted from the rows its
-//! output holds ([`Opened::convert`], done by `super::migrate` before
+//! output holds ([`Opened::convert`], done by `super::convert` before
 //! anything else), which only `run` does.
 
 use crate::job::error::RunError;
@@ -59,7 +59,7 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
         if let Some(m) = state.load_migration().await?
             && m.phase == "logs"
         {
-            super::migrate::delete_logs(&sink, &tables_to_clear(spec, &state).await).await?;
+            super::convert::delete_logs(&sink, &tables_to_clear(spec, &state).await).await?;
         }
         let cleared = state.clear(&tables_to_clear(spec, &state).await).await?;
         (seq_floor, generation_floor) = (cleared.seq_floor, cleared.generation_floor);

@@ -71,7 +71,7 @@ impl Live {
 
     /// The change of output format the run made first, from the files
     /// the output holds (no request).
-    pub fn conversion(&self) -> Option<crate::job::change::migrate::Converted> {
+    pub fn conversion(&self) -> Option<crate::job::change::convert::Converted> {
         self.shared
             .conversion
             .lock()

@@ -49,7 +49,7 @@ pub mod series;
 pub mod setup;
 
 use super::error::RunError;
-use crate::job::change::{migrate, prepare, relayout};
+use crate::job::change::{convert, prepare, relayout};
 use crate::job::maintain::compact;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
@@ -243,7 +243,7 @@ async fn run_leased(
             (job, Some(done))
         }
         Some(c) => {
-            let (job, done) = migrate::convert(&spec, &sink, &state, job, c, now).await?;
+            let (job, done) = convert::convert(&spec, &sink, &state, job, c, now).await?;
             (job, Some(done))
         }
         None => (job, None),

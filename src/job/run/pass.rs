@@ -272,7 +272,7 @@ impl<'a> Passes<'a> {
             if self.out.passes <= 1 {
                 let mut seen = HashSet::new();
                 for u in &units {
-                    for (table, schema) in super::publish::unit_tables(&self.shared, u) {
+                    for (table, schema) in self.shared.unit_tables(u) {
                         if seen.insert(table.clone()) {
                             delta.check_table(&self.shared.sink, &table, &schema).await.map_err(|e| match e {
                                 crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),

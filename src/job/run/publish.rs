@@ -51,17 +51,6 @@ use crate::state::{StateError, UnitState};
 use crate::storage::delta::{Change, Part};
 use arrow_schema::SchemaRef;
 
-/// Each table a unit writes, and its schema (the table's, partition
-/// columns included), in the order of its writers.
-pub(crate) fn unit_tables(shared: &Shared, unit: &Unit) -> Vec<(String, SchemaRef)> {
-    let spec = &shared.spec;
-    let Some(export) = spec.exports.get(unit.export) else {
-        return Vec::new();
-    };
-    let logs = shared.decoders.get(unit.export).cloned().flatten();
-    crate::job::tables::export_tables(spec, export, logs.as_deref())
-}
-
 /// The application id of `unit`'s transactions.
 fn app_id(shared: &Shared, unit: &str) -> String {
     crate::job::tables::unit_app_id(&shared.state, unit)
@@ -90,7 +79,7 @@ pub(crate) async fn publish_segment(
     let mut by_table: Whole = Default::default();
     for unit in units {
         let Some(st) = states.get(&unit.id) else { continue };
-        for (table, schema) in unit_tables(shared, unit) {
+        for (table, schema) in shared.unit_tables(unit) {
             let dir = format!("{table}/");
             let (file_schema, _) = shared.sink.file_columns(&schema);
             let mut adds = Vec::new();
@@ -217,7 +206,7 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
     let app = app_id(shared, &unit.id);
     let prefix = shared.state.file_prefix(&unit.id);
     let mut added = 0;
-    for (table, schema) in unit_tables(shared, unit) {
+    for (table, schema) in shared.unit_tables(unit) {
         let dir = format!("{table}/");
         let files: Vec<_> = st.committed.iter().filter(|f| f.path.starts_with(&dir)).collect();
         if files.is_empty() {

@@ -201,7 +201,7 @@ pub struct RunSummary {
     /// A change of the output's format this run made first, from the files
     /// the output holds (no request).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversion: Option<crate::job::change::migrate::Converted>,
+    pub conversion: Option<crate::job::change::convert::Converted>,
     /// `exports` as a list, each keyed by `export`, `dataset` and `chain`.
     pub tallies: Vec<Keyed<Tally>>,
     /// Aligned periods and incremental segments this run covered.
@@ -267,7 +267,7 @@ pub(crate) struct Outcome {
     /// Compaction's work, summed over the run.
     pub(crate) compaction: Option<crate::job::maintain::compact::CompactSummary>,
     /// The conversion of the output's format made first.
-    pub(crate) conversion: Option<crate::job::change::migrate::Converted>,
+    pub(crate) conversion: Option<crate::job::change::convert::Converted>,
     /// Segments finished, or found finished, by this run.
     pub(crate) covered: Vec<(Segment, SegmentStatus)>,
 }

@@ -207,7 +207,7 @@ pub(crate) async fn run(shared: &Shared, unit: &Arc<Unit>, st: Option<UnitState>
         st.cursor.clone(),
         decoder,
     );
-    let tables = super::publish::unit_tables(shared, unit);
+    let tables = shared.unit_tables(unit);
     let share = spec.output.memory_budget / units_in_flight(spec) / tables.len().max(1);
     let prefix = shared.state.file_prefix(&unit.id);
     let writers = tables

@@ -9,6 +9,7 @@ use super::report::{ExportKey, Tally};
 use crate::api::{Client, ClientConfig, Secret, Stats};
 use crate::decode::abi::LogDecoder;
 use crate::job::error::RunError;
+use crate::plan::Unit;
 use crate::sim::{self, SimHandle};
 use crate::sink::Sink;
 use crate::spec::{BaseUrl, Spec};
@@ -102,12 +103,22 @@ pub(crate) struct Shared {
     /// Whether to measure lag (someone watches it).
     pub(crate) watch_lag: AtomicBool,
     /// The change of output format this run made first, from the stored files.
-    pub(crate) conversion: Mutex<Option<crate::job::change::migrate::Converted>>,
+    pub(crate) conversion: Mutex<Option<crate::job::change::convert::Converted>>,
     /// The run's figures over time ([`super::series`]).
     pub(crate) series: Mutex<super::series::Series>,
 }
 
 impl Shared {
+    /// Each table a unit writes, and its schema (the table's, partition
+    /// columns included), in the order of its writers.
+    pub(crate) fn unit_tables(&self, unit: &Unit) -> Vec<(String, arrow_schema::SchemaRef)> {
+        let Some(export) = self.spec.exports.get(unit.export) else {
+            return Vec::new();
+        };
+        let logs = self.decoders.get(unit.export).cloned().flatten();
+        crate::job::tables::export_tables(&self.spec, export, logs.as_deref())
+    }
+
     pub(crate) fn new(
         spec: Spec,
         client: Client,

@@ -133,7 +133,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     // Not converted yet: the files are checked as they are.
     let stored = job.identity.as_ref().map(|i| i.format());
     let state = match stored {
-        Some(f) if f != spec.output.format.name() => crate::job::change::migrate::Old::of(spec, &sink, &f)?.state,
+        Some(f) if f != spec.output.format.name() => crate::job::change::convert::Old::of(spec, &sink, &f)?.state,
         _ => state,
     };
     let states = state.load_units().await?;
@@ -300,14 +300,14 @@ async fn conversion_plan(
     to: String,
 ) -> Result<ConversionPlan, RunError> {
     let (files, bytes) = if from == "parquet" {
-        let stored = crate::job::change::migrate::parquet_files(spec, state, job, false).await?;
+        let stored = crate::job::change::convert::parquet_files(spec, state, job, false).await?;
         let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
-        let old = crate::job::change::migrate::Old::of(spec, sink, &from)?;
+        let old = crate::job::change::convert::Old::of(spec, sink, &from)?;
         let tables = spec.tables();
         // A conversion killed while deleting the logs: what is left stays.
-        let keep = crate::job::change::migrate::delta_files(&old.sink, &old.state, &tables).await.ok();
+        let keep = crate::job::change::convert::delta_files(&old.sink, &old.state, &tables).await.ok();
         let kept: Vec<_> = old
             .state
             .list_files(&tables)

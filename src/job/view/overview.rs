@@ -435,7 +435,7 @@ async fn tables(
         let (mut delta_version, mut last_commits) = (None, Vec::new());
         if let Some(d) = sink.delta() {
             let table = d.table(sink, t);
-            let failed = |e| crate::job::change::migrate::io_failed(t, e);
+            let failed = |e| crate::job::change::convert::io_failed(t, e);
             if table.exists(sink.storage()).await.map_err(failed)? {
                 let v = table.blocking(|t| t.snapshot().map(|s| s.version())).await.map_err(failed)?;
                 last_commits = table.last_commits(sink.storage(), v, COMMITS).await;

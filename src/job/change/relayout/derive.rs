@@ -93,7 +93,7 @@ pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, jo
             let there = table
                 .exists(sink.storage())
                 .await
-                .map_err(|e| crate::job::change::migrate::io_failed(&t.table, e))?;
+                .map_err(|e| crate::job::change::convert::io_failed(&t.table, e))?;
             if there {
                 return Err(RunError::Migration(format!(
                     "job `{}`: export[{}] would decode into a new Delta table {}, but a table is there already (another \

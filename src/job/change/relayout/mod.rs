@@ -31,9 +31,9 @@
 //! killed meanwhile writes only the groups without one (hidden files no
 //! document names are deleted first). Phase `swap` then:
 //!
-//! - `parquet`: each group's outputs are published (renamed), then its
+//! - `parquet`: each group's outputs are revealed (renamed from their hidden names), then its
 //!   inputs deleted;
-//! - `delta`: every output is published (no table reads it yet), then one
+//! - `delta`: every output is revealed (no table reads it yet), then one
 //!   commit a table removes the inputs and adds the outputs
 //!   (`dataChange = false`) with the transaction
 //!   `(chainetl-<job>-relayout, n)`, so a commit made again after a crash
@@ -49,7 +49,7 @@
 //! # What readers see meanwhile
 //!
 //! `delta`: the old files until the table's one commit, the new ones from
-//! it; never a row twice or missing. `parquet`: between a group's publish
+//! it; never a row twice or missing. `parquet`: between a group's reveal
 //! and the deletion of its inputs (milliseconds locally, a request a file
 //! on S3), a reader listing the folder can see that group's rows twice —
 //! the window a compaction has (see `docs/output.md`).
@@ -57,7 +57,7 @@
 mod derive;
 mod swap;
 
-use super::migrate::{Converted, parquet_files, table_schemas};
+use super::convert::{Converted, parquet_files, table_schemas};
 use crate::job::error::RunError;
 use crate::job::maintain::compact::Compactor;
 use crate::job::tables::{compaction_app_id, relayout_app_id};
@@ -194,7 +194,7 @@ async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobStat
     for key in ["partition_by", "hash_encoding"] {
         let stored = job.identity.as_ref().and_then(|i| i.layout_value(key));
         if state.is_delta() && stored.is_some_and(|v| Some(v) != now.layout_value(key)) {
-            let foreign = super::migrate::foreign_files(sink, state, &spec.tables().into_iter().collect()).await?;
+            let foreign = super::convert::foreign_files(sink, state, &spec.tables().into_iter().collect()).await?;
             if let Some((table, n)) = foreign.iter().next() {
                 return Err(RunError::Migration(format!(
                     "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: its \
@@ -213,7 +213,7 @@ async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobStat
             spec.name
         ))
     };
-    if let Some(what) = super::migrate::unfinished_repair(state).await? {
+    if let Some(what) = super::convert::unfinished_repair(state).await? {
         return Err(unfinished(what));
     }
     // A reorg repair begun in the mark, its segment not yet planned.
@@ -232,7 +232,7 @@ async fn logged_version(spec: &Spec, sink: &Arc<Sink>, app: &str) -> Result<i64,
     let mut top = 0;
     for table in spec.tables() {
         let t = delta.table(sink, &table);
-        let failed = |e: crate::storage::delta::DeltaError| super::migrate::io_failed(&table, e);
+        let failed = |e: crate::storage::delta::DeltaError| super::convert::io_failed(&table, e);
         if t.exists(sink.storage()).await.map_err(failed)? {
             let app = app.to_string();
             top = top.max(t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0));
@@ -248,7 +248,7 @@ async fn inventory(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobS
     let tables = spec.tables();
     let listed = state.list_files(&tables).await?;
     let (files, live): (Vec<Listed>, HashSet<String>) = if sink.delta().is_some() {
-        let keep = super::migrate::delta_files(sink, state, &tables).await?;
+        let keep = super::convert::delta_files(sink, state, &tables).await?;
         let live: HashSet<String> = state
             .list_live_files(&tables)
             .await?

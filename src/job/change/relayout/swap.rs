@@ -1,5 +1,5 @@
 //! The swap of a rewrite (see *Exactly once* in [`super`]): the outputs
-//! published, the inputs deleted (`parquet`) or replaced in one commit a
+//! revealed, the inputs deleted (`parquet`) or replaced in one commit a
 //! table (`delta`), then the checkpoints and compaction records set from
 //! the rewrite's documents. Every step is idempotent, so a run killed
 //! part way makes it again from the documents.
@@ -14,7 +14,7 @@ use futures::{StreamExt, TryStreamExt};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-/// Files published or deleted at once.
+/// Files revealed or deleted at once.
 const IO_AT_ONCE: usize = 16;
 
 /// Makes the documents' outputs the job's files (see *Exactly once*).
@@ -22,7 +22,7 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
     if sink.delta().is_some() {
         let outputs: Vec<&CommittedFile> = docs.iter().flat_map(|d| d.outputs.iter()).collect();
         futures::stream::iter(outputs)
-            .map(|f| sink.publish(&f.path))
+            .map(|f| sink.reveal(&f.path))
             .buffer_unordered(IO_AT_ONCE)
             .try_collect::<Vec<()>>()
             .await?;
@@ -39,7 +39,7 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
     } else {
         for d in docs {
             futures::stream::iter(&d.outputs)
-                .map(|f| sink.publish(&f.path))
+                .map(|f| sink.reveal(&f.path))
                 .buffer_unordered(IO_AT_ONCE)
                 .try_collect::<Vec<()>>()
                 .await?;
@@ -96,7 +96,7 @@ async fn commit(
             }
         }
     }
-    let schemas = crate::job::change::migrate::table_schemas(spec)?;
+    let schemas = crate::job::change::convert::table_schemas(spec)?;
     // A table of the job's holding none of its files still takes its new
     // partition columns or types.
     for table in schemas.keys().filter(|_| relayouts) {

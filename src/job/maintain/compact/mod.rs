@@ -33,7 +33,7 @@
 //! With the job's whole lease held: the record says what is replaced
 //! (`pending`) before anything is written; outputs are written hidden;
 //! the record says `swapping` once they are all durable; outputs are
-//! published (renamed) and the inputs deleted; the record drops `pending`.
+//! revealed (renamed from their hidden names) and the inputs deleted; the record drops `pending`.
 //! A crash before `swapping` is rolled back (hidden outputs deleted), after
 //! it rolled forward, by the next run or `chainetl compact`. A reader
 //! listing the partition between the first rename and the last delete
@@ -393,7 +393,7 @@ impl Compactor<'_> {
     }
 
     /// Compacts one partition: record, write hidden, record the swap,
-    /// publish, delete the inputs, record done.
+    /// reveal, delete the inputs, record done.
     async fn compact(
         &self,
         mut record: Compaction,
@@ -473,7 +473,7 @@ impl Compactor<'_> {
         self.finish_swap(&mut record, false).await
     }
 
-    /// Rolls a swap forward: publishes the outputs, deletes the inputs (in
+    /// Rolls a swap forward: reveals the outputs, deletes the inputs (in
     /// the `delta` format: commits the swap), and records the partition
     /// without the swap. `again`: a dead run's swap, which may be in the
     /// table's log already.
@@ -482,7 +482,7 @@ impl Compactor<'_> {
             return Ok(());
         };
         for out in &p.outputs {
-            self.sink.publish(&out.path).await?;
+            self.sink.reveal(&out.path).await?;
         }
         if self.sink.delta().is_some() {
             crate::util::failpoint::hit("compact-published");

@@ -136,7 +136,7 @@ impl Compactor<'_> {
         Ok(true)
     }
 
-    /// Deletes the job's unpublished outputs in a partition (of one
+    /// Deletes the job's outputs not yet revealed in a partition (of one
     /// generation, or all).
     pub(super) async fn delete_hidden(&self, partition: &str, generation: Option<u64>) -> Result<(), RunError> {
         let table = partition.split('/').next().unwrap_or_default().to_string();
