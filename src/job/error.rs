@@ -110,6 +110,18 @@ pub enum RunError {
 }
 
 impl RunError {
+    /// The format a job's identity records, `name`: one this build writes,
+    /// or refused (a newer build's job).
+    pub(crate) fn recorded_format(spec: &crate::spec::Spec, name: &str) -> Result<crate::spec::OutputFormat, RunError> {
+        crate::spec::OutputFormat::named(name).ok_or_else(|| {
+            RunError::Migration(format!(
+                "job `{}`: its output is in format {name}, which this build does not write: run it with the release \
+                 that wrote it",
+                spec.name
+            ))
+        })
+    }
+
     /// The refusal of a command other than `run` on a job whose format is to change.
     pub(crate) fn unconverted(spec: &crate::spec::Spec, c: &crate::spec::FormatChange) -> RunError {
         if !c.converts() {
@@ -117,7 +129,7 @@ impl RunError {
                 "job `{}`: its files are laid out otherwise than the spec says ({}): `chainetl run {}` rewrites them \
                  first, from the files the output holds, with no request to the service",
                 spec.name,
-                c.layout.join("; "),
+                c.layout_lines(),
                 spec.file
             ));
         }

@@ -34,8 +34,8 @@
 
 mod clusters;
 mod compact;
-pub mod delta;
 mod encoding;
+pub mod format;
 mod layout;
 mod merge;
 mod open_file;
@@ -112,8 +112,8 @@ pub struct Sink {
     storage: Arc<Storage>,
     props: WriterProperties,
     partition_by: Vec<String>,
-    /// The `delta` format's tables; `None` in the `parquet` format.
-    delta: Option<delta::DeltaTables>,
+    /// How written files become the tables readers read.
+    format: Arc<dyn format::TableFormat>,
 }
 
 impl From<OpenError> for SinkError {
@@ -170,14 +170,19 @@ impl Sink {
             storage,
             props: encoding::writer_properties(output)?,
             partition_by: output.partition_by.clone(),
-            delta: (output.format == crate::spec::OutputFormat::Delta)
-                .then(|| delta::DeltaTables::new(crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL, output.bloom_filters.clone())),
+            format: format::for_output(output),
         })
     }
 
-    /// The output's Delta tables, in the `delta` format.
-    pub fn delta(&self) -> Option<&delta::DeltaTables> {
-        self.delta.as_ref()
+    /// The output's table format.
+    pub fn format(&self) -> &dyn format::TableFormat {
+        self.format.as_ref()
+    }
+
+    /// The output's Delta tables, in the `delta` format: for the steps of
+    /// the job not yet behind [`format::TableFormat`].
+    pub fn delta(&self) -> Option<&format::delta::DeltaTables> {
+        self.format.as_delta()
     }
 
     /// The output's storage: every read and write of files and documents.

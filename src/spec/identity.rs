@@ -13,7 +13,8 @@
 //! (windows as resolved forms, signatures as topic0 hashes), so a change can
 //! be reported key by key with its old and new value. Stored in `job.json`.
 
-use super::{Export, Output, Selection, Spec};
+use super::changes::{LayoutChange, LayoutKey};
+use super::{Export, Output, OutputFormat, Selection, Spec};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -138,7 +139,7 @@ impl ExportIdentity {
                 now.keys.get(key).filter(|v| !v.is_null()),
             );
             if a != b {
-                out.push(key_change(index, key, a, b));
+                out.push(key_change(index, key, a, b).to_string());
             }
         }
         let removed: Vec<&str> = self.chains.iter().filter(|c| !now.chains.contains(c)).map(String::as_str).collect();
@@ -193,52 +194,34 @@ impl ExportIdentity {
     }
 }
 
-/// A change of the output's format or layout, to make from the stored rows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FormatChange {
-    /// The format the job's files are in.
-    pub from: String,
-    /// The spec's (the same as `from` when only the layout changes).
-    pub to: String,
-    /// Changed layout keys, one line a key (`output.partition_by: was …,
-    /// now …`): the stored files are rewritten into the spec's layout.
-    pub layout: Vec<String>,
-}
-
-impl FormatChange {
-    /// Whether the output's format changes (else only its layout).
-    pub fn converts(&self) -> bool {
-        self.from != self.to
-    }
-}
-
 /// What [`JobIdentity::compare`] found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Comparison {
     /// `(from, to)`: the output format changed.
-    pub format: Option<(String, String)>,
+    pub format: Option<(OutputFormat, OutputFormat)>,
     /// Changed layout keys ([`LAYOUT_KEYS`]), and derived-table keys of
-    /// exports ([`ExportIdentity::derivable`]), one line a key: made by
-    /// rewriting the stored files, with no request.
-    pub layout: Vec<String>,
+    /// exports ([`ExportIdentity::derivable`]): made by rewriting the
+    /// stored files, with no request.
+    pub layout: Vec<LayoutChange>,
     /// The exports whose derived tables change ([`ExportIdentity::derivable`]).
     pub derived: Vec<usize>,
     /// Every other change, one line a key.
     pub changes: Vec<String>,
 }
 
-/// One changed key of export `index`: `export[i].key: was …, now …`.
-fn key_change(index: usize, key: &str, was: Option<&Value>, now: Option<&Value>) -> String {
-    format!(
-        "export[{index}].{key}: was {}, now {}",
-        show(was.unwrap_or(&Value::Null)),
-        show(now.unwrap_or(&Value::Null))
-    )
+/// One changed key of export `index`.
+fn key_change(index: usize, key: &str, was: Option<&Value>, now: Option<&Value>) -> LayoutChange {
+    LayoutChange::Derived {
+        export: index,
+        key: key.to_string(),
+        was: show(was.unwrap_or(&Value::Null)),
+        now: show(now.unwrap_or(&Value::Null)),
+    }
 }
 
 fn show(v: &Value) -> String {
     match v {
-        Value::Null => "unset".into(),
+        Value::Null => super::changes::UNSET.into(),
         other => other.to_string(),
     }
 }
@@ -327,11 +310,16 @@ impl JobIdentity {
         let (was, is) = (self.format(), now.format());
         let mut stored = self.with_format(&is);
         let mut layout = Vec::new();
-        for key in LAYOUT_KEYS {
+        for typed in LayoutKey::ALL {
+            let key = typed.name();
             let recorded = self.output.contains_key(key) || !RECORDED_SINCE_0_2.contains(&key);
             let (a, b) = (output_key(&self.output, key), output_key(&now.output, key));
             if recorded && a != b {
-                layout.push(format!("output.{key}: was {}, now {}", show(&a), show(&b)));
+                layout.push(LayoutChange::Output {
+                    key: typed,
+                    was: show(&a),
+                    now: show(&b),
+                });
             }
             match now.output.get(key) {
                 Some(v) => stored.output.insert(key.to_string(), v.clone()),
@@ -352,11 +340,21 @@ impl JobIdentity {
             derived.push(i);
             stored.exports[i].keys = is.keys.clone();
         }
+        // A format this build does not know (a newer build's) is no
+        // change it can make: it stays among the other changes.
+        let format = match (OutputFormat::named(&was), OutputFormat::named(&is)) {
+            (Some(a), Some(b)) if a != b => Some((a, b)),
+            (Some(_), Some(_)) => None,
+            _ => {
+                stored = stored.with_format(&was);
+                None
+            }
+        };
         Comparison {
             changes: stored.changes(now),
             layout,
             derived,
-            format: (was != is).then_some((was, is)),
+            format,
         }
     }
 

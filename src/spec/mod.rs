@@ -20,6 +20,7 @@
 //! `spec` comes first among the stages: it imports only the shared
 //! vocabulary ([`crate::vocab`]).
 
+pub mod changes;
 pub mod decoding;
 pub mod defaults;
 mod error;
@@ -32,9 +33,10 @@ mod text;
 mod validate;
 
 use crate::vocab::Dataset;
+pub use changes::{FormatChange, LayoutChange, LayoutKey};
 pub use decoding::{DecodedTable, Decoding, U256Columns};
 pub use error::{SpecError, SpecErrors};
-pub use identity::{Comparison, ExportIdentity, FormatChange, JobIdentity, LAYOUT_KEYS, SHARED_KEYS};
+pub use identity::{Comparison, ExportIdentity, JobIdentity, LAYOUT_KEYS, SHARED_KEYS};
 pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, OutputFormat, Selection, Source, Spec};
 pub use sim_options::SimOptions;
 

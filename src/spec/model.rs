@@ -8,7 +8,7 @@ use crate::vocab::chain::Chain;
 use crate::vocab::cuts::{CutRule, Cuts, NUMBERS_PER_REQUEST, TOKENS_PER_UNIT};
 use crate::vocab::evm::EventSignature;
 use crate::vocab::window::{Align, Resolved, Window};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 /// Where the data comes from.
 #[derive(Debug, Clone)]
@@ -68,7 +68,7 @@ pub enum HashEncoding {
 }
 
 /// How the output's files become visible to readers (`output.format`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputFormat {
     /// A hive-partitioned folder of Parquet files.
@@ -85,6 +85,17 @@ impl OutputFormat {
             OutputFormat::Parquet => "parquet",
             OutputFormat::Delta => "delta",
         }
+    }
+
+    /// The format a spec names `name`, if this build knows it.
+    pub fn named(name: &str) -> Option<OutputFormat> {
+        [OutputFormat::Parquet, OutputFormat::Delta].into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl std::fmt::Display for OutputFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

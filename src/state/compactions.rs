@@ -236,17 +236,12 @@ impl StateStore {
     /// sizes the logs record; None in `parquet`. Read from the logs, with
     /// no listing of the output.
     pub async fn list_live_files(&self, tables: &BTreeSet<String>) -> Result<Option<Vec<Listed>>, StateError> {
-        let Some(delta) = self.sink.delta() else {
-            return Ok(None);
-        };
         let mut out = Vec::new();
         for table in tables {
-            let t = delta.table(&self.sink, table);
-            let failed = |e| super::verify::delta_error(table, e);
-            if !t.exists(self.storage()).await.map_err(failed)? {
-                continue;
-            }
-            for f in t.blocking(|t| t.live_files()).await.map_err(failed)? {
+            let Some(live) = self.sink.format().live_files(&self.sink, table).await? else {
+                return Ok(None);
+            };
+            for f in live {
                 let rel = format!("{table}/{}", f.path);
                 if let Some(kind) = rel.rsplit('/').next().and_then(|n| self.classify(n)) {
                     out.push(Listed { rel, kind, bytes: f.size });

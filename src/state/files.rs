@@ -66,9 +66,10 @@ impl StateStore {
             .collect())
     }
 
-    /// Whether the output is Delta tables (`output.format = "delta"`).
-    pub fn is_delta(&self) -> bool {
-        self.sink.delta().is_some()
+    /// Whether the output's table format publishes committed files (see
+    /// [`crate::sink::format::TableFormat::publishes`]).
+    pub fn publishes(&self) -> bool {
+        self.sink.format().publishes()
     }
 
     /// Whether file name `name` is one of this job's data files (a unit's
@@ -112,53 +113,6 @@ impl StateStore {
         self.generation_floor.store(floor, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Removes this job's files from `table`'s current version in one
-    /// commit, if the table has a Delta log: the files removed (paths
-    /// relative to the output), or `None` without a log.
-    async fn remove_from_table(&self, table: &str) -> Result<Option<HashSet<String>>, StateError> {
-        let t = std::sync::Arc::new(crate::storage::delta::Table::new(
-            self.storage(),
-            table,
-            crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
-        ));
-        let failed = |e: String| {
-            StateError::Sink(crate::sink::SinkError::Write {
-                path: table.into(),
-                source: format!("removing the job's files from its Delta log: {e}").into(),
-            })
-        };
-        if !t.exists(self.storage()).await.map_err(|e| failed(e.to_string()))? {
-            return Ok(None);
-        }
-        let job = self.job.clone();
-        let removed = t
-            .blocking(move |t| {
-                let removes: Vec<String> = t
-                    .live_files()?
-                    .into_iter()
-                    .filter(|f| {
-                        f.path
-                            .rsplit('/')
-                            .next()
-                            .and_then(|n| super::compactions::classify(&job, n))
-                            .is_some()
-                    })
-                    .map(|f| f.path)
-                    .collect();
-                if !removes.is_empty() {
-                    let change = crate::storage::delta::Change {
-                        removes: removes.clone(),
-                        ..Default::default()
-                    };
-                    t.commit(&change, 100)?;
-                }
-                Ok(removes)
-            })
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        Ok(Some(removed.into_iter().map(|p| format!("{table}/{p}")).collect()))
-    }
-
     /// Deletes files of `units` under `tables` that no checkpoint covers
     /// (written after the unit's last commit by a run that died; in the
     /// `delta` format, units with files in a table that no checkpoint
@@ -193,10 +147,10 @@ impl StateStore {
         if units.iter().all(|u| states.get(&u.id).is_some_and(|s| s.done)) {
             return Ok(removed);
         }
-        // In the `delta` format: where units of incremental exports start
-        // (above what a reorg repair rewound), and what a repair's next
-        // segment replaces.
-        let marks = if self.is_delta() { self.load_marks().await? } else { Vec::new() };
+        // Where files are published: where units of incremental exports
+        // start (above what a reorg repair rewound), and what a repair's
+        // next segment replaces.
+        let marks = if self.publishes() { self.load_marks().await? } else { Vec::new() };
         let replacing: HashSet<&str> = marks.iter().flat_map(|m| m.replacing.iter().map(String::as_str)).collect();
         // An incremental export's units (those with a mark) publish with
         // their segment: no table holds their files before it closes, and
@@ -400,10 +354,11 @@ impl StateStore {
             }),
         )
         .await?;
-        let keep_files = self.sink.delta().is_some();
         let mut in_versions: std::collections::HashMap<String, HashSet<String>> = Default::default();
+        let job = self.job.clone();
+        let owned: crate::sink::format::Owned = std::sync::Arc::new(move |name| super::compactions::classify(&job, name).is_some());
         for table in tables {
-            if let Some(removed) = self.remove_from_table(table).await? {
+            if let Some(removed) = self.sink.format().withdraw(&self.sink, table, owned.clone()).await? {
                 in_versions.insert(table.clone(), removed);
             }
         }
@@ -418,13 +373,13 @@ impl StateStore {
         let mut removed = 0;
         for f in listed {
             let table = f.rel.split('/').next().unwrap_or_default();
-            // Kept for a Delta table's earlier versions: what this commit
-            // removed, and files of earlier generations (below the floor
-            // the job had) that an earlier one removed. A file no version
+            // Kept for a table's earlier versions: what this change
+            // withdrew, and files of earlier generations (below the floor
+            // the job had) that an earlier one withdrew. A file no version
             // ever read (written in parquet, or uncommitted) goes.
             let earlier = matches!(f.kind, JobFile::Unit(_, seq) if seq < previous);
             let read_by_versions = in_versions.get(table).is_some_and(|r| r.contains(&f.rel) || earlier);
-            if !(keep_files && read_by_versions) {
+            if !read_by_versions {
                 self.sink.delete(&f.rel).await?;
                 crate::util::failpoint::hit("during-fresh");
             }

@@ -26,7 +26,7 @@
 
 use super::docs::Versioned;
 use super::{JobState, STATE_VERSION, StateError, StateStore};
-use crate::spec::JobIdentity;
+use crate::spec::{JobIdentity, LayoutChange, OutputFormat};
 use serde::{Deserialize, Serialize};
 
 /// A migration in progress (`migration.json`).
@@ -35,19 +35,18 @@ pub struct Migration {
     /// Format version.
     pub version: u32,
     /// The output format the job's files were in.
-    pub from: String,
+    pub from: OutputFormat,
     /// The output format they are being put in.
-    pub to: String,
+    pub to: OutputFormat,
     /// The job's identity once it is done (the spec that asked for it).
     pub identity: JobIdentity,
-    /// How far it got: empty, or `logs` (converting to parquet: only
-    /// the tables' Delta logs are left to delete).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub phase: String,
+    /// How far it got ([`Phase`]; not written while [`Phase::Begun`]).
+    #[serde(default, skip_serializing_if = "Phase::is_begun")]
+    pub phase: Phase,
     /// A rewrite into another layout (format unchanged): the changed
     /// layout keys, one line a key.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub layout: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::spec::changes::lines")]
+    pub layout: Vec<LayoutChange>,
     /// A rewrite: the version its commits record in each Delta table's
     /// log under `chainetl-<job>-relayout`, so a commit made again after
     /// a crash is found there and not made twice.
@@ -55,6 +54,32 @@ pub struct Migration {
     pub rewrite_version: Option<i64>,
     /// When it began (RFC 3339).
     pub started_at: String,
+}
+
+/// How far a migration got (`phase`), for the steps that cannot be redone
+/// from scratch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Recorded, nothing past that (`phase` absent, or empty).
+    #[default]
+    #[serde(rename = "")]
+    Begun,
+    /// Converting to parquet: only the tables' Delta logs are left to delete.
+    Logs,
+    /// A rewrite: its outputs being written, nothing a reader sees changed.
+    Rewrite,
+    /// A rewrite: every output written and recorded; swapping them in.
+    Swap,
+    /// A rewrite: swapped in; the units' checkpoints and the job's
+    /// document are left to set.
+    Applied,
+}
+
+impl Phase {
+    fn is_begun(&self) -> bool {
+        *self == Phase::Begun
+    }
 }
 
 impl Versioned for Migration {
@@ -68,13 +93,13 @@ impl Versioned for Migration {
 impl Migration {
     /// A migration of the output from format `from` to `to`, ending with
     /// `identity` recorded as the job's.
-    pub fn new(from: &str, to: &str, identity: JobIdentity) -> Migration {
+    pub fn new(from: OutputFormat, to: OutputFormat, identity: JobIdentity) -> Migration {
         Migration {
             version: STATE_VERSION,
-            from: from.into(),
-            to: to.into(),
+            from,
+            to,
             identity,
-            phase: String::new(),
+            phase: Phase::Begun,
             layout: Vec::new(),
             rewrite_version: None,
             started_at: chrono::Utc::now().to_rfc3339(),
@@ -304,5 +329,82 @@ impl StateStore {
             self.create_manifest(&super::Manifest::new(seq, entries, Vec::new())).await?;
         }
         Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `migration.json` as a 0.2.0 build wrote it (pretty JSON, fields in
+    /// this order), for each kind of change and phase.
+    fn documents() -> Vec<String> {
+        let spec = crate::spec::Spec::parse(
+            "t.toml",
+            "name = \"t\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"1d\"\n",
+        )
+        .expect("a valid spec");
+        let identity = serde_json::to_string_pretty(&JobIdentity::of(&spec)).expect("an identity");
+        let identity = identity.replace('\n', "\n  ");
+        let doc = |rest: &str| format!("{{\n  \"version\": 3,\n{rest}  \"started_at\": \"2026-11-20T10:00:00.123456+00:00\"\n}}");
+        vec![
+            doc(&format!(
+                "  \"from\": \"parquet\",\n  \"to\": \"delta\",\n  \"identity\": {identity},\n"
+            )),
+            doc(&format!(
+                "  \"from\": \"delta\",\n  \"to\": \"parquet\",\n  \"identity\": {identity},\n  \"phase\": \"logs\",\n"
+            )),
+            doc(&format!(
+                "  \"from\": \"delta\",\n  \"to\": \"delta\",\n  \"identity\": {identity},\n  \"phase\": \"rewrite\",\n  \
+                 \"layout\": [\n    \"output.partition_by: was [\\\"chain\\\",\\\"date\\\"], now [\\\"chain\\\"]\",\n    \
+                 \"output.hash_encoding: was \\\"hex\\\", now \\\"binary\\\"\"\n  ],\n  \"rewrite_version\": 4,\n"
+            )),
+            doc(&format!(
+                "  \"from\": \"parquet\",\n  \"to\": \"parquet\",\n  \"identity\": {identity},\n  \"phase\": \"swap\",\n  \
+                 \"layout\": [\n    \"export[0].u256: was \\\"decimal\\\", now \\\"text\\\"\"\n  ],\n"
+            )),
+            doc(&format!(
+                "  \"from\": \"parquet\",\n  \"to\": \"parquet\",\n  \"identity\": {identity},\n  \"phase\": \"applied\",\n  \"layout\": [\n    \"output.compression: was \\\"zstd(3)\\\", now \\\"snappy\\\"\"\n  ],\n"
+            )),
+        ]
+    }
+
+    #[test]
+    fn a_record_reads_typed_and_writes_back_byte_for_byte() {
+        for doc in documents() {
+            let m: Migration = serde_json::from_str(&doc).unwrap_or_else(|e| panic!("{e}: {doc}"));
+            assert_eq!(serde_json::to_string_pretty(&m).expect("encodes"), doc);
+        }
+        let typed: Vec<(OutputFormat, OutputFormat, Phase, usize)> = documents()
+            .iter()
+            .map(|d| serde_json::from_str::<Migration>(d).expect("reads"))
+            .map(|m| (m.from, m.to, m.phase, m.layout.len()))
+            .collect();
+        assert_eq!(
+            typed,
+            [
+                (OutputFormat::Parquet, OutputFormat::Delta, Phase::Begun, 0),
+                (OutputFormat::Delta, OutputFormat::Parquet, Phase::Logs, 0),
+                (OutputFormat::Delta, OutputFormat::Delta, Phase::Rewrite, 2),
+                (OutputFormat::Parquet, OutputFormat::Parquet, Phase::Swap, 1),
+                (OutputFormat::Parquet, OutputFormat::Parquet, Phase::Applied, 1),
+            ]
+        );
+        let m: Migration = serde_json::from_str(&documents()[2]).expect("reads");
+        assert!(m.layout.iter().all(LayoutChange::changes_columns));
+        let m: Migration = serde_json::from_str(&documents()[3]).expect("reads");
+        assert!(m.layout.iter().all(LayoutChange::is_derived));
+    }
+
+    #[test]
+    fn an_empty_phase_reads_as_begun_and_an_unknown_one_is_refused() {
+        let doc = documents()[0].replace("\"identity\"", "\"phase\": \"\",\n  \"identity\"");
+        let m: Migration = serde_json::from_str(&doc).expect("reads");
+        assert_eq!(m.phase, Phase::Begun);
+        let doc = documents()[1].replace("\"logs\"", "\"halfway\"");
+        assert!(serde_json::from_str::<Migration>(&doc).is_err());
+        let doc = documents()[0].replace("\"to\": \"delta\"", "\"to\": \"orc\"");
+        assert!(serde_json::from_str::<Migration>(&doc).is_err());
     }
 }

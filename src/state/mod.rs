@@ -193,7 +193,7 @@ pub use compactions::{Compactions, JobFile, Listed, repair_closure};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
-pub use migration::{Migration, Rewrite};
+pub use migration::{Migration, Phase, Rewrite};
 pub use neighbours::Neighbour;
 pub use persist::{Removed, Superseded};
 pub use rows::TableRows;

@@ -106,21 +106,14 @@ impl StateStore {
             }
         }
         let states = self.load_units().await?;
-        let delta = self.sink.delta();
+        let format = self.sink.format();
         for id in ids {
-            // Above the version the logs have for the unit, too: its
+            // Above the version the tables record for the unit, too: its
             // replacing commit's version must be new to them.
             let mut logged = 0;
+            let app = format!("chainetl-{}", self.file_prefix(id));
             for table in tables {
-                let Some(t) = delta.map(|d| d.table(&self.sink, table)) else {
-                    continue;
-                };
-                if !t.exists(self.storage()).await.map_err(|e| super::verify::delta_error(table, e))? {
-                    continue;
-                }
-                let app = format!("chainetl-{}", self.file_prefix(id));
-                let v = t.blocking(move |t| t.app_version(&app)).await;
-                logged = logged.max(v.map_err(|e| super::verify::delta_error(table, e))?.unwrap_or(0).max(0) as u64);
+                logged = logged.max(format.recorded_version(&self.sink, table, &app).await?.max(0) as u64);
             }
             let next_seq = [
                 Some(logged + 1),

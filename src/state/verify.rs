@@ -108,7 +108,7 @@ impl Interrupted {
         if !m.layout.is_empty() {
             return Interrupted {
                 kind: "rewrite",
-                at: format!("the job's output ({})", m.layout.join("; ")),
+                at: format!("the job's output ({})", crate::spec::changes::lines_of(&m.layout)),
                 what: "a rewrite of the output's files into another layout was interrupted",
                 readers: "delta: each table in the old layout until its one commit; parquet: a group of files can be \
                           seen twice while its new files are published and the old deleted",
@@ -256,7 +256,7 @@ impl StateStore {
             compactions: &compactions,
             live: present.iter().map(|f| f.rel.as_str()).collect(),
             in_flight: &in_flight,
-            delta: self.sink.delta().is_some(),
+            delta: self.sink.format().publishes(),
         };
         let counted = ledger.count(|name| self.classify(name).and_then(super::JobFile::unit));
         problems.extend(counted.problems);
@@ -267,8 +267,9 @@ impl StateStore {
         })
     }
 
-    /// The `delta` format's side of [`StateStore::verify`]: every file of
-    /// this job in a table's current version exists with the size the log
+    /// The side of [`StateStore::verify`] of a table format that records
+    /// what readers see (Delta's log): every file of this job in a table's
+    /// current version exists with the size the log
     /// records (and the rows, where a checkpoint counts the file: those of
     /// a closed aligned period have none left), and every file of a
     /// published unit is in its table's current version (else readers miss
@@ -280,9 +281,7 @@ impl StateStore {
         sizes: &HashMap<&str, u64>,
         replaced: &HashSet<&str>,
     ) -> Result<Vec<FileProblem>, StateError> {
-        let Some(delta) = self.sink.delta() else {
-            return Ok(Vec::new());
-        };
+        let format = self.sink.format();
         let mut owner: HashMap<&str, (&str, Option<u64>)> = HashMap::new();
         for (id, st) in states {
             // A file a unit exported again replaces is still its own.
@@ -295,11 +294,9 @@ impl StateStore {
         }
         let mut problems = Vec::new();
         for table in tables {
-            let t = delta.table(&self.sink, table);
-            let live = if t.exists(self.sink.storage()).await.map_err(|e| delta_error(table, e))? {
-                t.blocking(|t| t.live_files()).await.map_err(|e| delta_error(table, e))?
-            } else {
-                Vec::new()
+            let Some(live) = format.live_files(&self.sink, table).await? else {
+                // The folder's listing is what readers see: checked above.
+                return Ok(Vec::new());
             };
             let mut in_table = HashSet::new();
             for f in live {
@@ -425,13 +422,6 @@ impl StateStore {
         }
         (problems, checks)
     }
-}
-
-pub(super) fn delta_error(table: &str, e: impl std::fmt::Display) -> StateError {
-    StateError::Sink(crate::sink::SinkError::Read {
-        path: table.into(),
-        source: format!("its Delta log: {e}").into(),
-    })
 }
 
 /// The files of operations in progress, and the units a repair among them

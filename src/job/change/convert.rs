@@ -54,7 +54,7 @@ use crate::plan;
 use crate::sink::Sink;
 use crate::spec::FormatChange;
 use crate::spec::{JobIdentity, OutputFormat, Spec};
-use crate::state::{JobFile, JobState, Listed, Migration, StateStore, UnitState};
+use crate::state::{JobFile, JobState, Listed, Migration, Phase, StateStore, UnitState};
 use crate::storage::delta::{AddFile, Change, Part};
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
@@ -111,19 +111,10 @@ pub struct Converted {
     pub secs: f64,
 }
 
-/// The format named `name`.
-fn format_named(name: &str) -> OutputFormat {
-    if name == "delta" {
-        OutputFormat::Delta
-    } else {
-        OutputFormat::Parquet
-    }
-}
-
 /// The spec as it was before the change: the same, in format `from`.
-pub(crate) fn spec_in(spec: &Spec, from: &str) -> Spec {
+pub(crate) fn spec_in(spec: &Spec, from: OutputFormat) -> Spec {
     let mut old = spec.clone();
-    old.output.format = format_named(from);
+    old.output.format = from;
     old
 }
 
@@ -139,7 +130,7 @@ pub(crate) async fn convert(
     now: i64,
 ) -> Result<(JobState, Converted), RunError> {
     let started = Instant::now();
-    let old = Old::of(spec, sink, &change.from)?;
+    let old = Old::of(spec, sink, change.from)?;
     old.state.set_seq_floor(job.seq_floor);
     let identity = JobIdentity::of(spec);
     let mut migration = match state.load_migration().await? {
@@ -147,17 +138,17 @@ pub(crate) async fn convert(
             tracing::info!(from = %m.from, to = %m.to, "finishing an interrupted conversion of the output's format");
             m
         }
-        None => Migration::new(&change.from, &change.to, identity.clone()),
+        None => Migration::new(change.from, change.to, identity.clone()),
     };
-    let mut done = match change.to.as_str() {
-        "delta" => to_delta(spec, sink, state, &job, &old, &mut migration, now).await?,
-        _ => to_parquet(spec, sink, &old, &mut migration, now).await?,
+    let mut done = match change.to {
+        OutputFormat::Delta => to_delta(spec, sink, state, &job, &old, &mut migration, now).await?,
+        OutputFormat::Parquet => to_parquet(spec, sink, &old, &mut migration, now).await?,
     };
     job.spec_hash = identity.hash();
     job.identity = Some(identity);
     state.end_migration(&job).await?;
-    done.from = change.from.clone();
-    done.to = change.to.clone();
+    done.from = change.from.to_string();
+    done.to = change.to.to_string();
     done.secs = started.elapsed().as_secs_f64();
     tracing::info!(
         from = %done.from,
@@ -179,7 +170,7 @@ pub(crate) struct Old {
 
 impl Old {
     /// `spec`'s job as format `format` reads it, on `sink`'s storage.
-    pub(crate) fn of(spec: &Spec, sink: &Sink, format: &str) -> Result<Old, RunError> {
+    pub(crate) fn of(spec: &Spec, sink: &Sink, format: OutputFormat) -> Result<Old, RunError> {
         let spec = spec_in(spec, format);
         let sink = Arc::new(sink.as_output(&spec.output)?);
         let state = StateStore::new(sink.clone(), &spec.name);
@@ -431,7 +422,7 @@ fn rows_of<'a>(files: impl Iterator<Item = &'a str>, states: &HashMap<String, Un
 async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old, migration: &mut Migration, now: i64) -> Result<Converted, RunError> {
     let tables = spec.tables();
     let mut out = Converted::default();
-    if migration.phase != "logs" {
+    if migration.phase != Phase::Logs {
         refuse_unfinished(spec, &old.state).await?;
         refuse_shared(spec, &foreign_files(&old.sink, &old.state, &tables).await?)?;
         old.state.save_migration(migration).await?;
@@ -458,7 +449,7 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old, migration: &mut Mi
             &old.state.load_units().await?,
             &old.state.load_compactions().await?,
         );
-        migration.phase = "logs".into();
+        migration.phase = Phase::Logs;
         old.state.save_migration(migration).await?;
         crate::util::failpoint::hit("conversion-logs");
     }

@@ -10,8 +10,9 @@
 use crate::job::error::RunError;
 use crate::plan;
 use crate::sink::Sink;
-use crate::spec::{ExportIdentity, FormatChange, JobIdentity, Spec};
-use crate::state::{AddedExport, JobState, STATE_VERSION, StateStore};
+use crate::spec::changes::lines_of;
+use crate::spec::{ExportIdentity, FormatChange, JobIdentity, LayoutChange, Spec};
+use crate::state::{AddedExport, JobState, Phase, STATE_VERSION, StateStore};
 use std::sync::Arc;
 
 /// A job's state, opened for a run.
@@ -55,9 +56,10 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
     if fresh || interrupted {
         // A conversion to parquet killed while deleting the Delta logs
         // leaves logs that no longer read: they go first, as it would
-        // have finished.
-        if let Some(m) = state.load_migration().await?
-            && m.phase == "logs"
+        // have finished. A record that no longer reads is no way back
+        // from --fresh: it goes with the rest of the state.
+        if let Ok(Some(m)) = state.load_migration().await
+            && m.phase == Phase::Logs
         {
             super::convert::delete_logs(&sink, &tables_to_clear(spec, &state).await).await?;
         }
@@ -155,8 +157,8 @@ async fn adopt(
                 layout: Vec::new(),
             }),
             None if !compared.layout.is_empty() => Some(FormatChange {
-                from: spec.output.format.name().to_string(),
-                to: spec.output.format.name().to_string(),
+                from: spec.output.format,
+                to: spec.output.format,
                 layout: compared.layout,
             }),
             None => None,
@@ -188,20 +190,17 @@ async fn adopt(
 /// an export's derived tables: each is made from the stored files, one a
 /// run.
 pub(crate) fn one_change_a_run(spec: &Spec, compared: &crate::spec::Comparison) -> Result<(), RunError> {
-    let (derived, layout): (Vec<&String>, Vec<&String>) = compared.layout.iter().partition(|l| l.starts_with("export["));
+    let (derived, layout): (Vec<LayoutChange>, Vec<LayoutChange>) = compared.layout.iter().cloned().partition(LayoutChange::is_derived);
     if !derived.is_empty() && (!layout.is_empty() || compared.format.is_some()) {
         let other = match &compared.format {
             Some((from, to)) => format!("the output format (was {from}, now {to})"),
-            None => format!(
-                "how its files are laid out ({})",
-                layout.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")
-            ),
+            None => format!("how its files are laid out ({})", lines_of(&layout)),
         };
         return Err(RunError::Migration(format!(
             "job `{}`: the spec changes {other} and the tables derived from the stored rows ({}): make one change a \
              run, each from the stored files with no request",
             spec.name,
-            derived.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")
+            lines_of(&derived)
         )));
     }
     match &compared.format {
@@ -210,7 +209,7 @@ pub(crate) fn one_change_a_run(spec: &Spec, compared: &crate::spec::Comparison) 
              make one change a run, each from the stored files with no request — first the format, then the layout \
              (or the other way round)",
             spec.name,
-            compared.layout.join("; ")
+            lines_of(&compared.layout)
         ))),
         _ => Ok(()),
     }
@@ -233,9 +232,9 @@ pub(crate) async fn migration_of(
              asked for it again to finish it (with no request to the service){}, or re-run with --fresh to start over \
              (this deletes the job's {})",
             spec.name,
-            m.layout.join("; "),
+            crate::spec::changes::lines_of(&m.layout),
             m.started_at,
-            if m.phase == "rewrite" {
+            if m.phase == Phase::Rewrite {
                 "; nothing of it is published yet, so the spec the job had undoes it"
             } else {
                 ""

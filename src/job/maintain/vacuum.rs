@@ -138,12 +138,17 @@ pub async fn vacuum_job(spec: &Spec) -> Result<Option<VacuumSummary>, RunError> 
         // finished) are not files the tables dropped.
         let recorded = job.identity.as_ref().map(|i| i.format());
         let migration = state.load_migration().await?;
-        if migration.is_some() || recorded.as_deref().is_some_and(|f| f != spec.output.format.name()) {
+        let from = match (&migration, recorded.as_deref()) {
+            (Some(m), _) => Some(m.from),
+            (None, Some(f)) if f != spec.output.format.name() => Some(RunError::recorded_format(spec, f)?),
+            _ => None,
+        };
+        if let Some(from) = from {
             return Err(RunError::unconverted(
                 spec,
                 &crate::spec::FormatChange {
-                    from: recorded.unwrap_or_else(|| "parquet".into()),
-                    to: spec.output.format.name().into(),
+                    from,
+                    to: spec.output.format,
                     layout: migration.map(|m| m.layout).unwrap_or_default(),
                 },
             ));

@@ -163,13 +163,8 @@ pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>
     // API key variable here, the output's access by taking the lease.
     let cfg = setup::client_config(&spec)?;
     let sink = Arc::new(Sink::open(&spec.output)?);
-    if sink.delta().is_some() && !sink.storage().creates_conditionally() {
-        return Err(RunError::Environment(format!(
-            "output {}: format = \"delta\" needs a store that creates objects only if absent (each Delta commit is \
-             put-if-absent of its log file), and this one is configured not to (AWS_CONDITIONAL_PUT=disabled); \
-             unset it for AWS S3 and stores that support conditional writes, or use format = \"parquet\"",
-            spec.output.uri
-        )));
+    if let Some(why) = sink.format().store_refusal(sink.storage()) {
+        return Err(RunError::Environment(format!("output {}: {why}", spec.output.uri)));
     }
     // A --fresh clears every shard's work: it needs the whole job.
     let scope = crate::state::lease::scope(if opts.fresh { None } else { opts.shard });
@@ -228,7 +223,7 @@ async fn run_leased(
                 "job `{}`: its files are laid out otherwise than the spec says ({}): run once without --shard to \
                  rewrite them (from the files the output holds, with no request to the service), then run the shards",
                 spec.name,
-                c.layout.join("; ")
+                c.layout_lines()
             )));
         }
         Some(c) if opts.shard.is_some() => {

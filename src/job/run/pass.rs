@@ -268,24 +268,23 @@ impl<'a> Passes<'a> {
         // reads them: a run holds the lease of exactly these units.
         let ours: HashSet<&str> = units.iter().map(|u| u.id.as_str()).collect();
         let mut states = state.load_units_folding(|id| ours.contains(id)).await?;
-        if let Some(delta) = self.shared.sink.delta() {
-            if self.out.passes <= 1 {
-                let mut seen = HashSet::new();
-                for u in &units {
-                    for (table, schema) in self.shared.unit_tables(u) {
-                        if seen.insert(table.clone()) {
-                            delta.check_table(&self.shared.sink, &table, &schema).await.map_err(|e| match e {
-                                crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
-                                e => RunError::Sink(e),
-                            })?;
-                        }
+        let format = self.shared.sink.format();
+        if self.out.passes <= 1 {
+            let mut seen = HashSet::new();
+            for u in &units {
+                for (table, schema) in self.shared.unit_tables(u) {
+                    if seen.insert(table.clone()) {
+                        format.check_table(&self.shared.sink, &table, &schema).await.map_err(|e| match e {
+                            crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
+                            e => RunError::Sink(e),
+                        })?;
                     }
                 }
             }
-            for u in &units {
-                if let Some(st) = states.get_mut(&u.id) {
-                    super::publish::reconcile(&self.shared, u, st).await?;
-                }
+        }
+        for u in &units {
+            if let Some(st) = states.get_mut(&u.id) {
+                super::publish::reconcile(&self.shared, u, st).await?;
             }
         }
         if self.opts.shard.is_none() {
@@ -389,15 +388,15 @@ impl<'a> Passes<'a> {
                 continue;
             };
             let units = self.segment_units(&seg);
-            // In the `delta` format a unit is finished once its files are
-            // in its tables too: closing drops the checkpoints a later run
-            // would publish them from.
+            // Where files are published, a unit is finished once its files
+            // are in its tables too: closing drops the checkpoints a later
+            // run would publish them from.
             // (An incremental export's segment is published whole when it
             // closes.)
-            let delta = self.shared.sink.delta().is_some() && e.incremental.is_none();
+            let publishes = self.shared.sink.format().publishes() && e.incremental.is_none();
             if !units
                 .iter()
-                .all(|u| states.get(&u.id).is_some_and(|s| s.done && (s.published || !delta)))
+                .all(|u| states.get(&u.id).is_some_and(|s| s.done && (s.published || !publishes)))
             {
                 continue;
             }

@@ -1,5 +1,6 @@
-//! The `delta` format's step after a unit's checkpoint: publishing the
-//! files the checkpoint counts to the tables' logs.
+//! The step after a unit's checkpoint in a table format that publishes
+//! ([`crate::sink::format::TableFormat::publishes`], Delta): publishing
+//! the files the checkpoint counts to their tables.
 //!
 //! # Order, and why nothing is added twice
 //!
@@ -45,10 +46,9 @@
 use super::setup::Shared;
 use crate::job::error::UnitError;
 use crate::plan::Unit;
-use crate::sink::delta::Publication;
+use crate::sink::format::{Joining, Stored};
 use crate::sink::{SinkError, WrittenFile};
-use crate::state::{StateError, UnitState};
-use crate::storage::delta::{Change, Part};
+use crate::state::{CommittedFile, StateError, UnitState};
 use arrow_schema::SchemaRef;
 
 /// The application id of `unit`'s transactions.
@@ -57,9 +57,18 @@ fn app_id(shared: &Shared, unit: &str) -> String {
 }
 
 /// Whether `unit`'s files wait to be published with its whole segment
-/// ([`publish_segment`]): an incremental export's in the `delta` format.
+/// ([`publish_segment`]): an incremental export's, where files are
+/// published.
 pub(crate) fn held(shared: &Shared, unit: &Unit) -> bool {
-    shared.sink.delta().is_some() && shared.spec.exports.get(unit.export).is_some_and(|e| e.incremental.is_some())
+    shared.sink.format().publishes() && shared.spec.exports.get(unit.export).is_some_and(|e| e.incremental.is_some())
+}
+
+fn stored(f: &CommittedFile) -> Stored {
+    Stored {
+        rel: f.path.clone(),
+        bytes: f.bytes,
+        rows: Some(f.rows),
+    }
 }
 
 /// Publishes an incremental export's segment, checked against the chain,
@@ -73,72 +82,43 @@ pub(crate) async fn publish_segment(
     states: &std::collections::HashMap<String, UnitState>,
     replacing: &[String],
 ) -> Result<(), UnitError> {
-    let Some(delta) = shared.sink.delta() else {
+    if !shared.sink.format().publishes() {
         return Ok(());
-    };
+    }
     let mut by_table: Whole = Default::default();
     for unit in units {
         let Some(st) = states.get(&unit.id) else { continue };
         for (table, schema) in shared.unit_tables(unit) {
             let dir = format!("{table}/");
-            let (file_schema, _) = shared.sink.file_columns(&schema);
-            let mut adds = Vec::new();
-            for f in st.committed.iter().filter(|f| f.path.starts_with(&dir)) {
-                adds.push(
-                    delta
-                        .add_from_storage(&shared.sink, &table, &file_schema, &f.path, f.bytes, f.rows)
-                        .await?,
-                );
-            }
-            if !adds.is_empty() {
-                let txn = Some((app_id(shared, &unit.id), st.next_seq as i64));
-                by_table.entry(table).or_default().0.push(Part { adds, txn });
+            let files: Vec<Stored> = st.committed.iter().filter(|f| f.path.starts_with(&dir)).map(stored).collect();
+            if !files.is_empty() {
+                by_table.entry(table).or_default().0.push(Joining {
+                    files,
+                    schema: Some(schema),
+                    txn: Some((app_id(shared, &unit.id), st.next_seq as i64)),
+                });
             }
         }
     }
     let restarted = units.iter().filter_map(|u| states.get(&u.id)).flat_map(|st| st.replaces.iter());
     for r in replacing.iter().chain(restarted) {
-        if let Some((table, path)) = r.split_once('/') {
-            by_table.entry(table.to_string()).or_default().1.push(path.to_string());
+        if let Some((table, _)) = r.split_once('/') {
+            by_table.entry(table.to_string()).or_default().1.push(r.clone());
         }
     }
-    commit_whole(shared, by_table).await?;
+    publish_whole(shared, by_table).await?;
     Ok(())
 }
 
-/// Each table's files to add (a part a unit, with its transaction id)
-/// and to remove.
-type Whole = std::collections::BTreeMap<String, (Vec<Part>, Vec<String>)>;
+/// Each table's files to add (a batch a unit, with its transaction id)
+/// and to remove (paths under the output root).
+type Whole = std::collections::BTreeMap<String, (Vec<Joining>, Vec<String>)>;
 
-/// Commits `by_table`, one commit a table, removing only the files a
-/// table still has (a crash after an earlier commit of the same change
-/// removed them; its transaction ids then say its parts are in).
-async fn commit_whole(shared: &Shared, by_table: Whole) -> Result<(), SinkError> {
-    let Some(delta) = shared.sink.delta() else {
-        return Ok(());
-    };
+/// Publishes `by_table`, one commit a table.
+async fn publish_whole(shared: &Shared, by_table: Whole) -> Result<(), SinkError> {
     crate::util::failpoint::hit("before-delta-commit");
-    for (table, (parts, removes)) in by_table {
-        let removes = if removes.is_empty() {
-            removes
-        } else {
-            let t = delta.table(&shared.sink, &table);
-            let live: std::collections::HashSet<String> = t
-                .blocking(|t| t.live_files())
-                .await
-                .map_err(|e| log_error(&table, e))?
-                .into_iter()
-                .map(|f| f.path)
-                .collect();
-            removes.into_iter().filter(|p| live.contains(p)).collect()
-        };
-        let change = Change {
-            parts,
-            removes,
-            rearranges: false,
-            may_be_in: true,
-        };
-        delta.commit(&shared.sink, &table, change).await?;
+    for (table, (joining, removes)) in by_table {
+        shared.sink.format().publish_whole(&shared.sink, &table, joining, removes).await?;
     }
     crate::util::failpoint::hit("after-delta-commit");
     Ok(())
@@ -152,29 +132,19 @@ pub(crate) async fn publish(
     next_seq: u64,
     written: Vec<(String, SchemaRef, Vec<WrittenFile>)>,
 ) -> Result<(), UnitError> {
-    let Some(delta) = shared.sink.delta() else {
+    let format = shared.sink.format();
+    if !format.publishes() {
         return Ok(());
-    };
-    let mut publications = Vec::new();
-    for (table, schema, files) in written {
-        if files.is_empty() {
-            continue;
-        }
-        let (file_schema, _) = shared.sink.file_columns(&schema);
-        let adds = files
-            .iter()
-            .map(|f| delta.add_of(&table, &file_schema, f))
-            .collect::<Result<Vec<_>, SinkError>>()?;
-        publications.push(Publication {
-            table,
-            schema,
-            files: adds,
-            txn: (app_id(shared, unit), next_seq as i64),
-            may_be_in: false,
-        });
     }
+    let txn = (app_id(shared, unit), next_seq as i64);
     crate::util::failpoint::hit("before-delta-commit");
-    let results = futures::future::join_all(publications.into_iter().map(|p| delta.publish(&shared.sink, p))).await;
+    let results = futures::future::join_all(
+        written
+            .iter()
+            .filter(|(_, _, files)| !files.is_empty())
+            .map(|(table, schema, files)| format.publish_written(&shared.sink, table, schema, files, txn.clone())),
+    )
+    .await;
     for r in results {
         r?;
     }
@@ -182,18 +152,16 @@ pub(crate) async fn publish(
     Ok(())
 }
 
-/// Publishes what `st`'s checkpoint counts that `unit`'s tables' logs
-/// lack (a run died between the two); marks a done unit published.
+/// Publishes what `st`'s checkpoint counts that `unit`'s tables lack (a
+/// run died between the two); marks a done unit published.
 ///
 /// A unit exported again ([`UnitState::replaces`]) publishes here, once
 /// done: one commit a table removing its earlier files and adding its new
 /// ones, with its transaction id — so a crash after that commit finds the
-/// version in the log and commits nothing again.
+/// version in the table and commits nothing again.
 pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) -> Result<(), StateError> {
-    let Some(delta) = shared.sink.delta() else {
-        return Ok(());
-    };
-    if st.published || (st.committed.is_empty() && !st.done) || held(shared, unit) {
+    let format = shared.sink.format();
+    if !format.publishes() || st.published || (st.committed.is_empty() && !st.done) || held(shared, unit) {
         return Ok(());
     }
     // A unit exported again publishes once it is done, with its group.
@@ -212,44 +180,22 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
         if files.is_empty() {
             continue;
         }
-        let t = delta.table(&shared.sink, &table);
-        let in_log = if t.exists(shared.sink.storage()).await.map_err(|e| log_error(&table, e))? {
-            let a = app.clone();
-            t.blocking(move |t| t.app_version(&a))
-                .await
-                .map_err(|e| log_error(&table, e))?
-                .unwrap_or(0)
-        } else {
-            0
-        };
-        let (file_schema, _) = shared.sink.file_columns(&schema);
-        let mut adds = Vec::new();
-        for f in files {
-            if seq_of(&f.path, &prefix).is_some_and(|s| (s as i64) < in_log) {
-                continue;
-            }
-            adds.push(
-                delta
-                    .add_from_storage(&shared.sink, &table, &file_schema, &f.path, f.bytes, f.rows)
-                    .await?,
-            );
-        }
-        if adds.is_empty() {
+        let in_table = format.recorded_version(&shared.sink, &table, &app).await?;
+        let files: Vec<Stored> = files
+            .into_iter()
+            .filter(|f| seq_of(&f.path, &prefix).is_none_or(|s| (s as i64) >= in_table))
+            .map(stored)
+            .collect();
+        if files.is_empty() {
             continue;
         }
-        added += adds.len();
-        delta
-            .publish(
-                &shared.sink,
-                Publication {
-                    table,
-                    schema,
-                    files: adds,
-                    txn: (app.clone(), st.next_seq as i64),
-                    may_be_in: true,
-                },
-            )
-            .await?;
+        added += files.len();
+        let joining = Joining {
+            files,
+            schema: Some(schema),
+            txn: Some((app.clone(), st.next_seq as i64)),
+        };
+        format.publish_stored(&shared.sink, &table, joining).await?;
     }
     if added > 0 {
         tracing::info!(unit = %unit.id, files = added, "published files an interrupted run had checkpointed but not yet added to the Delta log");
@@ -267,11 +213,11 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
 /// table adding every member's files, each with its transaction id, and
 /// removing every file they replace that the table still has. Then each
 /// member is marked published. A crash after a commit leaves its
-/// transaction ids in the log: publishing again commits nothing twice.
+/// transaction ids in the table: publishing again commits nothing twice.
 pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Result<(), StateError> {
-    let Some(delta) = shared.sink.delta() else {
+    if !shared.sink.format().publishes() {
         return Ok(());
-    };
+    }
     let mut members = vec![st.clone()];
     if !st.together.is_empty() {
         let states = shared.state.load_units().await?;
@@ -292,26 +238,29 @@ pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Re
     }
     let mut by_table: Whole = Default::default();
     for m in &members {
-        let mut parts: std::collections::BTreeMap<String, Vec<crate::storage::delta::AddFile>> = Default::default();
+        let mut parts: std::collections::BTreeMap<String, Vec<Stored>> = Default::default();
         for f in &m.committed {
             let table = f.path.split('/').next().unwrap_or_default().to_string();
-            let add = delta.add_stored(&shared.sink, &table, &f.path, f.bytes, Some(f.rows)).await?;
-            parts.entry(table).or_default().push(add);
+            parts.entry(table).or_default().push(stored(f));
         }
-        for (table, adds) in parts {
-            let txn = Some((app_id(shared, &m.unit), m.next_seq as i64));
-            by_table.entry(table).or_default().0.push(Part { adds, txn });
+        for (table, files) in parts {
+            by_table.entry(table).or_default().0.push(Joining {
+                files,
+                // Its merges' files have their own schema.
+                schema: None,
+                txn: Some((app_id(shared, &m.unit), m.next_seq as i64)),
+            });
         }
         for r in &m.replaces {
-            if let Some((table, path)) = r.split_once('/') {
+            if let Some((table, _)) = r.split_once('/') {
                 let removes = &mut by_table.entry(table.to_string()).or_default().1;
-                if !removes.iter().any(|p| p == path) {
-                    removes.push(path.to_string());
+                if !removes.contains(r) {
+                    removes.push(r.clone());
                 }
             }
         }
     }
-    commit_whole(shared, by_table).await?;
+    publish_whole(shared, by_table).await?;
     tracing::info!(unit = %st.unit, units = members.len(), "published units exported again, replacing their earlier files in one commit a table");
     for mut m in members.into_iter().skip(1) {
         m.published = true;
@@ -324,13 +273,6 @@ pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Re
     st.together.clear();
     shared.state.save_unit(st).await?;
     Ok(())
-}
-
-fn log_error(table: &str, e: crate::storage::delta::DeltaError) -> SinkError {
-    SinkError::Write {
-        path: table.into(),
-        source: Box::new(e),
-    }
 }
 
 /// The sequence of file `path` of the unit whose files are named

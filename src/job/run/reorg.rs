@@ -69,7 +69,7 @@ async fn exported_units(
     prefix: &str,
     files: &[(String, String, u64)],
 ) -> Result<Vec<String>, UnitError> {
-    if !state.is_delta() {
+    if !state.publishes() {
         return Ok(files.iter().map(|(_, u, _)| u.clone()).collect());
     }
     let mut units: Vec<String> = state
@@ -214,7 +214,7 @@ pub async fn repair(state: &StateStore, e: &Export, mark: &mut Mark, n0: u64, pe
             "reorg: exported block {n0} of {chain} is no longer on the chain; re-exporting from block {from}"
         );
         mark.repair_from = Some(from);
-        if state.is_delta() {
+        if state.publishes() {
             replace_in_tables(state, &tables, &prefix, &files, mark, from).await?;
         }
         mark.updated_at = chrono::Utc::now().to_rfc3339();
@@ -222,7 +222,7 @@ pub async fn repair(state: &StateStore, e: &Export, mark: &mut Mark, n0: u64, pe
     }
     let mut removed = 0;
     let rewound = |unit: &str| block_range_of(unit).is_some_and(|(_, end)| end > from);
-    if state.is_delta() {
+    if state.publishes() {
         // The tables keep them until the next segment's files replace
         // them; storage keeps them for the versions that have them.
         removed = mark.replacing.len();

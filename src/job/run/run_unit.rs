@@ -344,7 +344,7 @@ impl UnitRun<'_> {
         // it and its group are done, replacing its earlier files in the
         // same commit; an incremental export's, with its segment.
         let own_commit = st.replaces.is_empty() && st.together.is_empty() && !super::publish::held(self.shared, self.unit);
-        if self.shared.sink.delta().is_some() && own_commit {
+        if self.shared.sink.format().publishes() && own_commit {
             super::publish::publish(self.shared, &self.unit.id, next_seq, by_table).await?;
             if done {
                 st.published = true;

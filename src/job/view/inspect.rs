@@ -6,7 +6,7 @@
 use crate::job::error::RunError;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
-use crate::spec::{JobIdentity, Spec};
+use crate::spec::{JobIdentity, OutputFormat, Spec};
 use crate::state::{Depth, FileProblem, Interrupted, Mark, Progress, StateStore, UnitState};
 use crate::vocab::window::Resolved;
 use std::collections::HashMap;
@@ -133,7 +133,10 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
     // Not converted yet: the files are checked as they are.
     let stored = job.identity.as_ref().map(|i| i.format());
     let state = match stored {
-        Some(f) if f != spec.output.format.name() => crate::job::change::convert::Old::of(spec, &sink, &f)?.state,
+        Some(f) if f != spec.output.format.name() => {
+            let format = RunError::recorded_format(spec, &f)?;
+            crate::job::change::convert::Old::of(spec, &sink, format)?.state
+        }
         _ => state,
     };
     let states = state.load_units().await?;
@@ -273,7 +276,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
                 to: format,
                 files,
                 bytes,
-                layout: compared.layout.clone(),
+                layout: compared.layout.iter().map(ToString::to_string).collect(),
             })
         }
         None => None,
@@ -296,15 +299,15 @@ async fn conversion_plan(
     sink: &Arc<Sink>,
     state: &StateStore,
     job: &crate::state::JobState,
-    from: String,
-    to: String,
+    from: OutputFormat,
+    to: OutputFormat,
 ) -> Result<ConversionPlan, RunError> {
-    let (files, bytes) = if from == "parquet" {
+    let (files, bytes) = if from == OutputFormat::Parquet {
         let stored = crate::job::change::convert::parquet_files(spec, state, job, false).await?;
         let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
-        let old = crate::job::change::convert::Old::of(spec, sink, &from)?;
+        let old = crate::job::change::convert::Old::of(spec, sink, from)?;
         let tables = spec.tables();
         // A conversion killed while deleting the logs: what is left stays.
         let keep = crate::job::change::convert::delta_files(&old.sink, &old.state, &tables).await.ok();
@@ -321,8 +324,8 @@ async fn conversion_plan(
         (kept.len(), kept.iter().map(|f| f.bytes).sum())
     };
     Ok(ConversionPlan {
-        from,
-        to,
+        from: from.to_string(),
+        to: to.to_string(),
         files,
         bytes,
         layout: Vec::new(),

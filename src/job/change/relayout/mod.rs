@@ -62,9 +62,9 @@ use crate::job::error::RunError;
 use crate::job::maintain::compact::Compactor;
 use crate::job::tables::{compaction_app_id, relayout_app_id};
 use crate::sink::{MergeInput, Relayout, RelayoutInput, Sink, WrittenFile};
-use crate::spec::FormatChange;
-use crate::spec::{JobIdentity, Spec};
-use crate::state::{CommittedFile, JobFile, JobState, Listed, Migration, Rewrite, STATE_VERSION, StateStore};
+use crate::spec::changes::lines_of;
+use crate::spec::{FormatChange, JobIdentity, LayoutChange, LayoutKey, Spec};
+use crate::state::{CommittedFile, JobFile, JobState, Listed, Migration, Phase, Rewrite, STATE_VERSION, StateStore};
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -112,7 +112,7 @@ pub(crate) async fn rewrite(
     let identity = JobIdentity::of(spec);
     let mut migration = match state.load_migration().await? {
         Some(m) => {
-            tracing::info!(layout = %m.layout.join("; "), "finishing an interrupted rewrite of the output's files");
+            tracing::info!(layout = %lines_of(&m.layout), "finishing an interrupted rewrite of the output's files");
             m
         }
         None => {
@@ -124,9 +124,9 @@ pub(crate) async fn rewrite(
             // the old layout, below the sequences the units go on from.
             let removed = delete_uncommitted(spec, state, &job).await?;
             tracing::debug!(files = removed, "uncommitted files removed before the rewrite");
-            let mut m = Migration::new(spec.output.format.name(), spec.output.format.name(), identity.clone());
+            let mut m = Migration::new(spec.output.format, spec.output.format, identity.clone());
             m.layout = change.layout.clone();
-            m.phase = "rewrite".into();
+            m.phase = Phase::Rewrite;
             if sink.delta().is_some() {
                 m.rewrite_version = Some(logged_version(spec, sink, &relayout_app_id(spec)).await? + 1);
             }
@@ -136,23 +136,23 @@ pub(crate) async fn rewrite(
         }
     };
     let mut out = Converted {
-        from: migration.from.clone(),
-        to: migration.to.clone(),
-        layout: migration.layout.clone(),
+        from: migration.from.to_string(),
+        to: migration.to.to_string(),
+        layout: migration.layout.iter().map(ToString::to_string).collect(),
         ..Default::default()
     };
-    if migration.phase == "rewrite" {
+    if migration.phase == Phase::Rewrite {
         write_groups(spec, sink, state, &job, &migration.layout).await?;
-        migration.phase = "swap".into();
+        migration.phase = Phase::Swap;
         state.save_migration(&migration).await?;
         crate::util::failpoint::hit("rewrite-written");
     }
     let docs = state.load_rewrites().await?;
-    if migration.phase == "swap" {
+    if migration.phase == Phase::Swap {
         swap::swap(spec, sink, state, &docs, &migration).await?;
         // The documents go next; once one is gone they no longer say the
         // whole rewrite, so the swap is not made from them again.
-        migration.phase = "applied".into();
+        migration.phase = Phase::Applied;
         state.save_migration(&migration).await?;
         crate::util::failpoint::hit("rewrite-applied");
     }
@@ -193,7 +193,7 @@ async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobStat
     let now = JobIdentity::of(spec);
     for key in ["partition_by", "hash_encoding"] {
         let stored = job.identity.as_ref().and_then(|i| i.layout_value(key));
-        if state.is_delta() && stored.is_some_and(|v| Some(v) != now.layout_value(key)) {
+        if state.publishes() && stored.is_some_and(|v| Some(v) != now.layout_value(key)) {
             let foreign = super::convert::foreign_files(sink, state, &spec.tables().into_iter().collect()).await?;
             if let Some((table, n)) = foreign.iter().next() {
                 return Err(RunError::Migration(format!(
@@ -361,7 +361,7 @@ fn seq_of(f: &Listed) -> u64 {
 }
 
 /// Writes every group without a document (see *Exactly once*).
-async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState, layout: &[String]) -> Result<(), RunError> {
+async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState, layout: &[LayoutChange]) -> Result<(), RunError> {
     let docs = state.load_rewrites().await?;
     let named: HashSet<String> = docs
         .iter()
@@ -596,7 +596,7 @@ pub(crate) async fn undo(spec: &Spec, state: &StateStore, job: &JobState) -> Res
         return Ok(false);
     };
     let identity = JobIdentity::of(spec);
-    if m.layout.is_empty() || m.phase != "rewrite" || m.identity == identity || job.identity.as_ref() != Some(&identity) {
+    if m.layout.is_empty() || m.phase != Phase::Rewrite || m.identity == identity || job.identity.as_ref() != Some(&identity) {
         return Ok(false);
     }
     // The tables the rewrite wrote too (a derived table the old spec lacks).
@@ -608,7 +608,7 @@ pub(crate) async fn undo(spec: &Spec, state: &StateStore, job: &JobState) -> Res
     state.delete_rewrites().await?;
     state.delete_migration().await?;
     tracing::warn!(
-        layout = %m.layout.join("; "),
+        layout = %lines_of(&m.layout),
         "a rewrite into another layout, begun {} and not yet published, was undone: the job keeps its layout",
         m.started_at
     );
@@ -641,13 +641,19 @@ struct Copying {
 }
 
 impl Copying {
-    async fn of(spec: &Spec, job: &JobState, layout: &[String], state: &StateStore) -> Result<Copying, RunError> {
+    async fn of(spec: &Spec, job: &JobState, layout: &[LayoutChange], state: &StateStore) -> Result<Copying, RunError> {
         let old: Option<Vec<String>> = job
             .identity
             .as_ref()
             .and_then(|i| i.layout_value("partition_by"))
             .and_then(|v| serde_json::from_value(v.clone()).ok());
-        let only_keys = layout.len() == 1 && layout[0].starts_with("output.partition_by:");
+        let only_keys = matches!(
+            layout,
+            [LayoutChange::Output {
+                key: LayoutKey::PartitionBy,
+                ..
+            }]
+        );
         let dropped = old
             .filter(|old| only_keys && spec.output.partition_by.iter().all(|k| old.contains(k)))
             .map(|old| {

@@ -7,7 +7,7 @@
 use crate::job::error::RunError;
 use crate::job::tables::{compaction_app_id, relayout_app_id, unit_app_id};
 use crate::sink::Sink;
-use crate::spec::Spec;
+use crate::spec::{LayoutChange, Spec};
 use crate::state::{CommittedFile, Compaction, Migration, Rewrite, STATE_VERSION, StateStore};
 use crate::storage::delta::{Change, Part};
 use futures::{StreamExt, TryStreamExt};
@@ -29,11 +29,9 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
         crate::util::failpoint::hit("rewrite-published");
         // Derived tables change what readers read (new rows, new values):
         // a data change, not a rearrangement.
-        let derived = m.layout.iter().any(|l| l.starts_with("export["));
+        let derived = m.layout.iter().any(LayoutChange::is_derived);
         // New partition columns or column types: the tables' metadata too.
-        let relayouts = ["output.partition_by", "output.hash_encoding"]
-            .iter()
-            .any(|k| m.layout.iter().any(|l| l.starts_with(k)));
+        let relayouts = m.layout.iter().any(LayoutChange::changes_columns);
         commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), !derived, relayouts).await?;
         crate::util::failpoint::hit("rewrite-committed");
     } else {

@@ -31,8 +31,10 @@
 //! published again after a crash gets the same statistics as the first
 //! time without being read whole.
 
-use super::reader::StoreReader;
-use super::{Sink, SinkError, WrittenFile};
+mod table_format;
+
+use crate::sink::reader::StoreReader;
+use crate::sink::{Sink, SinkError, WrittenFile};
 use crate::storage::delta::{AddFile, Change, ColumnStats, DeltaError, Part, Table, partition_values};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
@@ -88,7 +90,7 @@ pub struct Publication {
 }
 
 impl DeltaTables {
-    pub(super) fn new(checkpoint_interval: u64, stats_columns: Vec<String>) -> DeltaTables {
+    pub(crate) fn new(checkpoint_interval: u64, stats_columns: Vec<String>) -> DeltaTables {
         DeltaTables {
             checkpoint_interval,
             stats_columns,

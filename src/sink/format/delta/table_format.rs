@@ -1,0 +1,176 @@
+//! Delta as a [`TableFormat`]: what the job asks of a table format,
+//! answered from the tables' logs and made by [`DeltaTables`]' commits.
+
+use super::{COMMIT_ATTEMPTS, DeltaTables, Publication, delta_error};
+use crate::sink::format::{Joining, Owned, TableFormat};
+use crate::sink::{Sink, SinkError, WrittenFile};
+use crate::storage::delta::{AddFile, Change, DeltaError, LiveFile, Part};
+use arrow_schema::SchemaRef;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+#[async_trait::async_trait]
+impl TableFormat for DeltaTables {
+    fn format(&self) -> crate::spec::OutputFormat {
+        crate::spec::OutputFormat::Delta
+    }
+
+    fn store_refusal(&self, storage: &crate::storage::Storage) -> Option<String> {
+        (!storage.creates_conditionally()).then(|| {
+            "format = \"delta\" needs a store that creates objects only if absent (each Delta commit is put-if-absent \
+             of its log file), and this one is configured not to (AWS_CONDITIONAL_PUT=disabled); unset it for AWS S3 \
+             and stores that support conditional writes, or use format = \"parquet\""
+                .to_string()
+        })
+    }
+
+    fn publishes(&self) -> bool {
+        true
+    }
+
+    async fn check_table(&self, sink: &Sink, table: &str, schema: &SchemaRef) -> Result<(), SinkError> {
+        DeltaTables::check_table(self, sink, table, schema).await
+    }
+
+    async fn live_files(&self, sink: &Sink, table: &str) -> Result<Option<Vec<LiveFile>>, SinkError> {
+        let t = self.table(sink, table);
+        let failed = |e| delta_error(Arc::new(e));
+        if !t.exists(sink.storage()).await.map_err(failed)? {
+            return Ok(Some(Vec::new()));
+        }
+        Ok(Some(t.blocking(|t| t.live_files()).await.map_err(failed)?))
+    }
+
+    async fn recorded_version(&self, sink: &Sink, table: &str, app: &str) -> Result<i64, SinkError> {
+        let t = self.table(sink, table);
+        let failed = |e| delta_error(Arc::new(e));
+        if !t.exists(sink.storage()).await.map_err(failed)? {
+            return Ok(0);
+        }
+        let app = app.to_string();
+        Ok(t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0))
+    }
+
+    async fn publish_written(
+        &self,
+        sink: &Sink,
+        table: &str,
+        schema: &SchemaRef,
+        files: &[WrittenFile],
+        txn: (String, i64),
+    ) -> Result<(), SinkError> {
+        let (file_schema, _) = sink.file_columns(schema);
+        let adds = files
+            .iter()
+            .map(|f| self.add_of(table, &file_schema, f))
+            .collect::<Result<Vec<_>, _>>()?;
+        let p = Publication {
+            table: table.to_string(),
+            schema: schema.clone(),
+            files: adds,
+            txn,
+            may_be_in: false,
+        };
+        self.publish(sink, p).await.map(|_| ())
+    }
+
+    async fn publish_stored(&self, sink: &Sink, table: &str, joining: Joining) -> Result<(), SinkError> {
+        let Some(schema) = joining.schema.clone() else {
+            return self.publish_whole(sink, table, vec![joining], Vec::new()).await;
+        };
+        let txn = joining.txn.clone().unwrap_or_default();
+        let adds = self.adds(sink, table, &joining).await?;
+        let p = Publication {
+            table: table.to_string(),
+            schema,
+            files: adds,
+            txn,
+            may_be_in: true,
+        };
+        self.publish(sink, p).await.map(|_| ())
+    }
+
+    async fn publish_whole(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<(), SinkError> {
+        let mut parts = Vec::new();
+        for j in &joining {
+            let adds = self.adds(sink, table, j).await?;
+            parts.push(Part { adds, txn: j.txn.clone() });
+        }
+        let dir = format!("{table}/");
+        let removes: Vec<String> = removes.iter().filter_map(|r| r.strip_prefix(&dir)).map(String::from).collect();
+        // Only what the table still has: a crash after an earlier commit
+        // of the same change removed the rest (its transaction ids then
+        // say its parts are in).
+        let removes = if removes.is_empty() {
+            removes
+        } else {
+            let live: std::collections::HashSet<String> = self
+                .table(sink, table)
+                .blocking(|t| t.live_files())
+                .await
+                .map_err(|e| delta_error(Arc::new(e)))?
+                .into_iter()
+                .map(|f| f.path)
+                .collect();
+            removes.into_iter().filter(|p| live.contains(p)).collect()
+        };
+        let change = Change {
+            parts,
+            removes,
+            rearranges: false,
+            may_be_in: true,
+        };
+        self.commit(sink, table, change).await.map(|_| ())
+    }
+
+    async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError> {
+        let t = self.table(sink, table);
+        let failed = |e: DeltaError| SinkError::Write {
+            path: table.into(),
+            source: format!("removing the job's files from its Delta log: {e}").into(),
+        };
+        if !t.exists(sink.storage()).await.map_err(failed)? {
+            return Ok(None);
+        }
+        let removed = t
+            .blocking(move |t| {
+                let removes: Vec<String> = t
+                    .live_files()?
+                    .into_iter()
+                    .filter(|f| f.path.rsplit('/').next().is_some_and(|n| owned(n)))
+                    .map(|f| f.path)
+                    .collect();
+                if !removes.is_empty() {
+                    let change = Change {
+                        removes: removes.clone(),
+                        ..Default::default()
+                    };
+                    t.commit(&change, COMMIT_ATTEMPTS)?;
+                }
+                Ok(removes)
+            })
+            .await
+            .map_err(failed)?;
+        Ok(Some(removed.into_iter().map(|p| format!("{table}/{p}")).collect()))
+    }
+
+    fn as_delta(&self) -> Option<&DeltaTables> {
+        Some(self)
+    }
+}
+
+impl DeltaTables {
+    /// The `add`s of `joining`'s files: statistics from their footers, read
+    /// against the writer's schema or, where none is given, each file's own.
+    async fn adds(&self, sink: &Sink, table: &str, joining: &Joining) -> Result<Vec<AddFile>, SinkError> {
+        let file_schema = joining.schema.as_ref().map(|s| sink.file_columns(s).0);
+        let mut adds = Vec::with_capacity(joining.files.len());
+        for f in &joining.files {
+            adds.push(match (&file_schema, f.rows) {
+                (Some(schema), Some(rows)) => self.add_from_storage(sink, table, schema, &f.rel, f.bytes, rows).await?,
+                _ => self.add_stored(sink, table, &f.rel, f.bytes, f.rows).await?,
+            });
+        }
+        Ok(adds)
+    }
+}

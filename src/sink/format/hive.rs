@@ -1,0 +1,63 @@
+//! The `parquet` format: a hive-partitioned folder of Parquet files a
+//! table (`<uri>/<table>/<key>=<value>/…/<name>.parquet`). A file is
+//! visible once uploaded under its final name ([`crate::storage::Storage::upload`]
+//! makes that whole or nothing), so there is nothing to publish, and what
+//! readers see is what a listing of the folder finds. Nothing makes a
+//! replace atomic: a reader listing a folder while files are swapped can
+//! see both the old and the new (never neither), which is why the job
+//! writes replacements before it deletes what they replace.
+
+use super::{Joining, Owned, TableFormat};
+use crate::sink::{Sink, SinkError, WrittenFile};
+use crate::spec::OutputFormat;
+use crate::storage::Storage;
+use crate::storage::delta::LiveFile;
+use arrow_schema::SchemaRef;
+use std::collections::HashSet;
+
+/// The `parquet` format.
+#[derive(Debug, Clone, Copy)]
+pub struct Hive;
+
+#[async_trait::async_trait]
+impl TableFormat for Hive {
+    fn format(&self) -> OutputFormat {
+        OutputFormat::Parquet
+    }
+
+    fn store_refusal(&self, _: &Storage) -> Option<String> {
+        None
+    }
+
+    fn publishes(&self) -> bool {
+        false
+    }
+
+    async fn check_table(&self, _: &Sink, _: &str, _: &SchemaRef) -> Result<(), SinkError> {
+        Ok(())
+    }
+
+    async fn live_files(&self, _: &Sink, _: &str) -> Result<Option<Vec<LiveFile>>, SinkError> {
+        Ok(None)
+    }
+
+    async fn recorded_version(&self, _: &Sink, _: &str, _: &str) -> Result<i64, SinkError> {
+        Ok(0)
+    }
+
+    async fn publish_written(&self, _: &Sink, _: &str, _: &SchemaRef, _: &[WrittenFile], _: (String, i64)) -> Result<(), SinkError> {
+        Ok(())
+    }
+
+    async fn publish_stored(&self, _: &Sink, _: &str, _: Joining) -> Result<(), SinkError> {
+        Ok(())
+    }
+
+    async fn publish_whole(&self, _: &Sink, _: &str, _: Vec<Joining>, _: Vec<String>) -> Result<(), SinkError> {
+        Ok(())
+    }
+
+    async fn withdraw(&self, _: &Sink, _: &str, _: Owned) -> Result<Option<HashSet<String>>, SinkError> {
+        Ok(None)
+    }
+}

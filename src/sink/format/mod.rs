@@ -1,0 +1,150 @@
+//! The table format: how the files a job writes become the tables readers
+//! read. One interface ([`TableFormat`]), one implementation a format,
+//! each in its own room: [`hive`] (`parquet`: a hive-partitioned folder of
+//! Parquet files) and [`delta`] (`delta`: a Delta Lake table over each
+//! folder, its log kept by [`crate::storage::delta`]). [`for_output`] is the
+//! one place that picks the implementation; the job asks the interface,
+//! never which format it writes.
+//!
+//! # What a format answers
+//!
+//! - **When a file becomes visible** ([`TableFormat::publishes`]): in a
+//!   hive folder, once it is uploaded under its final name; in a format
+//!   with a log, once a commit adds it — after the checkpoint that counts
+//!   it, so the job publishes ([`TableFormat::publish_written`],
+//!   [`TableFormat::publish_stored`], [`TableFormat::publish_whole`]).
+//! - **What readers see now** ([`TableFormat::live_files`]): the files of
+//!   a table's current version, or `None` where the folder's listing is
+//!   the view.
+//! - **Idempotence** ([`TableFormat::recorded_version`]): the version a
+//!   writer's transaction id last recorded in a table, so a commit made
+//!   again after a crash is found and not made twice.
+//! - **Layout** ([`TableFormat::check_table`]): a table is created with,
+//!   or checked against, the job's partition columns and schema before
+//!   anything is written into it.
+//! - **The store** ([`TableFormat::store_refusal`]): whether the output's
+//!   store can hold the format's tables at all.
+//!
+//! A publication names stored files by their path under the output root
+//! (`<table>/<partition dirs>/<name>.parquet`), their bytes and their
+//! rows; a format that records statistics reads them from the file's
+//! footer. Every publication carries a transaction id `(application,
+//! version)`: one already in the table is not made again.
+
+pub mod delta;
+pub mod hive;
+
+use super::{Sink, SinkError, WrittenFile};
+use crate::spec::{Output, OutputFormat};
+use crate::storage::Storage;
+use crate::storage::delta::LiveFile;
+use arrow_schema::SchemaRef;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// A stored file to publish: where it is, its bytes, and its rows where
+/// they are known (else its footer says).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// Path relative to the output root.
+    pub rel: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// Rows, if known.
+    pub rows: Option<u64>,
+}
+
+/// Files joining a table together, with the transaction id that says they
+/// did.
+#[derive(Debug, Clone)]
+pub struct Joining {
+    /// The files.
+    pub files: Vec<Stored>,
+    /// The writer's schema (the table's, partition columns it lacks left
+    /// out); None: each file's own, read from its footer (files the job's
+    /// merges wrote).
+    pub schema: Option<SchemaRef>,
+    /// `(application id, version)`.
+    pub txn: Option<(String, i64)>,
+}
+
+/// Which file names (the last part of a path) are the job's own.
+pub type Owned = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// A table format (see the module doc).
+#[async_trait::async_trait]
+pub trait TableFormat: std::fmt::Debug + Send + Sync {
+    /// The format, as a spec names it.
+    fn format(&self) -> OutputFormat;
+
+    /// Why the store cannot hold this format's tables, if it cannot.
+    fn store_refusal(&self, storage: &Storage) -> Option<String>;
+
+    /// Whether a committed file is seen by readers only once the job
+    /// publishes it (a commit the format records), rather than once it is
+    /// uploaded. Where it is, a unit is finished only once published, and
+    /// an incremental export's files wait for their segment, so that a
+    /// reorg repair's removals and the segment's files land in one commit.
+    fn publishes(&self) -> bool;
+
+    /// Creates `table` for rows of `schema` (the writer's) unless it
+    /// exists, and checks one that exists has the job's layout.
+    async fn check_table(&self, sink: &Sink, table: &str, schema: &SchemaRef) -> Result<(), SinkError>;
+
+    /// The files readers of `table` see now (paths relative to the table),
+    /// with the sizes the format records; `None` where every data file in
+    /// the table's folder is seen (a listing is the view). A table not yet
+    /// made has none.
+    async fn live_files(&self, sink: &Sink, table: &str) -> Result<Option<Vec<LiveFile>>, SinkError>;
+
+    /// The version `app`'s commits last recorded in `table`: 0 where none
+    /// (or the format records none).
+    async fn recorded_version(&self, sink: &Sink, table: &str, app: &str) -> Result<i64, SinkError>;
+
+    /// Publishes files one unit commit wrote to `table` (`schema`: the
+    /// writer's), recording `txn`.
+    async fn publish_written(
+        &self,
+        sink: &Sink,
+        table: &str,
+        schema: &SchemaRef,
+        files: &[WrittenFile],
+        txn: (String, i64),
+    ) -> Result<(), SinkError>;
+
+    /// Publishes stored files a checkpoint counts that `table` lacks (a run
+    /// died between the two), recording `txn`; the table may hold them.
+    async fn publish_stored(&self, sink: &Sink, table: &str, joining: Joining) -> Result<(), SinkError>;
+
+    /// Publishes `joining` and removes `removes` (paths relative to the
+    /// output root) from `table` in one commit; removals the table no
+    /// longer holds are left out, and a commit whose transaction ids are
+    /// all in the table already is not made again.
+    async fn publish_whole(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<(), SinkError>;
+
+    /// Withdraws every file `owned` names (by file name) from what readers
+    /// of `table` see, in one change (`--fresh`): the files withdrawn
+    /// (paths relative to the output root), which the table's earlier
+    /// versions still read, so they stay on storage until vacuumed; `None`
+    /// where the format keeps no earlier versions (or the table is not
+    /// made), and a file withdrawn is a file to delete.
+    async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError>;
+
+    /// The Delta tables, for the steps of the job not yet behind this
+    /// interface (compaction's, a rewrite's and a conversion's commits,
+    /// vacuum); None in every other format.
+    fn as_delta(&self) -> Option<&delta::DeltaTables> {
+        None
+    }
+}
+
+/// The implementation of `output.format`.
+pub fn for_output(output: &Output) -> Arc<dyn TableFormat> {
+    match output.format {
+        OutputFormat::Parquet => Arc::new(hive::Hive),
+        OutputFormat::Delta => Arc::new(delta::DeltaTables::new(
+            crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
+            output.bloom_filters.clone(),
+        )),
+    }
+}
