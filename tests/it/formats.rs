@@ -511,6 +511,24 @@ impl<'a> Job<'a> {
         o
     }
 
+    /// `chainetl <command> SPEC <more>` started, not waited for.
+    fn start(&self, command: &str, more: &[&str]) -> Child {
+        let mut args = vec![command, self.spec.as_str()];
+        args.extend(more);
+        self.backend
+            .on(bin(), &args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits for a [`Job::start`]ed process, asserting it exited 0.
+    fn done(&self, child: Child) {
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{} ({}): {}", self.spec, self.format.name(), text(&o));
+    }
+
     /// `chainetl <args>` killed (abort, as kill -9) at crash point `point`.
     fn killed_at(&self, point: &str, args: &[&str]) {
         let o = self.backend.on(crash_bin(point), args).output().unwrap();
@@ -725,24 +743,41 @@ fn verify_finds_a_missing_or_damaged_file_and_repair_restores_it(f: &dyn TableFo
 }
 
 /// A second job sharing the output (same uri, format and layout; its own
-/// name and window): each job's rows are seen once, through either
-/// compacting, and `verify` of each passes.
+/// name and window, writing the same partitions), the two at work at
+/// once: both running (the second as its first shard), then the first
+/// compacting while the second runs its other shard, then both
+/// compacting. Each job's rows are seen once after each (and no row twice
+/// at any version the format keeps of the two compactions), and `verify`
+/// of each passes.
 fn a_second_job_sharing_the_output_keeps_each_jobs_rows_once(f: &dyn TableFormat, b: &dyn Backend) {
     let one = Job::new(f, b, "one", "shared", 0);
     let two = Job::new(f, b, "two", "shared", 1);
-    let both: Vec<Vec<String>> = {
-        let mut v = [one.want.clone(), two.want.clone()].concat();
-        v.sort();
-        v
+    let mut both = [one.want.clone(), two.want.clone()].concat();
+    both.sort();
+    let at_once = |a: (&Job, &str, &[&str]), b: (&Job, &str, &[&str])| {
+        let started = [a, b].map(|(job, command, more)| (job, job.start(command, more)));
+        for (job, child) in started {
+            job.done(child);
+        }
     };
-    one.cli("run", &["-q"], 0);
+    at_once((&one, "run", &["-q"]), (&two, "run", &["-q", "--shard", "1/2"]));
+    at_once((&one, "compact", &[]), (&two, "run", &["-q", "--shard", "2/2"]));
     two.cli("run", &["-q"], 0);
-    one.assert_reads(&both, "after both jobs ran");
-    one.cli("compact", &[], 0);
-    one.assert_reads(&both, "after the first job compacted");
-    two.cli("verify", &[], 0);
-    two.cli("compact", &[], 0);
-    one.assert_reads(&both, "after both compacted");
+    one.assert_reads(&both, "after both jobs ran, one compacting meanwhile");
+    let before = one.read().version;
+    at_once((&one, "compact", &[]), (&two, "compact", &[]));
+    one.assert_reads(&both, "after both compacted at once");
+    // Nor twice at any version the two compactions made.
+    for s in one.snapshots(before as i64) {
+        if let Some(d) = differences(&s.rows, &both, false) {
+            panic!("{} on {}, version {}: {d}", f.name(), one.uri, s.version);
+        }
+    }
+    let files = b.data_files(&one.uri, "events");
+    for job in ["one", "two"] {
+        let compacted = format!("{job}-compacted-");
+        assert!(files.iter().any(|p| p.contains(&compacted)), "{job} compacted: {files:?}");
+    }
     one.cli("verify", &[], 0);
     two.cli("verify", &[], 0);
 }
