@@ -702,7 +702,7 @@ fn assert_snapshots_exact(job: &Job, since: u64, what: &str) {
 /// kill -9 at each step of publish (a run) and of replace (a compaction),
 /// one after another on one output: after each killed run a reader sees
 /// no row twice; a re-run then ends with every row once, and `verify`
-/// passes.
+/// passes. (A repair's steps: [`kill_9_at_each_step_of_a_repair`].)
 fn kill_9_at_each_step_of_publish_and_replace(f: &dyn TableFormat, b: &dyn Backend) {
     let job = Job::new(f, b, "kill", "out", 0);
     for step in PUBLISH.iter().chain(f.publish_steps()) {
@@ -721,6 +721,30 @@ fn kill_9_at_each_step_of_publish_and_replace(f: &dyn TableFormat, b: &dyn Backe
     job.assert_reads(&job.want, "after the killed compactions and a re-run");
     let files = b.data_files(&job.uri, "events");
     assert!(files.iter().any(|p| p.contains("kill-compacted-")), "{files:?}");
+    job.cli("verify", &[], 0);
+}
+
+/// kill -9 at each step of a repair's publish (`verify --repair` of a
+/// merged file with a flipped bit: its files dissolved, their units
+/// exported again, the new files published in its place): while the
+/// repair stands `verify` says so (exit 1, as docs/exactly-once.md's
+/// *Operations left unfinished* promises), and `verify --repair` finishes
+/// it: every row once, `verify` clean.
+fn kill_9_at_each_step_of_a_repair(f: &dyn TableFormat, b: &dyn Backend) {
+    let job = Job::new(f, b, "mend", "out", 0);
+    job.cli("run", &["-q"], 0);
+    job.cli("compact", &[], 0);
+    let files = b.data_files(&job.uri, "events");
+    let merged = files.iter().find(|p| p.contains("mend-compacted-")).unwrap();
+    b.flip_bit(&job.uri, "events", merged);
+    for step in PUBLISH.iter().chain(f.publish_steps()) {
+        job.killed_at(step, &["verify", &job.spec, "--repair"]);
+        // (Readers meanwhile: parquet may miss the units' rows, delta
+        // still reads the damaged file; both as documented.)
+        job.cli("verify", &[], 1);
+    }
+    job.cli("verify", &["--repair"], 0);
+    job.assert_reads(&job.want, "after the killed repairs and verify --repair");
     job.cli("verify", &[], 0);
 }
 
@@ -783,26 +807,28 @@ fn a_second_job_sharing_the_output_keeps_each_jobs_rows_once(f: &dyn TableFormat
 }
 
 /// Each guarantee, for each format, on local disk and on S3: a test
-/// `formats::<guarantee>::<format>::{local_disk, s3}`.
+/// `formats::<guarantee>::<format>::{local_disk, s3}` (with the
+/// guarantee's attributes, such as `#[ignore = "…"]`).
 macro_rules! conformance {
-    ($formats:tt; $($guarantee:ident),* $(,)?) => {
-        $( conformance!(@one $guarantee $formats); )*
+    ($formats:tt; $($(#[$attr:meta])* $guarantee:ident),* $(,)?) => {
+        $( conformance!(@one [$(#[$attr])*] $guarantee $formats); )*
     };
-    (@one $guarantee:ident [$($format:ident = $imp:expr),* $(,)?]) => {
+    (@one $attrs:tt $guarantee:ident [$($format:ident = $imp:expr),* $(,)?]) => {
         mod $guarantee {
             $(
                 mod $format {
-                    #[test]
-                    fn local_disk() {
+                    conformance!(@with $attrs #[test] fn local_disk() {
                         super::super::$guarantee(&$imp, &super::super::LocalDisk::start());
-                    }
-                    #[test]
-                    fn s3() {
+                    });
+                    conformance!(@with $attrs #[test] fn s3() {
                         super::super::$guarantee(&$imp, &super::super::S3::start());
-                    }
+                    });
                 }
             )*
         }
+    };
+    (@with [$($attr:tt)*] $($item:tt)*) => {
+        $($attr)* $($item)*
     };
 }
 
@@ -811,6 +837,11 @@ conformance!(
     every_committed_row_is_seen_once,
     a_replace_never_shows_old_and_new_rows_together,
     kill_9_at_each_step_of_publish_and_replace,
+    #[ignore = "defect: a `verify --repair` killed while it exports the units of a dissolved merged \
+                file again leaves no record; `verify` then exits 0 (\"readers see every committed row\") \
+                with those rows gone (parquet) or the damaged file still in the table (delta), and \
+                `verify --repair` exits 0 without exporting them; only `chainetl run` finishes it"]
+    kill_9_at_each_step_of_a_repair,
     verify_finds_a_missing_or_damaged_file_and_repair_restores_it,
     a_second_job_sharing_the_output_keeps_each_jobs_rows_once,
 );
