@@ -16,7 +16,10 @@
 //!   promises each row once, and the others once the replace is done;
 //! - kill -9 at each step of publish (a run) and of replace (a
 //!   compaction): readers never see a row twice after a killed run, and
-//!   a re-run ends with every row once and `verify` clean;
+//!   a re-run ends with every row once and `verify` clean; kill -9 at each
+//!   step of a repair's publish: `verify` names the repair while it
+//!   stands, and `verify --repair` finishes it (ignored: a defect in
+//!   `src/`, see [`kill_9_at_each_step_of_a_repair`]);
 //! - `verify` finds a missing file and a damaged (bit-flipped) one, exits
 //!   1 naming both, and `verify --repair` restores every row;
 //! - a second job sharing the output (same uri, format and layout, another
