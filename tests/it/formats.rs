@@ -23,8 +23,10 @@
 //! - `verify` finds a missing file and a damaged (bit-flipped) one, exits
 //!   1 naming both, and `verify --repair` restores every row;
 //! - a second job sharing the output (same uri, format and layout, another
-//!   name and window): each job's rows are seen once, through the other's
-//!   compaction, and `verify` of each passes.
+//!   name and window), the two at work at once (running, one compacting
+//!   while the other runs, both compacting): each job's rows are seen
+//!   once, no row twice at any version of the two compactions, and
+//!   `verify` of each passes.
 //!
 //! A reader is the format's own: pyarrow over the hive folder for
 //! `parquet`, deltalake over the log for `delta` (what the log says, not
