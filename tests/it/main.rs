@@ -26,6 +26,8 @@ mod docs;
 mod every_row;
 /// `chainetl run` end to end: every dataset's rows equal the simulator's, row by row.
 mod export;
+/// Format conformance on local disk and S3, one function per guarantee, generic over the table format.
+mod formats;
 /// Windows and durations in every form users write them.
 mod forms;
 /// Hostile servers: endless, huge, hanging, wrong-shape and looping answers fail clearly.

@@ -198,7 +198,13 @@ impl S3 {
         c
     }
 
-    fn store(&self) -> object_store::aws::AmazonS3 {
+    /// Waits until moto has acted on every request a killed run had sent
+    /// (see [`Proxy::settle`]).
+    pub(crate) fn settle(&self) {
+        self.proxy.settle();
+    }
+
+    pub(crate) fn store(&self) -> object_store::aws::AmazonS3 {
         chainetl::util::tls::install();
         object_store::aws::AmazonS3Builder::new()
             .with_bucket_name(&self.bucket)
