@@ -50,6 +50,7 @@ pub mod schedule;
 pub mod series;
 pub mod setup;
 mod sharing;
+pub mod status_view;
 pub mod vacuum;
 
 pub use counters::ExportProgress;
