@@ -3,12 +3,11 @@
 use super::args::{Cli, Command, SpecArgs};
 use super::run::Face;
 use super::{CliError, Exit, render};
-use crate::job::{self, JobStatus, RunOptions};
+use crate::job::view::status_view::{InterruptedLine, MarkLine, status_view};
+use crate::job::{self, RunOptions};
 use crate::plan;
 use crate::spec::Spec;
-use crate::state::Mark;
 use crate::util::redact::redact;
-use crate::vocab::Dataset;
 use crate::vocab::window;
 use std::time::Duration;
 
@@ -152,43 +151,34 @@ fn parse_as_of(as_of: Option<&str>) -> Result<Option<i64>, CliError> {
 async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
     let s = load(args)?;
     let status = job::status(&s).await.map_err(|e| CliError::io("reading the job's state", e))?;
-    let state = status.state();
-    let JobStatus {
-        units,
-        states,
-        marks,
-        periods,
-        interrupted,
-    } = status;
+    let view = status_view(&s, &status);
     if format == "json" {
-        let done = units.iter().filter(|u| states.get(&u.id).is_some_and(|st| st.done)).count();
-        let doc = serde_json::json!({
-            "job": s.name,
-            "state": state,
-            "units": units.len(),
-            "units_done": done,
-            "rows": states.values().map(|st| st.rows).sum::<u64>(),
-            "periods_exported": periods.iter().map(|p| serde_json::json!({"export": p.export, "window": p.window.to_string()})).collect::<Vec<_>>(),
-            "marks": marks.iter().map(|m| serde_json::json!({"export": m.export, "chain": m.chain.to_string(), "next": m.next, "reorgs": m.reorgs})).collect::<Vec<_>>(),
-            "interrupted": interrupted,
-        });
-        outln!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        outln!("{}", json_text(&view));
         return Ok(Exit::Success);
     }
-    out!("{}", render::status_table(&s, &units, &states, marks.len() + periods.len()));
-    for p in periods {
+    out!("{}", render::status_table(&view));
+    for p in &view.periods_exported {
         outln!("export[{}]: aligned period {} exported", p.export, p.window);
     }
-    for m in &marks {
-        outln!("{}", mark_line(&s, m));
+    for m in &view.marks {
+        outln!("{}", mark_line(m));
     }
-    if !interrupted.is_empty() {
+    if !view.interrupted.is_empty() {
         outln!("interrupted, not finished:");
-        for line in interrupted_lines(&interrupted) {
+        for line in interrupted_lines(&view.interrupted) {
             outln!("{line}");
         }
     }
     Ok(Exit::Success)
+}
+
+/// A view as the JSON scripts read: pretty, and through a
+/// `serde_json::Value` so that keys come in the order they always have
+/// (sorted), whatever the order of the struct's fields.
+fn json_text(view: &impl serde::Serialize) -> String {
+    serde_json::to_value(view)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_default()
 }
 
 /// `chainetl report`: the job's page (or its JSON) written to `out`.
@@ -198,7 +188,7 @@ async fn report(args: &SpecArgs, out: Option<&str>, format: &str) -> Result<Exit
         .await
         .map_err(|e| CliError::io("reading the job's state", e))?;
     let body = if format == "json" {
-        format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
+        format!("{}\n", json_text(&doc))
     } else {
         super::page::render(&doc)
     };
@@ -225,9 +215,8 @@ async fn report(args: &SpecArgs, out: Option<&str>, format: &str) -> Result<Exit
 }
 
 /// Where an incremental export stands, for `status`.
-fn mark_line(s: &Spec, m: &Mark) -> String {
-    let by_day = s.exports.get(m.export).is_some_and(|e| e.dataset == Dataset::Portfolio);
-    let below = if by_day {
+fn mark_line(m: &MarkLine) -> String {
+    let below = if m.by_day {
         format!("days before {}", window::iso(m.next as i64))
     } else {
         format!("blocks below {}", m.next)
@@ -238,7 +227,7 @@ fn mark_line(s: &Spec, m: &Mark) -> String {
         m.chain,
         m.reorgs,
         if m.reorgs == 1 { "" } else { "s" },
-        if m.repair_from.is_some() {
+        if m.repairing {
             "; a reorg repair is unfinished: run again"
         } else {
             ""
@@ -248,7 +237,7 @@ fn mark_line(s: &Spec, m: &Mark) -> String {
 
 /// One line per interrupted operation: what, where, what readers see and
 /// what finishes it.
-pub(super) fn interrupted_lines(ops: &[crate::state::Interrupted]) -> Vec<String> {
+pub(super) fn interrupted_lines(ops: &[InterruptedLine]) -> Vec<String> {
     ops.iter()
         .map(|op| format!("  {}: {}; readers see {} until it ends; {}", op.at, op.what, op.readers, op.finish))
         .collect()

@@ -9,6 +9,7 @@ use crate::job::{ExportKey, PlanView};
 use crate::plan::Unit;
 use crate::spec::{Selection, Spec};
 use crate::state::UnitState;
+use crate::vocab::window::iso_to_second;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -16,7 +17,11 @@ use std::fmt::Write;
 pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
     let mut s = intro_lines(spec, &view.windows, &view.segments, &view.units, &view.states, true);
     if let Some(started) = &view.started {
-        let _ = writeln!(s, "  job started {started}: windows as frozen then; `chainetl run` resumes it");
+        let _ = writeln!(
+            s,
+            "  job started {}: windows as frozen then; `chainetl run` resumes it",
+            iso_to_second(started)
+        );
     }
     event_lines(spec, &mut s);
     if summary {

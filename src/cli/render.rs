@@ -1,12 +1,13 @@
 //! Text for the terminal: plan listings, the run's intro, summaries, status
 //! tables and schema DDL. Pure functions of the library's values.
 
-use crate::job::{ExportKey, RunSummary, Tally};
+use crate::job::RunSummary;
+use crate::job::view::status_view::StatusView;
 use crate::plan::{Segment, Unit, describe_window};
 use crate::spec::{Export, Spec};
 use crate::state::UnitState;
-use crate::vocab::window::Resolved;
-use std::collections::{BTreeMap, HashMap};
+use crate::vocab::window::{Resolved, iso_to_second};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// Human-readable bytes.
@@ -204,53 +205,36 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
     out
 }
 
-/// `chainetl status` table.
-/// `marks`: how many incremental marks and finished aligned periods the job
-/// has (listed after the table).
-pub fn status_table(spec: &Spec, units: &[Unit], states: &HashMap<String, UnitState>, marks: usize) -> String {
-    let mut tallies: BTreeMap<ExportKey, (Tally, String)> = BTreeMap::new();
-    for u in units {
-        let (t, last) = tallies.entry(ExportKey::of(u)).or_default();
-        t.units += 1;
-        if let Some(st) = states.get(&u.id) {
-            t.rows_before += st.rows;
-            t.files += st.files;
-            t.bytes += st.bytes;
-            if st.done {
-                t.units_done += 1;
-            }
-            if st.updated_at > *last {
-                *last = st.updated_at.clone();
-            }
-        }
-    }
-    let mut out = format!("job {} → {}\n", spec.name, spec.output.uri);
+/// `chainetl status` table: one line an export and chain, each commit's
+/// time to the second, then where the job stands.
+pub fn status_table(view: &StatusView) -> String {
+    let mut out = format!("job {} → {}\n", view.job, view.output);
     let _ = writeln!(
         out,
         "{:<28} {:>11} {:>12} {:>7} {:>11}  last commit",
         "export / chain", "units", "rows", "files", "bytes"
     );
-    for (k, (t, last)) in &tallies {
+    for e in &view.exports {
         let _ = writeln!(
             out,
             "{:<28} {:>11} {:>12} {:>7} {:>11}  {}",
-            k,
-            format!("{}/{}", t.units_done, t.units),
-            t.rows_before,
-            t.files,
-            bytes(t.bytes),
-            if last.is_empty() { "-" } else { last }
+            e.key,
+            format!("{}/{}", e.units_done, e.units),
+            e.rows,
+            e.files,
+            bytes(e.bytes),
+            e.last_commit.as_deref().map_or_else(|| "-".to_string(), iso_to_second)
         );
     }
-    let done = tallies.values().all(|(t, _)| t.units_done == t.units);
+    let per_run_state = view.marks.len() + view.periods_exported.len();
     let _ = writeln!(
         out,
         "{}",
-        if units.is_empty() && (marks == 0 || spec.exports.iter().all(|e| !e.per_run())) {
+        if view.units == 0 && (per_run_state == 0 || !view.per_run) {
             "not started"
-        } else if units.is_empty() {
+        } else if view.units == 0 {
             "no units pending in frozen windows (aligned and incremental exports below)"
-        } else if done {
+        } else if view.units_done == view.units {
             "complete"
         } else {
             "incomplete: `chainetl run` resumes it"

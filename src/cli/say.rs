@@ -93,10 +93,17 @@ mod tests {
     fn a_line_is_one_json_object_with_its_fields() {
         let l = line(Level::Warn, "progress", "a\nb", json!({"rows": 3}));
         assert!(l.ends_with('\n') && !l.trim_end().contains('\n'));
-        let v: Value = serde_json::from_str(&l).unwrap();
-        assert_eq!(v["level"], "WARN");
-        assert_eq!(v["fields"]["event"], "progress");
-        assert_eq!(v["fields"]["message"], "a\nb");
-        assert_eq!(v["fields"]["rows"], 3);
+        /// The line's shape, and nothing else in it.
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Line {
+            timestamp: String,
+            level: String,
+            fields: Value,
+        }
+        let back: Line = serde_json::from_str(&l).unwrap();
+        assert!(chrono::DateTime::parse_from_rfc3339(&back.timestamp).is_ok(), "{l}");
+        assert_eq!(back.level, "WARN");
+        assert_eq!(back.fields, json!({"event": "progress", "message": "a\nb", "rows": 3}));
     }
 }

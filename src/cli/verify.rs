@@ -4,6 +4,7 @@ use super::args::SpecArgs;
 use super::commands::{interrupted_lines, load};
 use super::run::Face;
 use super::{CliError, Exit};
+use crate::job::view::status_view::InterruptedLine;
 use crate::job::{self, RunOptions};
 use crate::spec::Spec;
 use crate::state::{Depth, Progress};
@@ -168,7 +169,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
     if !interrupted.is_empty() {
         let n = interrupted.len();
         outln!("{}: {n} operation{} begun and not finished:", s.name, plural(n as u64));
-        for line in interrupted_lines(&interrupted) {
+        for line in interrupted_lines(&interrupted.iter().map(InterruptedLine::from).collect::<Vec<_>>()) {
             outln!("{line}");
         }
     }

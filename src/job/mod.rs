@@ -3,7 +3,8 @@
 //! bottom):
 //!
 //! - [`view`]: reading a job without running it — `status`, `plan`,
-//!   `verify` ([`view::inspect`]) and the report page's document
+//!   `verify` ([`view::inspect`]), the typed view `status` renders as text
+//!   and JSON ([`view::status_view`]) and the report page's document
 //!   ([`view::overview`]);
 //! - [`run`]: running a job — `chainetl run` and its passes, one unit's
 //!   page → decode → write → commit, follow mode and reorg repair, live

@@ -14,6 +14,7 @@
 //! be reported key by key with its old and new value. Stored in `job.json`.
 
 use super::changes::{LayoutChange, LayoutKey};
+use super::decoding::U256Columns;
 use super::{Export, Output, OutputFormat, Selection, Spec};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -108,11 +109,34 @@ impl ExportIdentity {
         }
     }
 
+    /// The dataset this export recorded (None: a record without one).
+    pub fn dataset(&self) -> Option<&str> {
+        self.keys.get("dataset").and_then(Value::as_str)
+    }
+
+    /// The u256 columns a decoding export recorded (None: not decoding);
+    /// a column the record does not say true is not there.
+    pub fn u256(&self) -> Option<U256Columns> {
+        let v = self.keys.get("u256")?;
+        let on = |column: &str| v.get(column).and_then(Value::as_bool) == Some(true);
+        Some(U256Columns {
+            decimal38: on("decimal38"),
+            binary: on("binary"),
+        })
+    }
+
+    /// The keys a derivation of tables is made by (decoding, u256 columns,
+    /// the raw table, the signatures), as recorded: equal for two exports
+    /// that derive their tables alike.
+    pub fn derivation(&self) -> [Option<&Value>; 4] {
+        ["decode", "u256", "also_raw", "signatures"].map(|k| self.keys.get(k))
+    }
+
     /// The tables (directories under the output) this export wrote, as
     /// recorded: its dataset's, or its decoded tables (and the dataset's
     /// with `also_raw`).
     pub fn tables(&self) -> Vec<String> {
-        let dataset = self.keys.get("dataset").and_then(Value::as_str).unwrap_or_default().to_string();
+        let dataset = self.dataset().unwrap_or_default().to_string();
         let Some(decoded) = self.keys.get("decode").and_then(Value::as_array) else {
             return vec![dataset];
         };

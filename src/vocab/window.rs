@@ -233,6 +233,16 @@ pub fn iso(secs: i64) -> String {
     }
 }
 
+/// An RFC 3339 instant as people read it: in UTC to the second, as
+/// [`iso`] (`2026-11-26T13:01:28Z`), the fraction dropped; documents keep
+/// the instant whole. Text that is no instant is returned as it is.
+pub fn iso_to_second(rfc3339: &str) -> String {
+    match DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) => iso(t.timestamp()),
+        Err(_) => rfc3339.to_string(),
+    }
+}
+
 /// Days since 1970-01-01 of a unix second (floor), saturating at the ends
 /// of `i32` (beyond any date chrono represents).
 pub fn day_of(secs: i64) -> i32 {

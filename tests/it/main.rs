@@ -72,3 +72,5 @@ mod sorting;
 mod storage;
 /// The simulator's ground truth rendered as comparable rows.
 mod truth;
+/// What people and scripts read of a job: instants to the second in text and whole in JSON; idle runs as lines.
+mod views;

@@ -1,27 +1,23 @@
 //! `chainetl report`'s page: one self-contained HTML file drawn from the
-//! job's overview (`crate::job::view::overview`, the same JSON `--format json`
-//! prints), which it also carries whole in
+//! job's overview (`crate::job::view::overview`, the same document `--format
+//! json` prints), which it also carries whole in
 //! `<script type="application/json" id="chainetl-report">`.
 //!
-//! Invariants: inline CSS and SVG only, no script that runs, nothing
+//! Invariants: a pure function of the typed [`Overview`], reading its
+//! fields (never the JSON by name, so a renamed field fails to build, not
+//! to show); inline CSS and SVG only, no script that runs, nothing
 //! fetched when it opens (no URL but `#` fragments); every text from the
 //! document is HTML-escaped, and the embedded JSON cannot close its
 //! element; colour is never the only signal (each state has a pattern and
-//! a label too); printable (no fixed heights, light background).
+//! a label too); printable (no fixed heights, light background); instants
+//! shown to the second (the JSON keeps them whole); a run that found
+//! nothing to do is a line, not a chart.
 
 mod series;
 
-use serde_json::Value;
+use crate::job::view::overview::{CellState, Counts, Overview, RunLine, Strip};
+use crate::vocab::window::iso_to_second;
 use std::fmt::Write;
-
-/// Unit states, in legend order: (key, label, fill).
-const STATES: [(&str, &str, &str); 5] = [
-    ("committed", "committed", "url(#p-committed)"),
-    ("compacted", "compacted", "url(#p-compacted)"),
-    ("in_progress", "in flight or interrupted", "url(#p-in_progress)"),
-    ("failed", "failed", "url(#p-failed)"),
-    ("not_started", "not started", "url(#p-not_started)"),
-];
 
 /// Failed and unfinished units listed under a strip (the rest are counted).
 const OPEN_LISTED: usize = 50;
@@ -61,22 +57,9 @@ fn esc(s: &str) -> String {
     out
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => esc(s),
-        Value::Null => String::new(),
-        other => esc(&other.to_string()),
-    }
-}
-
-/// `v`'s items, or none when it is not an array (borrowed: the document
-/// is only read).
-fn list(v: &Value) -> &[Value] {
-    v.as_array().map_or(&[], Vec::as_slice)
-}
-
-fn num(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
+/// An optional text, escaped (blank when absent).
+fn opt(v: Option<&str>) -> String {
+    v.map(esc).unwrap_or_default()
 }
 
 /// `n` with thousands separators.
@@ -101,135 +84,174 @@ fn bytes(n: u64) -> String {
     }
 }
 
-fn label_of(state: &str) -> &'static str {
-    STATES.iter().find(|(k, ..)| *k == state).map_or("unknown", |(_, l, _)| l)
+/// A state's label, as the legend names it.
+fn label_of(state: CellState) -> &'static str {
+    match state {
+        CellState::Committed => "committed",
+        CellState::Compacted => "compacted",
+        CellState::InProgress => "in flight or interrupted",
+        CellState::Failed => "failed",
+        CellState::NotStarted => "not started",
+    }
 }
 
-fn swatch(state: &str) -> String {
-    let fill = STATES.iter().find(|(k, ..)| *k == state).map_or("#fff", |(.., f)| f);
-    format!(r##"<svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" fill="{fill}" stroke="#57606a"/></svg>"##)
+/// A state's fill: one of the patterns of [`DEFS`].
+fn fill_of(state: CellState) -> &'static str {
+    match state {
+        CellState::Committed => "url(#p-committed)",
+        CellState::Compacted => "url(#p-compacted)",
+        CellState::InProgress => "url(#p-in_progress)",
+        CellState::Failed => "url(#p-failed)",
+        CellState::NotStarted => "url(#p-not_started)",
+    }
+}
+
+fn swatch(state: CellState) -> String {
+    format!(
+        r##"<svg width="14" height="14" aria-hidden="true"><rect width="14" height="14" fill="{}" stroke="#57606a"/></svg>"##,
+        fill_of(state)
+    )
+}
+
+/// Units in `state` (absent: none).
+fn count(counts: &Counts, state: CellState) -> u64 {
+    counts.get(&state).copied().unwrap_or(0)
+}
+
+/// A time a run took: milliseconds under a second, where tenths of a
+/// second would read as nothing.
+fn took(secs: f64) -> String {
+    if secs < 1.0 {
+        format!("{:.0} ms", secs * 1000.0)
+    } else {
+        format!("{secs:.1} s")
+    }
 }
 
 /// Units by state, each with its swatch and label.
-fn legend(counts: &Value) -> String {
+fn legend(counts: &Counts) -> String {
     let mut out = String::from(r#"<p class="legend">"#);
-    for (key, label, _) in STATES {
-        let _ = write!(out, "<span>{}{label}: <b>{}</b></span>", swatch(key), grouped(num(&counts[key])));
+    for state in CellState::ALL {
+        let _ = write!(
+            out,
+            "<span>{}{}: <b>{}</b></span>",
+            swatch(state),
+            label_of(state),
+            grouped(count(counts, state))
+        );
     }
     out.push_str("</p>");
     out
 }
 
-fn coverage(doc: &Value, out: &mut String) {
-    out.push_str(r#"<section id="coverage"><h2>Coverage</h2>"#);
-    let strips = list(&doc["coverage"]);
-    if strips.is_empty() {
-        out.push_str("<p>No units yet: the job has not run, or its exports have no frozen window (aligned and incremental exports show under <i>Incremental</i>).</p>");
-    }
-    for s in strips {
-        let cells = list(&s["cells"]);
+/// One export on one chain: its strip of units, their figures, and its
+/// failed and unfinished units.
+fn strip(s: &Strip, out: &mut String) {
+    let cells = &s.cells;
+    let _ = write!(
+        out,
+        r#"<h3>export[{}] {} on {} <span class="meta">{}</span></h3>"#,
+        s.export,
+        esc(&s.dataset),
+        esc(&s.chain),
+        esc(&s.window)
+    );
+    // Percentages, not a stretched view box: the patterns keep their size.
+    let n = cells.len().max(1) as f64;
+    let _ = write!(out, r#"<svg class="strip" role="img" aria-label="{} units">"#, cells.len());
+    let gap = if cells.len() <= 200 {
+        r##" stroke="#ffffff" stroke-width="1""##
+    } else {
+        ""
+    };
+    for (i, c) in cells.iter().enumerate() {
         let _ = write!(
             out,
-            r#"<h3>export[{}] {} on {} <span class="meta">{}</span></h3>"#,
-            text(&s["export"]),
-            text(&s["dataset"]),
-            text(&s["chain"]),
-            text(&s["window"])
+            r#"<rect x="{:.4}%" width="{:.4}%" height="100%" fill="{}"{gap}><title>{} — {}: {}, {} rows, {} files, {}</title></rect>"#,
+            i as f64 * 100.0 / n,
+            100.0 / n,
+            fill_of(c.state),
+            esc(&c.unit),
+            esc(&c.range),
+            label_of(c.state),
+            grouped(c.rows),
+            c.files,
+            bytes(c.bytes)
         );
-        // Percentages, not a stretched view box: the patterns keep their size.
-        let n = cells.len().max(1) as f64;
-        let _ = write!(out, r#"<svg class="strip" role="img" aria-label="{} units">"#, cells.len());
-        let gap = if cells.len() <= 200 {
-            r##" stroke="#ffffff" stroke-width="1""##
-        } else {
-            ""
-        };
-        for (i, c) in cells.iter().enumerate() {
-            let state = c["state"].as_str().unwrap_or_default();
-            let fill = STATES.iter().find(|(k, ..)| *k == state).map_or("#fff", |(.., f)| f);
+    }
+    out.push_str("</svg>");
+    let by_state: Vec<String> = CellState::ALL
+        .into_iter()
+        .filter(|st| count(&s.counts, *st) > 0)
+        .map(|st| format!("{} {}", grouped(count(&s.counts, st)), label_of(st)))
+        .collect();
+    let _ = write!(
+        out,
+        r#"<p class="meta">{} unit{} ({}) · {} rows · {} files · {}</p>"#,
+        cells.len(),
+        if cells.len() == 1 { "" } else { "s" },
+        by_state.join(", "),
+        grouped(s.rows),
+        grouped(s.files),
+        bytes(s.bytes)
+    );
+    // Failed first: the list is cut at OPEN_LISTED.
+    let open: Vec<_> = [CellState::Failed, CellState::InProgress]
+        .into_iter()
+        .flat_map(|st| cells.iter().filter(move |c| c.state == st))
+        .collect();
+    if !open.is_empty() {
+        out.push_str(r#"<table><tr><th>unit</th><th>range</th><th>state</th><th class="n">rows</th></tr>"#);
+        let more = open.len().saturating_sub(OPEN_LISTED);
+        for c in open.into_iter().take(OPEN_LISTED) {
             let _ = write!(
                 out,
-                r#"<rect x="{:.4}%" width="{:.4}%" height="100%" fill="{fill}"{gap}><title>{} — {}: {}, {} rows, {} files, {}</title></rect>"#,
-                i as f64 * 100.0 / n,
-                100.0 / n,
-                text(&c["unit"]),
-                text(&c["range"]),
-                label_of(state),
-                grouped(num(&c["rows"])),
-                num(&c["files"]),
-                bytes(num(&c["bytes"]))
+                r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td></tr>"#,
+                esc(&c.unit),
+                esc(&c.range),
+                label_of(c.state),
+                grouped(c.rows)
             );
         }
-        out.push_str("</svg>");
-        let by_state: Vec<String> = STATES
-            .iter()
-            .filter(|(k, ..)| num(&s["counts"][k]) > 0)
-            .map(|(k, label, _)| format!("{} {label}", grouped(num(&s["counts"][k]))))
-            .collect();
-        let _ = write!(
-            out,
-            r#"<p class="meta">{} unit{} ({}) · {} rows · {} files · {}</p>"#,
-            cells.len(),
-            if cells.len() == 1 { "" } else { "s" },
-            by_state.join(", "),
-            grouped(num(&s["rows"])),
-            grouped(num(&s["files"])),
-            bytes(num(&s["bytes"]))
-        );
-        // Failed first: the list is cut at OPEN_LISTED.
-        let open: Vec<&Value> = ["failed", "in_progress"]
-            .iter()
-            .flat_map(|s| cells.iter().filter(move |c| c["state"].as_str() == Some(*s)))
-            .collect();
-        if !open.is_empty() {
-            out.push_str(r#"<table><tr><th>unit</th><th>range</th><th>state</th><th class="n">rows</th></tr>"#);
-            let more = open.len().saturating_sub(OPEN_LISTED);
-            for c in open.into_iter().take(OPEN_LISTED) {
-                let _ = write!(
-                    out,
-                    r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td></tr>"#,
-                    text(&c["unit"]),
-                    text(&c["range"]),
-                    label_of(c["state"].as_str().unwrap_or_default()),
-                    grouped(num(&c["rows"]))
-                );
-            }
-            if more > 0 {
-                let _ = write!(
-                    out,
-                    r#"<tr><td colspan="4">… and {} more (each is a cell of the strip above, and in <code>report --format json</code>)</td></tr>"#,
-                    grouped(more as u64)
-                );
-            }
-            out.push_str("</table>");
+        if more > 0 {
+            let _ = write!(
+                out,
+                r#"<tr><td colspan="4">… and {} more (each is a cell of the strip above, and in <code>report --format json</code>)</td></tr>"#,
+                grouped(more as u64)
+            );
         }
+        out.push_str("</table>");
     }
-    let marks = list(&doc["marks"]);
-    let periods = list(&doc["periods"]);
-    if !marks.is_empty() || !periods.is_empty() {
+}
+
+fn coverage(doc: &Overview, out: &mut String) {
+    out.push_str(r#"<section id="coverage"><h2>Coverage</h2>"#);
+    if doc.coverage.is_empty() {
+        out.push_str("<p>No units yet: the job has not run, or its exports have no frozen window (aligned and incremental exports show under <i>Incremental</i>).</p>");
+    }
+    for s in &doc.coverage {
+        strip(s, out);
+    }
+    if !doc.marks.is_empty() || !doc.periods.is_empty() {
         out.push_str("<h3>Incremental and aligned exports</h3><table><tr><th>export</th><th>chain</th><th>exported below</th><th class=\"n\">confirmations</th><th class=\"n\">reorgs repaired</th><th>repair</th></tr>");
-        for m in marks {
+        for m in &doc.marks {
             let _ = write!(
                 out,
                 r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
-                text(&m["export"]),
-                text(&m["chain"]),
-                text(&m["next"]),
-                text(&m["confirmations"]),
-                num(&m["reorgs"]),
-                if m["repairing"].as_bool() == Some(true) {
-                    "unfinished: run again"
-                } else {
-                    "—"
-                }
+                m.export,
+                esc(&m.chain),
+                m.next,
+                m.confirmations.map(|c| c.to_string()).unwrap_or_default(),
+                m.reorgs,
+                if m.repairing { "unfinished: run again" } else { "—" }
             );
         }
-        for p in periods {
+        for p in &doc.periods {
             let _ = write!(
                 out,
                 r#"<tr><td>{}</td><td>—</td><td>period {} exported</td><td class="n">—</td><td class="n">—</td><td>—</td></tr>"#,
-                text(&p["export"]),
-                text(&p["window"])
+                p.export,
+                esc(&p.window)
             );
         }
         out.push_str("</table>");
@@ -238,9 +260,9 @@ fn coverage(doc: &Value, out: &mut String) {
 }
 
 /// Bars of rows/s per run (newest right), labelled.
-fn runs_chart(runs: &[Value]) -> String {
+fn runs_chart(runs: &[RunLine]) -> String {
     let recent = &runs[runs.len().saturating_sub(40)..];
-    let top = recent.iter().map(|r| r["rows_per_sec"].as_f64().unwrap_or(0.0)).fold(0.0, f64::max);
+    let top = recent.iter().map(|r| r.rows_per_sec).fold(0.0, f64::max);
     if recent.is_empty() || top <= 0.0 {
         return String::new();
     }
@@ -251,7 +273,7 @@ fn runs_chart(runs: &[Value]) -> String {
         recent.len()
     );
     for (i, r) in recent.iter().enumerate() {
-        let v = r["rows_per_sec"].as_f64().unwrap_or(0.0);
+        let v = r.rows_per_sec;
         let h = (v / top * 95.0).max(0.5);
         let _ = write!(
             out,
@@ -259,9 +281,9 @@ fn runs_chart(runs: &[Value]) -> String {
             i as f64 * slot + slot * 0.1,
             100.0 - h,
             slot * 0.8,
-            text(&r["run_id"]),
+            esc(&r.run_id),
             v,
-            r["requests_per_sec"].as_f64().unwrap_or(0.0)
+            r.requests_per_sec
         );
     }
     out.push_str("</svg>");
@@ -274,15 +296,36 @@ fn runs_chart(runs: &[Value]) -> String {
     out
 }
 
-fn runs(doc: &Value, out: &mut String) {
+/// A run that found nothing to do, in a line where a chart would be flat.
+fn idle_line(r: &RunLine) -> String {
+    format!(
+        r#"<p class="idle"><b>Run {}</b> <span class="meta">{}, {}</span>: nothing to do (every unit done already, no new confirmed block, or the period exported).</p>"#,
+        esc(&r.run_id),
+        esc(&iso_to_second(&r.started_at)),
+        took(r.elapsed_secs)
+    )
+}
+
+fn runs(doc: &Overview, out: &mut String) {
     out.push_str(r#"<section id="runs"><h2>Runs</h2>"#);
-    let runs = list(&doc["runs"]);
+    let runs = &doc.runs;
     if runs.is_empty() {
         out.push_str("<p>No run report yet (a run killed before it ended writes none).</p></section>");
         return;
     }
     out.push_str(&runs_chart(runs));
-    let charts: Vec<String> = runs.iter().rev().filter_map(series::chart).collect();
+    let charts: Vec<String> = runs
+        .iter()
+        .rev()
+        .filter(|r| r.series.is_some())
+        .filter_map(|r| {
+            if r.had_nothing_to_do() {
+                Some(idle_line(r))
+            } else {
+                series::chart(r)
+            }
+        })
+        .collect();
     if !charts.is_empty() {
         out.push_str("<h3>The newest runs over time</h3>");
         for c in charts {
@@ -290,66 +333,64 @@ fn runs(doc: &Value, out: &mut String) {
         }
     }
     out.push_str(
-        r#"<table><tr><th>started</th><th class="n">seconds</th><th>status</th><th class="n">rows</th><th class="n">requests</th><th class="n">retries</th><th class="n">429s</th><th class="n">5xx</th><th class="n">failed units</th><th>shard</th></tr>"#,
+        r#"<table><tr><th>started</th><th class="n">took</th><th>status</th><th class="n">rows</th><th class="n">requests</th><th class="n">retries</th><th class="n">429s</th><th class="n">5xx</th><th class="n">failed units</th><th>shard</th></tr>"#,
     );
     for r in runs.iter().rev() {
         let _ = write!(
             out,
-            r#"<tr><td>{}</td><td class="n">{:.1}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
-            text(&r["started_at"]),
-            r["elapsed_secs"].as_f64().unwrap_or(0.0),
-            text(&r["status"]),
-            grouped(num(&r["rows"])),
-            grouped(num(&r["requests"])),
-            grouped(num(&r["retries"])),
-            grouped(num(&r["throttled"])),
-            grouped(num(&r["server_errors"])),
-            num(&r["failed"]),
-            text(&r["shard"])
+            r#"<tr><td>{}</td><td class="n">{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
+            esc(&iso_to_second(&r.started_at)),
+            took(r.elapsed_secs),
+            esc(&r.status),
+            grouped(r.rows),
+            grouped(r.requests),
+            grouped(r.retries),
+            grouped(r.throttled),
+            grouped(r.server_errors),
+            r.failed,
+            opt(r.shard.as_deref())
         );
     }
     out.push_str("</table></section>");
 }
 
-fn failures(doc: &Value, out: &mut String) {
+fn failures(doc: &Overview, out: &mut String) {
     out.push_str(r#"<section id="failures"><h2>Failures and unfinished work</h2>"#);
-    let next = &doc["next_run"];
+    let next = &doc.next_run;
     let _ = write!(
         out,
         "<p><b>The next run:</b> {} unit{} to export, about {} requests.</p>",
-        grouped(num(&next["units"])),
-        if num(&next["units"]) == 1 { "" } else { "s" },
-        grouped(num(&next["requests_estimated"]))
+        grouped(next.units),
+        if next.units == 1 { "" } else { "s" },
+        grouped(next.requests_estimated)
     );
-    let interrupted = list(&doc["interrupted"]);
-    if !interrupted.is_empty() {
+    if !doc.interrupted.is_empty() {
         out.push_str("<h3>Interrupted operations</h3><ul>");
-        for op in interrupted {
+        for op in &doc.interrupted {
             let _ = write!(
                 out,
                 "<li><b>{}</b> at {}: {}; readers see {} until it ends; {}</li>",
-                text(&op["kind"]),
-                text(&op["at"]),
-                text(&op["what"]),
-                text(&op["readers"]),
-                text(&op["finish"])
+                esc(&op.kind),
+                esc(&op.at),
+                esc(&op.what),
+                esc(&op.readers),
+                esc(&op.finish)
             );
         }
         out.push_str("</ul>");
     }
-    let failed = list(&doc["failures"]);
-    if failed.is_empty() {
+    if doc.failures.is_empty() {
         out.push_str("<p>No unit failed in the runs reported.</p>");
     } else {
         out.push_str("<h3>Failed units</h3><table><tr><th>unit</th><th>range</th><th>run</th><th>last error</th></tr>");
-        for f in failed {
+        for f in &doc.failures {
             let _ = write!(
                 out,
                 r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="err">{}</td></tr>"#,
-                text(&f["unit"]),
-                text(&f["range"]),
-                text(&f["run_id"]),
-                text(&f["error"])
+                esc(&f.unit),
+                esc(&f.range),
+                esc(&f.run_id),
+                esc(&f.error)
             );
         }
         out.push_str("</table>");
@@ -357,42 +398,38 @@ fn failures(doc: &Value, out: &mut String) {
     out.push_str("</section>");
 }
 
-fn tables(doc: &Value, out: &mut String) {
+fn tables(doc: &Overview, out: &mut String) {
     out.push_str(r#"<section id="tables"><h2>Tables</h2><table><tr><th>table</th><th class="n">rows</th><th class="n">files</th><th class="n">compacted files</th><th class="n">bytes</th><th class="n">Delta version</th></tr>"#);
-    for t in doc["tables"].as_array().into_iter().flatten() {
+    for t in &doc.tables {
         let _ = write!(
             out,
             r#"<tr><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td></tr>"#,
-            text(&t["table"]),
-            grouped(num(&t["rows"])),
-            grouped(num(&t["files"])),
-            grouped(num(&t["compacted_files"])),
-            bytes(num(&t["bytes"])),
-            t["delta_version"].as_u64().map_or("—".to_string(), |v| v.to_string())
+            esc(&t.table),
+            grouped(t.rows),
+            grouped(t.files),
+            grouped(t.compacted_files),
+            bytes(t.bytes),
+            t.delta_version.map_or("—".to_string(), |v| v.to_string())
         );
     }
     out.push_str("</table>");
-    for t in doc["tables"].as_array().into_iter().flatten() {
-        let commits = list(&t["last_commits"]);
-        if commits.is_empty() {
-            continue;
-        }
+    for t in doc.tables.iter().filter(|t| !t.last_commits.is_empty()) {
         let _ = write!(
             out,
             r#"<h3>{}: the last commits</h3><table><tr><th class="n">version</th><th>when</th><th>operation</th><th class="n">files added</th><th class="n">files removed</th><th>changes data</th></tr>"#,
-            text(&t["table"])
+            esc(&t.table)
         );
-        for c in commits {
+        for c in &t.last_commits {
             let _ = write!(
                 out,
                 r#"<tr><td class="n">{}</td><td>{}</td><td>{}{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
-                num(&c["version"]),
-                text(&c["timestamp"]),
-                text(&c["operation"]),
-                if c["metadata"].as_bool() == Some(true) { " (schema)" } else { "" },
-                grouped(num(&c["adds"])),
-                grouped(num(&c["removes"])),
-                if c["data_change"].as_bool() == Some(true) { "yes" } else { "no" }
+                c.version,
+                opt(c.timestamp.as_deref()),
+                esc(&c.operation),
+                if c.metadata { " (schema)" } else { "" },
+                grouped(c.adds),
+                grouped(c.removes),
+                if c.data_change { "yes" } else { "no" }
             );
         }
         out.push_str("</table>");
@@ -401,9 +438,9 @@ fn tables(doc: &Value, out: &mut String) {
 }
 
 /// The page of overview `doc`.
-pub(super) fn render(doc: &Value) -> String {
+pub(super) fn render(doc: &Overview) -> String {
     let mut out = String::with_capacity(64 * 1024);
-    let job = text(&doc["job"]);
+    let job = esc(&doc.job);
     let _ = write!(
         out,
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>chainetl report: {job}</title><style>{STYLE}</style></head><body>{DEFS}"#
@@ -411,22 +448,24 @@ pub(super) fn render(doc: &Value) -> String {
     let _ = write!(
         out,
         r#"<header><h1>{job} <span class="badge">{}</span></h1><p class="meta">{} · format {} · {} rows · read {} by chainetl {}</p>"#,
-        text(&doc["state"]).replace('_', " "),
-        text(&doc["output"]),
-        text(&doc["format"]),
-        grouped(num(&doc["rows"])),
-        text(&doc["generated_at"]),
-        text(&doc["chainetl_version"])
+        esc(&doc.state).replace('_', " "),
+        esc(&doc.output),
+        esc(&doc.format),
+        grouped(doc.rows),
+        esc(&iso_to_second(&doc.generated_at)),
+        esc(&doc.chainetl_version)
     );
-    out.push_str(&legend(&doc["counts"]));
+    out.push_str(&legend(&doc.counts));
     out.push_str("</header>");
     coverage(doc, &mut out);
     failures(doc, &mut out);
     runs(doc, &mut out);
     tables(doc, &mut out);
-    // The document the page is drawn from, for scripts; with no `<`, `>`
-    // or `&` (escaped inside its strings) nothing in it is markup.
-    let json = serde_json::to_string(doc)
+    // The document the page is drawn from, for scripts, as `--format json`
+    // has it (a Value: its keys sorted); with no `<`, `>` or `&` (escaped
+    // inside its strings) nothing in it is markup.
+    let json = serde_json::to_value(doc)
+        .and_then(|v| serde_json::to_string(&v))
         .unwrap_or_default()
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")
@@ -442,28 +481,50 @@ pub(super) fn render(doc: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::view::overview::{Cell, Failure};
+
+    fn cell(unit: &str, state: CellState) -> Cell {
+        Cell {
+            unit: unit.into(),
+            range: String::new(),
+            state,
+            rows: 0,
+            files: 0,
+            bytes: 0,
+        }
+    }
 
     #[test]
     fn text_from_the_document_cannot_open_markup_nor_close_the_embedded_json() {
-        let doc =
-            serde_json::json!({"job": "<script>x</script>", "failures": [{"unit": "u", "error": "</script><img src=x onerror=alert(1)>"}]});
+        let doc = Overview {
+            job: "<script>x</script>".into(),
+            failures: vec![Failure {
+                unit: "u".into(),
+                error: "</script><img src=x onerror=alert(1)>".into(),
+                ..Failure::default()
+            }],
+            ..Overview::default()
+        };
         let page = render(&doc);
         assert!(!page.contains("<script>x"), "{page}");
         assert!(!page.contains("<img"), "{page}");
         assert_eq!(page.matches("</script>").count(), 1, "only the JSON element's own end");
         let start = page.find(r#"id="chainetl-report">"#).unwrap() + r#"id="chainetl-report">"#.len();
         let end = page.rfind("</script>").unwrap();
-        let back: Value = serde_json::from_str(&page[start..end]).unwrap();
+        let back: Overview = serde_json::from_str(&page[start..end]).unwrap();
         assert_eq!(back, doc, "the page holds the document whole");
     }
 
     #[test]
     fn failed_units_are_listed_before_the_list_is_cut() {
-        let mut cells: Vec<Value> = (0..OPEN_LISTED + 10)
-            .map(|i| serde_json::json!({"unit": format!("busy-{i}"), "state": "in_progress"}))
+        let mut cells: Vec<Cell> = (0..OPEN_LISTED + 10)
+            .map(|i| cell(&format!("busy-{i}"), CellState::InProgress))
             .collect();
-        cells.push(serde_json::json!({"unit": "broken-one", "state": "failed"}));
-        let doc = serde_json::json!({"coverage": [{"export": 0, "cells": cells}]});
+        cells.push(cell("broken-one", CellState::Failed));
+        let doc = Overview {
+            coverage: vec![Strip { cells, ..Strip::default() }],
+            ..Overview::default()
+        };
         let mut out = String::new();
         coverage(&doc, &mut out);
         assert!(out.contains("<td>broken-one</td>"), "{out}");
@@ -471,9 +532,143 @@ mod tests {
     }
 
     #[test]
+    fn every_field_of_a_0_2_0_document_shows_on_the_page() {
+        for doc in crate::job::view::overview::tests::DOCUMENTS {
+            let doc: Overview = serde_json::from_str(doc).unwrap();
+            let page = render(&doc);
+            let shows = |text: String| assert!(page.contains(&text), "not on the page: {text}");
+            shows(format!(
+                r#"<h1>{} <span class="badge">{}</span></h1><p class="meta">{} · format {} · {} rows · read {} by chainetl {}</p>"#,
+                doc.job,
+                doc.state.replace('_', " "),
+                doc.output,
+                doc.format,
+                grouped(doc.rows),
+                iso_to_second(&doc.generated_at),
+                doc.chainetl_version
+            ));
+            for (state, n) in &doc.counts {
+                shows(format!("{}: <b>{}</b>", label_of(*state), grouped(*n)));
+            }
+            for s in &doc.coverage {
+                shows(format!(
+                    "<h3>export[{}] {} on {} <span class=\"meta\">{}</span></h3>",
+                    s.export, s.dataset, s.chain, s.window
+                ));
+                shows(format!(
+                    "{} rows · {} files · {}</p>",
+                    grouped(s.rows),
+                    grouped(s.files),
+                    bytes(s.bytes)
+                ));
+                for c in &s.cells {
+                    let (label, rows, bytes) = (label_of(c.state), grouped(c.rows), bytes(c.bytes));
+                    shows(format!(
+                        "<title>{} — {}: {label}, {rows} rows, {} files, {bytes}</title>",
+                        c.unit, c.range, c.files
+                    ));
+                }
+            }
+            for m in &doc.marks {
+                let confirmations = m.confirmations.map(|c| c.to_string()).unwrap_or_default();
+                shows(format!(
+                    r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="n">{confirmations}</td><td class="n">{}</td>"#,
+                    m.export, m.chain, m.next, m.reorgs
+                ));
+            }
+            for p in &doc.periods {
+                shows(format!("<tr><td>{}</td><td>—</td><td>period {} exported</td>", p.export, p.window));
+            }
+            for r in &doc.runs {
+                shows(format!(
+                    r#"<tr><td>{}</td><td class="n">{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
+                    iso_to_second(&r.started_at),
+                    took(r.elapsed_secs),
+                    r.status,
+                    grouped(r.rows),
+                    grouped(r.requests),
+                    grouped(r.retries),
+                    grouped(r.throttled),
+                    grouped(r.server_errors),
+                    r.failed,
+                    r.shard.as_deref().unwrap_or_default()
+                ));
+                if r.series.is_some() {
+                    shows(format!("Run {}", r.run_id));
+                }
+            }
+            for f in &doc.failures {
+                shows(format!(
+                    r#"<tr><td>{}</td><td>{}</td><td>{}</td><td class="err">{}</td></tr>"#,
+                    f.unit,
+                    f.range,
+                    f.run_id,
+                    esc(&f.error)
+                ));
+            }
+            for op in &doc.interrupted {
+                shows(format!(
+                    "<li><b>{}</b> at {}: {}; readers see {} until it ends; {}</li>",
+                    op.kind,
+                    op.at,
+                    op.what,
+                    op.readers,
+                    esc(&op.finish)
+                ));
+            }
+            shows(format!(
+                "{} unit{} to export, about {} requests",
+                grouped(doc.next_run.units),
+                if doc.next_run.units == 1 { "" } else { "s" },
+                grouped(doc.next_run.requests_estimated)
+            ));
+            for t in &doc.tables {
+                let version = t.delta_version.map_or("—".to_string(), |v| v.to_string());
+                shows(format!(
+                    r#"<tr><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{version}</td></tr>"#,
+                    t.table,
+                    grouped(t.rows),
+                    grouped(t.files),
+                    grouped(t.compacted_files),
+                    bytes(t.bytes)
+                ));
+                for c in &t.last_commits {
+                    shows(format!(
+                        r#"<tr><td class="n">{}</td><td>{}</td><td>{}{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
+                        c.version,
+                        c.timestamp.as_deref().unwrap_or_default(),
+                        c.operation,
+                        if c.metadata { " (schema)" } else { "" },
+                        c.adds,
+                        c.removes,
+                        if c.data_change { "yes" } else { "no" }
+                    ));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_that_found_nothing_to_do_is_a_line_not_a_chart() {
+        let doc: Overview = serde_json::from_str(crate::job::view::overview::tests::DOCUMENTS[0]).unwrap();
+        let idle: Vec<&RunLine> = doc.runs.iter().filter(|r| r.had_nothing_to_do()).collect();
+        assert_eq!(idle.len(), 1, "the fixture has one");
+        let mut out = String::new();
+        runs(&doc, &mut out);
+        assert!(out.contains(&format!("<b>Run {}</b>", idle[0].run_id)), "{out}");
+        assert!(out.contains("nothing to do"), "{out}");
+        assert!(!out.contains(&format!("<h3>Run {}", idle[0].run_id)), "no chart of it: {out}");
+        let charted = doc.runs.iter().filter(|r| r.series.is_some() && !r.had_nothing_to_do()).count();
+        assert_eq!(out.matches("<h3>Run ").count(), charted, "the others are charted: {out}");
+        assert_eq!(charted, 2);
+    }
+
+    #[test]
     fn figures_read_as_people_read_them() {
         assert_eq!(grouped(1234567), "1,234,567");
         assert_eq!(grouped(999), "999");
         assert_eq!(bytes(3 << 20), "3.0 MiB");
+        assert_eq!(took(0.0237), "24 ms");
+        assert_eq!(took(12.34), "12.3 s");
     }
 }

@@ -4,8 +4,8 @@
 //! on. Lines differ by dash as well as colour, and the figures the chart
 //! shows are also written under it.
 
-use super::{esc, text};
-use serde_json::Value;
+use super::{esc, took};
+use crate::job::view::overview::RunLine;
 use std::fmt::Write;
 
 /// A line of the chart: its label, stroke and dash.
@@ -31,22 +31,16 @@ const PACE: Line = Line {
     dash: "2 3",
 };
 
-/// `series`'s column `k` as numbers (missing or null entries: None).
-fn column(series: &Value, k: &str) -> Vec<Option<f64>> {
-    series[k]
-        .as_array()
-        .map_or_else(Vec::new, |a| a.iter().map(Value::as_f64).collect())
-}
-
 /// Rates of cumulative column `c` between consecutive samples, as steps:
-/// each rate held from one sample's time to the next's.
-fn rates(t: &[Option<f64>], c: &[Option<f64>]) -> Vec<(f64, f64)> {
+/// each rate held from one sample's time to the next's (a column shorter
+/// than the times, from a report that lacked it, ends the steps early).
+fn rates(t: &[f64], c: &[u64]) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for i in 1..t.len().min(c.len()) {
-        if let (Some(t0), Some(t1), Some(a), Some(b)) = (t[i - 1], t[i], c[i - 1], c[i])
-            && t1 > t0
-        {
-            let v = ((b - a) / (t1 - t0)).max(0.0);
+        let (t0, t1) = (t[i - 1], t[i]);
+        if t1 > t0 {
+            // A counter that went down (never, cumulative) draws as 0.
+            let v = ((c[i] as f64 - c[i - 1] as f64) / (t1 - t0)).max(0.0);
             out.extend([(t0, v), (t1, v)]);
         }
     }
@@ -55,12 +49,12 @@ fn rates(t: &[Option<f64>], c: &[Option<f64>]) -> Vec<(f64, f64)> {
 
 /// The pace as steps: each sample's held until the next (unpaced
 /// samples left out).
-fn pace_steps(t: &[Option<f64>], pace: &[Option<f64>]) -> Vec<(f64, f64)> {
+fn pace_steps(t: &[f64], pace: &[Option<f64>]) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     for i in 0..t.len().min(pace.len()) {
-        if let (Some(t0), Some(p)) = (t[i], pace[i]) {
-            out.push((t0, p));
-            if let Some(Some(t1)) = t.get(i + 1) {
+        if let Some(p) = pace[i] {
+            out.push((t[i], p));
+            if let Some(t1) = t.get(i + 1) {
                 out.push((*t1, p));
             }
         }
@@ -94,25 +88,25 @@ fn key(line: &Line) -> String {
 }
 
 /// The chart of run `r`, if its report has a series of two samples or more.
-pub(super) fn chart(r: &Value) -> Option<String> {
-    let s = &r["series"];
-    let t = column(s, "t");
+pub(super) fn chart(r: &RunLine) -> Option<String> {
+    let s = r.series.as_ref()?;
+    let t = &s.t;
     if t.len() < 2 {
         return None;
     }
-    let rows = rates(&t, &column(s, "rows"));
-    let requests = rates(&t, &column(s, "requests"));
-    let pace = pace_steps(&t, &column(s, "pace"));
-    let span = t.iter().flatten().copied().fold(0.0, f64::max).max(1e-9);
+    let rows = rates(t, &s.rows);
+    let requests = rates(t, &s.requests);
+    let pace = pace_steps(t, &s.pace);
+    let span = t.iter().copied().fold(0.0, f64::max).max(1e-9);
     let peak = |p: &[(f64, f64)]| p.iter().map(|(_, v)| *v).fold(0.0, f64::max);
     let (rows_top, req_top, pace_top) = (peak(&rows), peak(&requests), peak(&pace));
     // Requests and the pace share a scale: the pace is what requests are held to.
     let req_scale = req_top.max(pace_top);
     let mut out = format!(
-        r#"<h3>Run {} <span class="meta">{}, {:.0} s</span></h3><svg class="chart" viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label="{}">"#,
-        text(&r["run_id"]),
-        text(&r["status"]),
-        span,
+        r#"<h3>Run {} <span class="meta">{}, {}</span></h3><svg class="chart" viewBox="0 0 1000 100" preserveAspectRatio="none" role="img" aria-label="{}">"#,
+        esc(&r.run_id),
+        esc(&r.status),
+        took(span),
         esc(&format!(
             "rows per second (peak {rows_top:.0}), requests per second (peak {req_top:.1}) and the pace over the run"
         ))
@@ -135,7 +129,7 @@ pub(super) fn chart(r: &Value) -> Option<String> {
         REQUESTS.label,
         req_top,
         t.len(),
-        text(&s["every_secs"])
+        s.every_secs
     );
     Some(out)
 }
@@ -144,22 +138,41 @@ pub(super) fn chart(r: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
+    use crate::job::series::Series;
+
     #[test]
     fn rates_come_from_differences_of_cumulative_counters() {
-        let t = [Some(0.0), Some(2.0), Some(4.0), None];
-        let c = [Some(0.0), Some(100.0), Some(100.0), Some(500.0)];
+        let t = [0.0, 2.0, 4.0, 4.0];
+        let c = [0, 100, 100, 500];
         assert_eq!(rates(&t, &c), vec![(0.0, 50.0), (2.0, 50.0), (2.0, 0.0), (4.0, 0.0)]);
-        let pace = [None, Some(10.0), Some(5.0), Some(5.0)];
-        assert_eq!(pace_steps(&t, &pace), vec![(2.0, 10.0), (4.0, 10.0), (4.0, 5.0)]);
+        assert_eq!(rates(&t, &c[..2]), vec![(0.0, 50.0), (2.0, 50.0)], "a short column");
+        let pace = [None, Some(10.0), Some(5.0)];
+        assert_eq!(pace_steps(&t, &pace), vec![(2.0, 10.0), (4.0, 10.0), (4.0, 5.0), (4.0, 5.0)]);
     }
 
     #[test]
     fn a_run_with_a_series_gets_a_chart_and_one_without_none() {
-        let r = serde_json::json!({"run_id": "r1", "status": "succeeded", "series": {"every_secs": 1.0,
-            "t": [0.0, 1.0, 2.0], "rows": [0, 1000, 3000], "requests": [0, 10, 30], "pace": [null, 12.0, 20.0]}});
+        let r = RunLine {
+            run_id: "r1".into(),
+            status: "succeeded".into(),
+            series: Some(Series {
+                every_secs: 1.0,
+                t: vec![0.0, 1.0, 2.0],
+                rows: vec![0, 1000, 3000],
+                requests: vec![0, 10, 30],
+                pace: vec![None, Some(12.0), Some(20.0)],
+                ..Series::default()
+            }),
+            ..RunLine::default()
+        };
         let c = chart(&r).unwrap();
         assert_eq!(c.matches("<polyline").count(), 3, "{c}");
         assert!(c.contains("peak 2000") && c.contains("last 20.0;"), "{c}");
-        assert!(chart(&serde_json::json!({"run_id": "r0"})).is_none());
+        assert!(c.contains("one every 1 s"), "{c}");
+        let r0 = RunLine {
+            run_id: "r0".into(),
+            ..RunLine::default()
+        };
+        assert!(chart(&r0).is_none());
     }
 }

@@ -128,7 +128,7 @@ async fn adopt(
         changes.push(format!(
             "export[{}] ({} on {}), appended in an earlier run, was removed (exports may be appended, not removed)",
             added.export,
-            added.identity.keys.get("dataset").and_then(|v| v.as_str()).unwrap_or("?"),
+            added.identity.dataset().unwrap_or("?"),
             added.identity.chains.join(", ")
         ));
     }

@@ -18,7 +18,7 @@
 //! "server_errors", "units_done", "pace"}`.
 
 use super::setup::Shared;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -28,8 +28,10 @@ pub const MAX_SAMPLES: usize = 240;
 /// The interval of the first samples.
 pub const FIRST_EVERY: Duration = Duration::from_secs(1);
 
-/// The samples of one run, column-wise.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+/// The samples of one run, column-wise. Read back (the report page) with
+/// a default for each column, as fields are added to it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Series {
     /// Seconds between samples now.
     pub every_secs: f64,

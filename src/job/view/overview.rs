@@ -12,16 +12,25 @@
 //! - **Each unit in exactly one state** ([`CellState`]), so a strip's
 //!   counts add up to its units.
 //! - **No secret.** The whole document passes through
-//!   `crate::util::redact` before it is returned; the run reports it
+//!   `crate::util::redact` and is read back before it is returned, so the
+//!   page and the JSON show the same masked text; the run reports it
 //!   quotes were redacted when written.
+//! - **Typed both ways.** The document is these structs: `--format json`
+//!   serialises them, the page reads their fields. A stored run report is
+//!   read into [`StoredRun`], whose every field has a default, so a report
+//!   written by any version reads (what it lacks shows as 0 or blank).
+//!   Fields are added, never renamed: scripts read this document.
 //! - **Bounded.** At most [`RUNS`] runs and [`FAILURES`] failures; one
 //!   cell a unit (a year on seven chains is ~3,500).
 
+use super::status_view::{InterruptedLine, PeriodLine};
 use crate::job::error::RunError;
+use crate::job::run::series::Series;
 use crate::sink::Sink;
 use crate::spec::Spec;
-use crate::state::{JobFile, StateStore};
-use serde::Serialize;
+use crate::state::{JobFile, StateError, StateStore};
+use crate::storage::delta::CommitLine;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -37,7 +46,7 @@ pub const COMMITS: usize = 5;
 pub const OVERVIEW_VERSION: u32 = 1;
 
 /// Where a unit stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CellState {
     /// Done; its files are the table's.
@@ -52,8 +61,22 @@ pub enum CellState {
     NotStarted,
 }
 
+impl CellState {
+    /// Every state, from done to not begun (the page's legend order).
+    pub const ALL: [CellState; 5] = [
+        CellState::Committed,
+        CellState::Compacted,
+        CellState::InProgress,
+        CellState::Failed,
+        CellState::NotStarted,
+    ];
+}
+
+/// Units by state; a state no unit is in is absent (0).
+pub type Counts = BTreeMap<CellState, u64>;
+
 /// One unit of a strip.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     /// Unit id.
     pub unit: String,
@@ -70,7 +93,7 @@ pub struct Cell {
 }
 
 /// One export on one chain: its window as a strip of units.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Strip {
     /// Export index.
     pub export: usize,
@@ -82,7 +105,7 @@ pub struct Strip {
     /// incremental).
     pub window: String,
     /// Units by state.
-    pub counts: BTreeMap<String, u64>,
+    pub counts: Counts,
     /// Rows, files and bytes committed.
     pub rows: u64,
     /// Files committed.
@@ -94,7 +117,7 @@ pub struct Strip {
 }
 
 /// One run, from its report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunLine {
     /// Run id.
     pub run_id: String,
@@ -104,7 +127,9 @@ pub struct RunLine {
     pub finished_at: String,
     /// Seconds.
     pub elapsed_secs: f64,
-    /// How it ended (`ok`, `partial`, `failed`, `interrupted`, …).
+    /// How it ended, as its report says (`succeeded`, `nothing_to_do`,
+    /// `failed`, `interrupted`: [`super::RunStatus`]; older reports other
+    /// words), so kept as text.
     pub status: String,
     /// Rows committed.
     pub rows: u64,
@@ -127,11 +152,19 @@ pub struct RunLine {
     /// The newest [`SERIES_RUNS`] runs: the run report's `series` (its
     /// figures over time, cumulative, column-wise; see `crate::job::run::series`);
     /// None for older runs and runs from before it was recorded.
-    pub series: Option<serde_json::Value>,
+    pub series: Option<Series>,
+}
+
+impl RunLine {
+    /// Whether the run found nothing to do (every unit done already, no
+    /// new confirmed block, the period exported).
+    pub fn had_nothing_to_do(&self) -> bool {
+        self.status == crate::job::run::report_format::RunStatus::NothingToDo.as_str()
+    }
 }
 
 /// A unit not done whose newest try failed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Failure {
     /// Unit id.
     pub unit: String,
@@ -150,7 +183,7 @@ pub struct Failure {
 }
 
 /// A table of the output.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TableLine {
     /// Its directory under the output.
     pub table: String,
@@ -165,11 +198,29 @@ pub struct TableLine {
     /// `delta`: the table's version (None: no table yet).
     pub delta_version: Option<u64>,
     /// `delta`: its newest [`COMMITS`] commits the log still has, newest first.
-    pub last_commits: Vec<crate::storage::delta::CommitLine>,
+    pub last_commits: Vec<CommitLine>,
+}
+
+/// Where an incremental export stands on a chain.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MarkLine {
+    /// Export index.
+    pub export: usize,
+    /// Chain.
+    pub chain: String,
+    /// First block (or day, as unix seconds) not exported yet.
+    pub next: u64,
+    /// Reorgs repaired so far.
+    pub reorgs: u64,
+    /// Whether a reorg repair is unfinished.
+    pub repairing: bool,
+    /// The chain's confirmations, as the spec says (None: the export is
+    /// no longer incremental).
+    pub confirmations: Option<u64>,
 }
 
 /// What the next run will do.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NextRun {
     /// Units not done.
     pub units: u64,
@@ -178,7 +229,7 @@ pub struct NextRun {
 }
 
 /// Everything the page shows (`chainetl report --format json`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Overview {
     /// [`OVERVIEW_VERSION`].
     pub version: u32,
@@ -196,44 +247,115 @@ pub struct Overview {
     /// `complete`, `interrupted`.
     pub state: String,
     /// Units by state, over the whole job.
-    pub counts: BTreeMap<String, u64>,
+    pub counts: Counts,
     /// Rows committed.
     pub rows: u64,
     /// One strip an export and chain.
     pub coverage: Vec<Strip>,
     /// Incremental exports' marks.
-    pub marks: Vec<serde_json::Value>,
+    pub marks: Vec<MarkLine>,
     /// Aligned periods exported.
-    pub periods: Vec<serde_json::Value>,
+    pub periods: Vec<PeriodLine>,
     /// The newest runs, oldest first.
     pub runs: Vec<RunLine>,
     /// Units not done whose newest try failed.
     pub failures: Vec<Failure>,
     /// Operations begun and not finished.
-    pub interrupted: Vec<crate::state::Interrupted>,
+    pub interrupted: Vec<InterruptedLine>,
     /// What the next run will do.
     pub next_run: NextRun,
     /// The output's tables.
     pub tables: Vec<TableLine>,
 }
 
-fn count(map: &mut BTreeMap<String, u64>, state: CellState) {
-    let key = serde_json::to_value(state)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default();
-    *map.entry(key).or_default() += 1;
+/// The fields of a run report (`super::report::RunSummary`) the overview
+/// reads. Each has a default: a report from before a field was written
+/// reads with it 0 or blank.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct StoredRun {
+    /// Run id.
+    pub run_id: String,
+    /// Start (RFC 3339).
+    pub started_at: String,
+    /// End (RFC 3339).
+    pub finished_at: String,
+    /// Seconds.
+    pub elapsed_secs: f64,
+    /// How it ended.
+    pub status: String,
+    /// Requests sent.
+    pub requests: u64,
+    /// Retried attempts.
+    pub retries: u64,
+    /// 429 answers.
+    pub throttled: u64,
+    /// 5xx answers.
+    pub server_errors: u64,
+    /// Units failed.
+    pub failed: Vec<StoredFailure>,
+    /// `K/N` with `--shard`.
+    pub shard: Option<String>,
+    /// Per export and chain (its rows are the run's).
+    pub tallies: Vec<StoredTally>,
+    /// Its figures over time; one that does not read is left out, the
+    /// run's line kept.
+    #[serde(deserialize_with = "series_or_none")]
+    pub series: Option<Series>,
 }
 
-/// Reads the job `spec` names (see the module doc): an [`Overview`] as
-/// JSON, secrets masked.
-pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
+fn series_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Series>, D::Error> {
+    Ok(Option::<serde_json::Value>::deserialize(d)?.and_then(|v| serde_json::from_value(v).ok()))
+}
+
+/// A failed unit, as a run report lists it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct StoredFailure {
+    /// Unit id.
+    pub unit: String,
+    /// Chain (text: a chain this build does not know still reads).
+    pub chain: String,
+    /// Dataset.
+    pub dataset: String,
+    /// What it owns.
+    pub range: String,
+    /// The error.
+    pub error: String,
+}
+
+/// The part of a run report's tally the overview sums.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct StoredTally {
+    /// Rows committed by the run.
+    pub rows: u64,
+}
+
+/// The run reports of `state`, newest [`RUNS`], oldest first; one that does
+/// not read as a run report is left out, with a warning.
+async fn stored_runs(state: &StateStore) -> Result<Vec<StoredRun>, RunError> {
+    let docs = state.load_run_reports(RUNS).await?;
+    Ok(docs
+        .into_iter()
+        .filter_map(|doc| match serde_json::from_value::<StoredRun>(doc) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                tracing::warn!("a run report does not read ({e}); left out of the report");
+                None
+            }
+        })
+        .collect())
+}
+
+/// Reads the job `spec` names (see the module doc), secrets masked.
+pub async fn overview(spec: &Spec) -> Result<Overview, RunError> {
     let status = super::inspect::status(spec).await?;
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink.clone(), &spec.name);
     let job = state.load_job().await?;
     let records = state.load_compactions().await?;
-    let reports = state.load_run_reports(RUNS).await?;
+    let reports = stored_runs(&state).await?;
     // Units whose files a compaction replaced: their rows are compacted.
     let compacted: HashSet<String> = records
         .iter()
@@ -246,17 +368,15 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
     // The newest run's error for each unit it failed.
     let mut failed: HashMap<String, Failure> = HashMap::new();
     for r in reports.iter().rev() {
-        let run_id = r["run_id"].as_str().unwrap_or_default().to_string();
-        for f in r["failed"].as_array().into_iter().flatten() {
-            let unit = f["unit"].as_str().unwrap_or_default().to_string();
-            failed.entry(unit.clone()).or_insert_with(|| Failure {
-                unit,
-                chain: f["chain"].as_str().unwrap_or_default().into(),
-                dataset: f["dataset"].as_str().unwrap_or_default().into(),
-                range: f["range"].as_str().unwrap_or_default().into(),
-                error: f["error"].as_str().unwrap_or_default().into(),
-                run_id: run_id.clone(),
-                started_at: r["started_at"].as_str().unwrap_or_default().into(),
+        for f in &r.failed {
+            failed.entry(f.unit.clone()).or_insert_with(|| Failure {
+                unit: f.unit.clone(),
+                chain: f.chain.clone(),
+                dataset: f.dataset.clone(),
+                range: f.range.clone(),
+                error: f.error.clone(),
+                run_id: r.run_id.clone(),
+                started_at: r.started_at.clone(),
             });
         }
     }
@@ -282,7 +402,7 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
             next.units += 1;
             next.requests_estimated += u.estimated_requests;
         }
-        count(&mut counts, cell_state);
+        *counts.entry(cell_state).or_default() += 1;
         let strip = strips.entry((u.export, u.chain.name().to_string())).or_insert_with(|| Strip {
             export: u.export,
             dataset: u.dataset.name().to_string(),
@@ -298,7 +418,7 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
             bytes: 0,
             cells: Vec::new(),
         });
-        count(&mut strip.counts, cell_state);
+        *strip.counts.entry(cell_state).or_default() += 1;
         let (rows, files, bytes) = st.map_or((0, 0, 0), |s| (s.rows, s.files, s.bytes));
         strip.rows += rows;
         strip.files += files;
@@ -344,20 +464,26 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
         marks: status
             .marks
             .iter()
-            .map(|m| {
-                let confirmations = spec
+            .map(|m| MarkLine {
+                export: m.export,
+                chain: m.chain.name().into(),
+                next: m.next,
+                reorgs: m.reorgs,
+                repairing: m.repair_from.is_some(),
+                confirmations: spec
                     .exports
                     .get(m.export)
                     .and_then(|e| e.incremental.as_ref())
-                    .map(|i| i.confirmations(m.chain));
-                serde_json::json!({"export": m.export, "chain": m.chain.name(), "next": m.next, "reorgs": m.reorgs,
-                    "repairing": m.repair_from.is_some(), "confirmations": confirmations})
+                    .map(|i| i.confirmations(m.chain)),
             })
             .collect(),
         periods: status
             .periods
             .iter()
-            .map(|p| serde_json::json!({"export": p.export, "window": p.window.to_string()}))
+            .map(|p| PeriodLine {
+                export: p.export,
+                window: p.window.to_string(),
+            })
             .collect(),
         runs: reports
             .iter()
@@ -365,43 +491,45 @@ pub async fn overview(spec: &Spec) -> Result<serde_json::Value, RunError> {
             .map(|(i, r)| run_line(r, i + SERIES_RUNS >= reports.len()))
             .collect(),
         failures,
-        interrupted: status.interrupted,
+        interrupted: status.interrupted.iter().map(InterruptedLine::from).collect(),
         next_run: next,
         tables: tables(spec, &sink, &state, &records).await?,
     };
-    let mut v = serde_json::to_value(&out).unwrap_or_default();
+    redacted(&out)
+}
+
+/// `doc` with every string masked (`crate::util::redact`) and read back:
+/// what the page draws is what `--format json` prints.
+fn redacted(doc: &Overview) -> Result<Overview, RunError> {
+    // Only a secret inside one of chainetl's own words (a unit's state)
+    // could make the masked document unreadable.
+    let unreadable = |e: serde_json::Error| RunError::State(StateError::io("report", "encoding", e));
+    let mut v = serde_json::to_value(doc).map_err(unreadable)?;
     crate::util::redact::redact_json(&mut v);
-    Ok(v)
+    serde_json::from_value(v).map_err(unreadable)
 }
 
 /// A run report's line, with its time series if `series`.
-fn run_line(r: &serde_json::Value, series: bool) -> RunLine {
-    let n = |k: &str| r[k].as_u64().unwrap_or(0);
-    let s = |k: &str| r[k].as_str().unwrap_or_default().to_string();
-    let rows: u64 = r["tallies"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| t["rows"].as_u64().unwrap_or(0))
-        .sum();
-    let secs = r["elapsed_secs"].as_f64().unwrap_or(0.0);
+fn run_line(r: &StoredRun, series: bool) -> RunLine {
+    let rows: u64 = r.tallies.iter().map(|t| t.rows).sum();
+    let secs = r.elapsed_secs;
     let per_sec = |x: u64| if secs > 0.0 { (x as f64 / secs * 10.0).round() / 10.0 } else { 0.0 };
     RunLine {
-        run_id: s("run_id"),
-        started_at: s("started_at"),
-        finished_at: s("finished_at"),
+        run_id: r.run_id.clone(),
+        started_at: r.started_at.clone(),
+        finished_at: r.finished_at.clone(),
         elapsed_secs: secs,
-        status: s("status"),
+        status: r.status.clone(),
         rows,
-        requests: n("requests"),
-        retries: n("retries"),
-        throttled: n("throttled"),
-        server_errors: n("server_errors"),
-        failed: r["failed"].as_array().map_or(0, |a| a.len() as u64),
-        shard: r["shard"].as_str().map(String::from),
+        requests: r.requests,
+        retries: r.retries,
+        throttled: r.throttled,
+        server_errors: r.server_errors,
+        failed: r.failed.len() as u64,
+        shard: r.shard.clone(),
         rows_per_sec: per_sec(rows),
-        requests_per_sec: per_sec(n("requests")),
-        series: r.get("series").filter(|s| series && s.is_object()).cloned(),
+        requests_per_sec: per_sec(r.requests),
+        series: r.series.clone().filter(|_| series),
     }
 }
 
@@ -453,4 +581,94 @@ async fn tables(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// `report --format json` as chainetl 0.2.0 printed it: a Delta job
+    /// with an incremental and an aligned export, a failed, a succeeded
+    /// and a nothing-to-do run; a job with failed units and shards; a job
+    /// with an interrupted compaction swap.
+    pub(crate) const DOCUMENTS: [&str; 3] = [
+        include_str!("../../../tests/fixtures/views/report-delta-marks-periods.json"),
+        include_str!("../../../tests/fixtures/views/report-failures-shard.json"),
+        include_str!("../../../tests/fixtures/views/report-interrupted.json"),
+    ];
+
+    /// The run reports 0.2.0 wrote for the first document's three runs.
+    const RUN_REPORTS: [&str; 3] = [
+        include_str!("../../../tests/fixtures/views/run-report-failed.json"),
+        include_str!("../../../tests/fixtures/views/run-report-succeeded.json"),
+        include_str!("../../../tests/fixtures/views/run-report-nothing-to-do.json"),
+    ];
+
+    /// Every key path of `v` (`runs[].series.t[]`), arrays' items merged.
+    fn paths(v: &Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(o) => {
+                for (k, item) in o {
+                    let p = format!("{at}.{k}");
+                    out.insert(p.clone());
+                    paths(item, &p, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|item| paths(item, &format!("{at}[]"), out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn a_0_2_0_report_document_reads_into_the_structs_and_back_field_for_field() {
+        for doc in DOCUMENTS {
+            let old: Value = serde_json::from_str(doc).unwrap();
+            let typed: Overview = serde_json::from_value(old.clone()).unwrap();
+            let back = serde_json::to_value(&typed).unwrap();
+            let (mut was, mut now) = (Default::default(), Default::default());
+            paths(&old, "", &mut was);
+            paths(&back, "", &mut now);
+            assert_eq!(
+                was.symmetric_difference(&now).collect::<Vec<_>>(),
+                Vec::<&String>::new(),
+                "fields renamed, added or lost"
+            );
+            assert_eq!(back, old, "every value as 0.2.0 printed it");
+        }
+    }
+
+    #[test]
+    fn a_0_2_0_run_report_reads_into_the_line_0_2_0_drew_from_it() {
+        let doc: Overview = serde_json::from_str(DOCUMENTS[0]).unwrap();
+        assert_eq!(doc.runs.len(), RUN_REPORTS.len());
+        for (report, line) in RUN_REPORTS.iter().zip(&doc.runs) {
+            let stored: StoredRun = serde_json::from_str(report).unwrap();
+            assert_eq!(run_line(&stored, true), *line);
+            // Older lines carry no series.
+            assert_eq!(run_line(&stored, false).series, None);
+        }
+        assert!(doc.runs[2].had_nothing_to_do() && !doc.runs[1].had_nothing_to_do());
+    }
+
+    #[test]
+    fn a_run_report_missing_fields_or_with_an_odd_series_still_reads() {
+        let stored: StoredRun = serde_json::from_str(r#"{"run_id": "r", "series": [1, 2]}"#).unwrap();
+        let line = run_line(&stored, true);
+        assert_eq!((line.run_id.as_str(), line.rows, line.series), ("r", 0, None));
+    }
+
+    #[test]
+    fn a_secret_in_the_document_is_masked_on_both_sides() {
+        crate::util::redact::register("sk-overview-SECRET-41");
+        let doc = Overview {
+            failures: vec![Failure {
+                error: "refused sk-overview-SECRET-41".into(),
+                ..Failure::default()
+            }],
+            ..Overview::default()
+        };
+        let masked = redacted(&doc).unwrap();
+        assert_eq!(masked.failures[0].error, "refused ***");
+    }
 }

@@ -148,7 +148,7 @@ impl Table {
 }
 
 /// One commit of a table, as [`Table::last_commits`] reads it.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CommitLine {
     /// Its version.
     pub version: u64,

@@ -123,3 +123,11 @@ fn the_simulator_takes_only_the_services_forms() {
         assert!(Window::parse_service(w).is_err(), "{w}");
     }
 }
+
+#[test]
+fn an_instant_for_people_is_to_the_second_in_utc() {
+    assert_eq!(iso_to_second("2026-11-26T13:01:28.611366874+00:00"), "2026-11-26T13:01:28Z");
+    assert_eq!(iso_to_second("2026-11-26T14:01:28.999+01:00"), "2026-11-26T13:01:28Z");
+    assert_eq!(iso_to_second("2026-11-26T13:01:28Z"), "2026-11-26T13:01:28Z");
+    assert_eq!(iso_to_second("not a time"), "not a time");
+}

@@ -157,12 +157,8 @@ fn exports_holding(spec: &Spec, g: &Group) -> Vec<usize> {
 
 /// The keys a derivation is made by, as the spec has them: equal for two
 /// exports that derive their tables alike.
-fn derived_keys(identity: &JobIdentity, export: usize) -> Vec<Option<&serde_json::Value>> {
-    let keys = identity.exports.get(export).map(|e| &e.keys);
-    ["decode", "u256", "also_raw", "signatures"]
-        .iter()
-        .map(|k| keys.and_then(|keys| keys.get(*k)))
-        .collect()
+fn derived_keys(identity: &JobIdentity, export: usize) -> [Option<&serde_json::Value>; 4] {
+    identity.exports.get(export).map_or([None; 4], |e| e.derivation())
 }
 
 /// The groups a derivation reads (each with the files of the tables it
@@ -201,10 +197,10 @@ pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivation
                 .identity
                 .as_ref()
                 .and_then(|i| i.exports.get(d.export))
-                .and_then(|e| e.keys.get("u256"));
-            let had = |k: &str| was.and_then(|w| w.get(k)).and_then(serde_json::Value::as_bool) == Some(true);
+                .and_then(|e| e.u256())
+                .unwrap_or_default();
             let now = spec.exports[d.export].decoding.as_ref().map(|x| x.u256).unwrap_or_default();
-            if (had("decimal38") && !now.decimal38) || (had("binary") && !now.binary) {
+            if (was.decimal38 && !now.decimal38) || (was.binary && !now.binary) {
                 return Err(refused(format!(
                     "export[{}] drops u256 columns, and a Delta table's columns are only ever added: keep them, or \
                      run once with format = \"parquet\", once without them, then once with format = \"delta\" (each \
