@@ -358,7 +358,7 @@ impl StateStore {
         let job = self.job.clone();
         let owned: crate::sink::format::Owned = std::sync::Arc::new(move |name| super::compactions::classify(&job, name).is_some());
         for table in tables {
-            if let Some(removed) = self.sink.format().withdraw(&self.sink, table, owned.clone()).await? {
+            if let Some(removed) = crate::sink::format::withdraw_everywhere(&self.sink, table, owned.clone()).await? {
                 in_versions.insert(table.clone(), removed);
             }
         }

@@ -138,7 +138,7 @@ pub(super) fn chart(r: &RunLine) -> Option<String> {
 mod tests {
     use super::*;
 
-    use crate::job::series::Series;
+    use crate::job::run::series::Series;
 
     #[test]
     fn rates_come_from_differences_of_cumulative_counters() {

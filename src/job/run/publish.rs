@@ -190,12 +190,9 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
             continue;
         }
         added += files.len();
-        let joining = Joining {
-            files,
-            schema: Some(schema),
-            txn: Some((app.clone(), st.next_seq as i64)),
-        };
-        format.publish_stored(&shared.sink, &table, joining).await?;
+        format
+            .publish_stored(&shared.sink, &table, &schema, files, (app.clone(), st.next_seq as i64))
+            .await?;
     }
     if added > 0 {
         tracing::info!(unit = %unit.id, files = added, "published files an interrupted run had checkpointed but not yet added to the Delta log");

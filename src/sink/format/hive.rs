@@ -7,7 +7,7 @@
 //! see both the old and the new (never neither), which is why the job
 //! writes replacements before it deletes what they replace.
 
-use super::{Joining, Owned, TableFormat};
+use super::{Joining, Owned, Stored, TableFormat};
 use crate::sink::{Sink, SinkError, WrittenFile};
 use crate::spec::OutputFormat;
 use crate::storage::Storage;
@@ -49,7 +49,7 @@ impl TableFormat for Hive {
         Ok(())
     }
 
-    async fn publish_stored(&self, _: &Sink, _: &str, _: Joining) -> Result<(), SinkError> {
+    async fn publish_stored(&self, _: &Sink, _: &str, _: &SchemaRef, _: Vec<Stored>, _: (String, i64)) -> Result<(), SinkError> {
         Ok(())
     }
 

@@ -113,8 +113,16 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     ) -> Result<(), SinkError>;
 
     /// Publishes stored files a checkpoint counts that `table` lacks (a run
-    /// died between the two), recording `txn`; the table may hold them.
-    async fn publish_stored(&self, sink: &Sink, table: &str, joining: Joining) -> Result<(), SinkError>;
+    /// died between the two; `schema`: the writer's), recording `txn`; the
+    /// table may hold them.
+    async fn publish_stored(
+        &self,
+        sink: &Sink,
+        table: &str,
+        schema: &SchemaRef,
+        files: Vec<Stored>,
+        txn: (String, i64),
+    ) -> Result<(), SinkError>;
 
     /// Publishes `joining` and removes `removes` (paths relative to the
     /// output root) from `table` in one commit; removals the table no
@@ -136,6 +144,32 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     fn as_delta(&self) -> Option<&delta::DeltaTables> {
         None
     }
+}
+
+/// Withdraws `owned` files from what readers of `table` see in every
+/// format the output may hold it in — the job's own, and one another
+/// format left there (a job switched from Delta with `--fresh` leaves a
+/// log that must not name files about to be deleted) — and returns what
+/// the job's own format keeps for its earlier versions (see
+/// [`TableFormat::withdraw`]).
+pub async fn withdraw_everywhere(sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError> {
+    let own = sink.format();
+    let kept = own.withdraw(sink, table, owned.clone()).await?;
+    for other in every_format().iter().filter(|f| f.format() != own.format()) {
+        other.withdraw(sink, table, owned.clone()).await?;
+    }
+    Ok(kept)
+}
+
+/// One implementation of each format.
+fn every_format() -> [Arc<dyn TableFormat>; 2] {
+    [
+        Arc::new(hive::Hive),
+        Arc::new(delta::DeltaTables::new(
+            crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
+            Vec::new(),
+        )),
+    ]
 }
 
 /// The implementation of `output.format`.

@@ -1,13 +1,12 @@
 //! Delta as a [`TableFormat`]: what the job asks of a table format,
 //! answered from the tables' logs and made by [`DeltaTables`]' commits.
 
-use super::{COMMIT_ATTEMPTS, DeltaTables, Publication, delta_error};
-use crate::sink::format::{Joining, Owned, TableFormat};
+use super::{COMMIT_ATTEMPTS, DeltaTables, Publication};
+use crate::sink::format::{Joining, Owned, Stored, TableFormat};
 use crate::sink::{Sink, SinkError, WrittenFile};
 use crate::storage::delta::{AddFile, Change, DeltaError, LiveFile, Part};
 use arrow_schema::SchemaRef;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 #[async_trait::async_trait]
 impl TableFormat for DeltaTables {
@@ -34,7 +33,7 @@ impl TableFormat for DeltaTables {
 
     async fn live_files(&self, sink: &Sink, table: &str) -> Result<Option<Vec<LiveFile>>, SinkError> {
         let t = self.table(sink, table);
-        let failed = |e| delta_error(Arc::new(e));
+        let failed = |e| log_unread(table, e);
         if !t.exists(sink.storage()).await.map_err(failed)? {
             return Ok(Some(Vec::new()));
         }
@@ -43,7 +42,7 @@ impl TableFormat for DeltaTables {
 
     async fn recorded_version(&self, sink: &Sink, table: &str, app: &str) -> Result<i64, SinkError> {
         let t = self.table(sink, table);
-        let failed = |e| delta_error(Arc::new(e));
+        let failed = |e| log_unread(table, e);
         if !t.exists(sink.storage()).await.map_err(failed)? {
             return Ok(0);
         }
@@ -74,15 +73,23 @@ impl TableFormat for DeltaTables {
         self.publish(sink, p).await.map(|_| ())
     }
 
-    async fn publish_stored(&self, sink: &Sink, table: &str, joining: Joining) -> Result<(), SinkError> {
-        let Some(schema) = joining.schema.clone() else {
-            return self.publish_whole(sink, table, vec![joining], Vec::new()).await;
+    async fn publish_stored(
+        &self,
+        sink: &Sink,
+        table: &str,
+        schema: &SchemaRef,
+        files: Vec<Stored>,
+        txn: (String, i64),
+    ) -> Result<(), SinkError> {
+        let joining = Joining {
+            files,
+            schema: Some(schema.clone()),
+            txn: Some(txn.clone()),
         };
-        let txn = joining.txn.clone().unwrap_or_default();
         let adds = self.adds(sink, table, &joining).await?;
         let p = Publication {
             table: table.to_string(),
-            schema,
+            schema: schema.clone(),
             files: adds,
             txn,
             may_be_in: true,
@@ -108,7 +115,7 @@ impl TableFormat for DeltaTables {
                 .table(sink, table)
                 .blocking(|t| t.live_files())
                 .await
-                .map_err(|e| delta_error(Arc::new(e)))?
+                .map_err(|e| log_unread(table, e))?
                 .into_iter()
                 .map(|f| f.path)
                 .collect();
@@ -172,5 +179,13 @@ impl DeltaTables {
             });
         }
         Ok(adds)
+    }
+}
+
+/// A table's log that could not be read, named by its table.
+fn log_unread(table: &str, e: DeltaError) -> SinkError {
+    SinkError::Read {
+        path: table.into(),
+        source: format!("its Delta log: {e}").into(),
     }
 }
