@@ -8,5 +8,5 @@ if ! command -v wrk >/dev/null 2>&1; then
   fi
 fi
 "${CHAINETL_PYTHON:-python3}" benches/bench.py "${1:-full}"
-# Pacing under a quota (issue #28): share of the quota, share of 429s.
+# Pacing under a quota: share of the quota, share of 429s.
 echo "pacing: $("${CHAINETL_PYTHON:-python3}" benches/pacing.py "${1:-full}")"
