@@ -47,7 +47,7 @@ impl LayoutKey {
     ];
 
     /// The key's name under `[output]`.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             LayoutKey::PartitionBy => "partition_by",
             LayoutKey::BloomFilters => "bloom_filters",

@@ -250,10 +250,19 @@ fn show(v: &Value) -> String {
     }
 }
 
-/// `[output]` keys of how the stored files are laid out and encoded. A
-/// change of one is made by rewriting the stored files (`crate::job`'s
-/// relayout), not by fetching them again.
-pub const LAYOUT_KEYS: [&str; 5] = ["partition_by", "bloom_filters", "compression", "row_group_rows", "hash_encoding"];
+/// `[output]` keys of how the stored files are laid out and encoded, by
+/// name ([`LayoutKey::ALL`]'s). A change of one is made by rewriting the
+/// stored files (`crate::job::change`'s relayout), not by fetching them
+/// again.
+pub const LAYOUT_KEYS: [&str; 5] = {
+    let mut names = [""; 5];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = LayoutKey::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// `[output]` keys every job writing into one table folder must agree on:
 /// a reader of the folder sees one format, one set of partition columns
