@@ -79,6 +79,9 @@ pub enum OutputFormat {
 }
 
 impl OutputFormat {
+    /// Every format this build writes.
+    pub const ALL: [OutputFormat; 2] = [OutputFormat::Parquet, OutputFormat::Delta];
+
     /// The name a spec uses.
     pub fn name(self) -> &'static str {
         match self {
@@ -89,7 +92,7 @@ impl OutputFormat {
 
     /// The format a spec names `name`, if this build knows it.
     pub fn named(name: &str) -> Option<OutputFormat> {
-        [OutputFormat::Parquet, OutputFormat::Delta].into_iter().find(|f| f.name() == name)
+        OutputFormat::ALL.into_iter().find(|f| f.name() == name)
     }
 }
 

@@ -161,24 +161,25 @@ pub async fn withdraw_everywhere(sink: &Sink, table: &str, owned: Owned) -> Resu
     Ok(kept)
 }
 
-/// One implementation of each format.
+/// One implementation of each format (statistics on no column but the
+/// tables' own).
 fn every_format() -> [Arc<dyn TableFormat>; 2] {
-    [
-        Arc::new(hive::Hive),
-        Arc::new(delta::DeltaTables::new(
-            crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
-            Vec::new(),
-        )),
-    ]
+    OutputFormat::ALL.map(|f| implementation(f, Vec::new()))
 }
 
 /// The implementation of `output.format`.
 pub fn for_output(output: &Output) -> Arc<dyn TableFormat> {
-    match output.format {
+    implementation(output.format, output.bloom_filters.clone())
+}
+
+/// The implementation of `format`, keeping statistics of `stats_columns`
+/// besides each table's key, where the format keeps them.
+fn implementation(format: OutputFormat, stats_columns: Vec<String>) -> Arc<dyn TableFormat> {
+    match format {
         OutputFormat::Parquet => Arc::new(hive::Hive),
         OutputFormat::Delta => Arc::new(delta::DeltaTables::new(
             crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
-            output.bloom_filters.clone(),
+            stats_columns,
         )),
     }
 }
