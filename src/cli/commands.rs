@@ -254,10 +254,11 @@ fn init(path: &str, force: bool) -> Result<Exit, CliError> {
 
 async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    if s.output.format != crate::spec::OutputFormat::Delta {
+    if !crate::sink::format::for_output(&s.output).keeps_versions() {
         outln!(
-            "job `{}` writes parquet: replaced files are deleted at once, nothing to vacuum",
-            s.name
+            "job `{}` writes {}: replaced files are deleted at once, nothing to vacuum",
+            s.name,
+            s.output.format
         );
         return Ok(Exit::Success);
     }

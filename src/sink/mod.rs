@@ -179,12 +179,6 @@ impl Sink {
         self.format.as_ref()
     }
 
-    /// The output's Delta tables, in the `delta` format: for the steps of
-    /// the job not yet behind [`format::TableFormat`].
-    pub fn delta(&self) -> Option<&format::delta::DeltaTables> {
-        self.format.as_delta()
-    }
-
     /// The output's storage: every read and write of files and documents.
     pub fn storage(&self) -> &Arc<Storage> {
         &self.storage

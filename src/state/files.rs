@@ -72,6 +72,17 @@ impl StateStore {
         self.sink.format().publishes()
     }
 
+    /// The output's table format.
+    pub fn format(&self) -> &dyn crate::sink::format::TableFormat {
+        self.sink.format()
+    }
+
+    /// The version application `app` last recorded in `table` (see
+    /// [`crate::sink::format::TableFormat::recorded_version`]).
+    pub async fn recorded_version(&self, table: &str, app: &str) -> Result<i64, StateError> {
+        Ok(self.sink.format().recorded_version(&self.sink, table, app).await?)
+    }
+
     /// Whether file name `name` is one of this job's data files (a unit's
     /// or a compacted one).
     pub fn owns_data_file(&self, name: &str) -> bool {

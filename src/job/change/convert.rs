@@ -1,5 +1,9 @@
 //! Changing how a job's rows are stored, from the rows its output holds,
-//! with no request to the service: today, the output format.
+//! with no request to the service: today, the output format. Each side
+//! is the formats' ([`crate::sink::format::TableFormat`]): a format that
+//! publishes adopts the files the old output's readers saw; one that
+//! published settles which files stay and forgets its records. The
+//! sections below say it for the two formats there are.
 //!
 //! A run whose spec changes only `output.format` (besides what a run may
 //! change anyway: appended exports, added chains, operational settings)
@@ -52,10 +56,10 @@ use crate::job::maintain::compact::Compactor;
 use crate::job::tables::{export_tables, unit_app_id};
 use crate::plan;
 use crate::sink::Sink;
+use crate::sink::format::{Joining, Prepared, Stored};
 use crate::spec::FormatChange;
 use crate::spec::{JobIdentity, OutputFormat, Spec};
 use crate::state::{JobFile, JobState, Listed, Migration, Phase, StateStore, UnitState};
-use crate::storage::delta::{AddFile, Change, Part};
 use arrow_schema::SchemaRef;
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
@@ -66,20 +70,11 @@ use std::time::Instant;
 /// Footers read (or files deleted) at once.
 const AT_ONCE: usize = 16;
 
-/// A failure reading or writing a table's log or files: worth a retry
-/// (exit 1), unlike a refusal.
-pub(crate) fn io_failed(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> RunError {
-    RunError::Sink(crate::sink::SinkError::Write {
-        path: what.to_string(),
-        source: Box::new(e),
-    })
-}
-
-/// A write-stage error of a conversion: a file that cannot join a table
-/// as it is refuses it (exit 2); anything else is worth a retry.
-fn sink_failed(e: crate::sink::SinkError) -> RunError {
+/// A write-stage error of a conversion to `to`: a file that cannot join a
+/// table as it is refuses it (exit 2); anything else is worth a retry.
+fn sink_failed(to: OutputFormat, e: crate::sink::SinkError) -> RunError {
     match e {
-        crate::sink::SinkError::Config { .. } => RunError::Migration(format!("converting to delta: {e}")),
+        crate::sink::SinkError::Config { .. } => RunError::Migration(format!("converting to {to}: {e}")),
         e => RunError::Sink(e),
     }
 }
@@ -140,10 +135,15 @@ pub(crate) async fn convert(
         }
         None => Migration::new(change.from, change.to, identity.clone()),
     };
-    let mut done = match change.to {
-        OutputFormat::Delta => to_delta(spec, sink, state, &job, &old, &mut migration, now).await?,
-        OutputFormat::Parquet => to_parquet(spec, sink, &old, &mut migration, now).await?,
-    };
+    // The old format's records go first (what its readers saw stays), then
+    // the new format's are made from the files.
+    let mut done = Converted::default();
+    if old.sink.format().publishes() {
+        done = settle(spec, sink, &old, &mut migration, now).await?;
+    }
+    if sink.format().publishes() {
+        done = adopt(spec, sink, state, &job, &old, &mut migration, now).await?;
+    }
     job.spec_hash = identity.hash();
     job.identity = Some(identity);
     state.end_migration(&job).await?;
@@ -248,17 +248,11 @@ pub(crate) async fn parquet_files(spec: &Spec, state: &StateStore, job: &JobStat
     Ok(ParquetFiles { files, states, held })
 }
 
-/// One table's commit of a conversion to delta.
-struct TableChange {
-    table: String,
-    change: Change,
-}
-
-/// parquet → delta (see the module doc). Everything that can refuse the
-/// conversion — a table of another layout, an unfinished reorg repair, a
-/// footer that cannot be read — does so before it is recorded, so the old
-/// spec still runs.
-async fn to_delta(
+/// Into a format that publishes: parquet → delta (see the module doc).
+/// Everything that can refuse the conversion — a table of another layout,
+/// an unfinished reorg repair, a footer that cannot be read — does so
+/// before it is recorded, so the old spec still runs.
+async fn adopt(
     spec: &Spec,
     sink: &Arc<Sink>,
     state: &StateStore,
@@ -267,9 +261,7 @@ async fn to_delta(
     migration: &mut Migration,
     now: i64,
 ) -> Result<Converted, RunError> {
-    let Some(delta) = sink.delta() else {
-        return Err(RunError::Migration("converting to delta needs a delta output".into()));
-    };
+    let to = sink.format().format();
     if let Some(m) = state.load_marks().await?.iter().find(|m| m.repair_from.is_some()) {
         return Err(RunError::Migration(format!(
             "job `{}`: a reorg repair of export[{}] on {} is not finished: run once more with format = \"{}\" to finish \
@@ -285,8 +277,9 @@ async fn to_delta(
     let mut changes = Vec::new();
     for (table, schema) in &schemas {
         let files = stored.files.get(table).map(Vec::as_slice).unwrap_or_default();
-        let (want, _) = sink.file_columns(schema);
-        changes.push(table_change(state, sink, table, &want, files, &stored).await?);
+        if let Some(p) = table_change(state, sink, table, schema, files, &stored).await? {
+            changes.push((table, p));
+        }
         out.tables += 1;
         out.files += files.len();
         out.bytes += files.iter().map(|f| f.bytes).sum::<u64>();
@@ -294,19 +287,18 @@ async fn to_delta(
     // Every file fits: the tables are created (or found with this
     // layout) last, so a refusal leaves no log in a parquet output.
     for (table, schema) in &schemas {
-        delta.check_table(sink, table, schema).await.map_err(|e| match e {
+        sink.format().check_table(sink, table, schema).await.map_err(|e| match e {
             crate::sink::SinkError::Config { .. } => RunError::Environment(e.to_string()),
             e => RunError::Sink(e),
         })?;
     }
     state.save_migration(migration).await?;
     crate::util::failpoint::hit("conversion-recorded");
-    for TableChange { table, change } in changes {
-        if !change.parts.is_empty() || !change.removes.is_empty() {
-            delta.commit(sink, &table, change).await?;
-            crate::util::failpoint::hit("during-conversion");
-        }
+    for (table, prepared) in changes {
+        sink.format().commit_prepared(sink, table, prepared).await?;
+        crate::util::failpoint::hit("during-conversion");
     }
+    tracing::debug!(format = %to, tables = out.tables, "the output's files adopted");
     out.rows = rows_of(
         stored.files.values().flatten().map(|f| f.rel.as_str()),
         &stored.states,
@@ -317,62 +309,51 @@ async fn to_delta(
     Ok(out)
 }
 
-/// The commit that makes `table` hold `files` of the job: the files not
-/// yet in it (each unit's with its transaction id, statistics from their
-/// footers), every unit with a checkpoint counting files there recording
-/// its version, and the removal of files of the job it holds that are no
-/// longer the job's output.
+/// The commit that makes `table` hold `files` of the job, made ready
+/// (footers read and checked against `schema`, the writer's): the files
+/// not yet in it (each unit's with its transaction id), every unit with a
+/// checkpoint counting files there recording its version, and the removal
+/// of files of the job it holds that are no longer the job's output.
+/// `None`: nothing to commit.
 async fn table_change(
     state: &StateStore,
     sink: &Arc<Sink>,
     table: &str,
-    want: &arrow_schema::Schema,
+    schema: &SchemaRef,
     files: &[Listed],
     stored: &ParquetFiles,
-) -> Result<TableChange, RunError> {
-    let Some(delta) = sink.delta() else {
-        return Err(RunError::Migration("converting to delta needs a delta output".into()));
-    };
-    let t = delta.table(sink, table);
-    let failed = |e: crate::storage::delta::DeltaError| io_failed(table, e);
-    let live: HashSet<String> = if t.exists(sink.storage()).await.map_err(failed)? {
-        t.blocking(|t| t.live_files())
-            .await
-            .map_err(failed)?
-            .into_iter()
-            .map(|f| f.path)
-            .collect()
-    } else {
-        HashSet::new()
-    };
-    let dir = format!("{table}/");
-    let in_table = |rel: &str| rel.strip_prefix(&dir).unwrap_or(rel).to_string();
-    let kept: HashSet<String> = files.iter().map(|f| in_table(&f.rel)).collect();
+) -> Result<Option<Prepared>, RunError> {
+    let format = sink.format();
+    let live: HashSet<String> = format
+        .live_files(sink, table)
+        .await?
+        .into_iter()
+        .flatten()
+        .map(|f| format!("{table}/{}", f.path))
+        .collect();
+    let kept: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
     let removes: Vec<String> = live
         .iter()
-        .filter(|p| !kept.contains(*p) && p.rsplit('/').next().and_then(|n| state.classify(n)).is_some())
+        .filter(|p| !kept.contains(p.as_str()) && p.rsplit('/').next().and_then(|n| state.classify(n)).is_some())
         .cloned()
         .collect();
     let states = &stored.states;
-    let adds: Vec<(Option<String>, AddFile)> = futures::stream::iter(files.iter().filter(|f| !live.contains(&in_table(&f.rel))))
-        .map(|f| async move {
-            let unit = match &f.kind {
-                JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
-                _ => None,
-            };
-            let add = delta.add_adopted(sink, table, &f.rel, f.bytes, want).await.map_err(sink_failed)?;
-            Ok::<_, RunError>((unit, add))
-        })
-        .buffered(AT_ONCE)
-        .try_collect()
-        .await?;
-    let mut parts: BTreeMap<Option<String>, Vec<AddFile>> = BTreeMap::new();
-    for (unit, add) in adds {
-        parts.entry(unit).or_default().push(add);
+    let mut parts: BTreeMap<Option<String>, Vec<Stored>> = BTreeMap::new();
+    for f in files.iter().filter(|f| !live.contains(&f.rel)) {
+        let unit = match &f.kind {
+            JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
+            _ => None,
+        };
+        parts.entry(unit).or_default().push(Stored {
+            rel: f.rel.clone(),
+            bytes: f.bytes,
+            rows: None,
+        });
     }
     // Every unit with a checkpoint counting files here records its
     // version, whatever compaction made of its files — but a held unit,
     // whose files join with its segment under this very version.
+    let dir = format!("{table}/");
     for (id, st) in states {
         if stored.held.contains(id) {
             continue;
@@ -383,23 +364,20 @@ async fn table_change(
             parts.entry(Some(id.clone())).or_default();
         }
     }
-    let parts: Vec<Part> = parts
+    let joining: Vec<Joining> = parts
         .into_iter()
-        .filter(|(unit, adds)| unit.is_some() || !adds.is_empty())
-        .map(|(unit, adds)| Part {
+        .filter(|(unit, files)| unit.is_some() || !files.is_empty())
+        .map(|(unit, files)| Joining {
+            files,
+            schema: Some(schema.clone()),
             txn: unit.and_then(|u| states.get(&u).map(|st| (unit_app_id(state, &u), st.next_seq as i64))),
-            adds,
+            adopted: true,
         })
         .collect();
-    Ok(TableChange {
-        table: table.to_string(),
-        change: Change {
-            parts,
-            removes,
-            rearranges: false,
-            may_be_in: true,
-        },
-    })
+    format
+        .prepare(sink, table, joining, removes)
+        .await
+        .map_err(|e| sink_failed(format.format(), e))
 }
 
 /// The rows in `files`, as the checkpoints and compaction records count them.
@@ -418,17 +396,17 @@ fn rows_of<'a>(files: impl Iterator<Item = &'a str>, states: &HashMap<String, Un
     files.filter_map(|f| rows.get(f)).sum()
 }
 
-/// delta → parquet (see the module doc).
-async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old, migration: &mut Migration, now: i64) -> Result<Converted, RunError> {
+/// Out of a format that publishes: delta → parquet (see the module doc).
+async fn settle(spec: &Spec, sink: &Arc<Sink>, old: &Old, migration: &mut Migration, now: i64) -> Result<Converted, RunError> {
     let tables = spec.tables();
     let mut out = Converted::default();
     if migration.phase != Phase::Logs {
-        refuse_unfinished(spec, &old.state).await?;
-        refuse_shared(spec, &foreign_files(&old.sink, &old.state, &tables).await?)?;
+        refuse_unfinished(&old.spec, &old.state).await?;
+        refuse_shared(&old.spec, &foreign_files(&old.sink, &old.state, &tables).await?)?;
         old.state.save_migration(migration).await?;
         crate::util::failpoint::hit("conversion-recorded");
         Compactor::new(&old.spec, &old.state, &old.sink, now).recover_all().await?;
-        let keep = delta_files(&old.sink, &old.state, &tables).await?;
+        let keep = published_files(&old.state, &tables).await?;
         let listed = old.state.list_files(&tables).await?;
         let doomed: Vec<&Listed> = listed.iter().filter(|f| !keep.contains(&f.rel)).collect();
         out.deleted = doomed.len();
@@ -454,71 +432,57 @@ async fn to_parquet(spec: &Spec, sink: &Arc<Sink>, old: &Old, migration: &mut Mi
         crate::util::failpoint::hit("conversion-logs");
     }
     for table in &tables {
-        let log = format!("{table}/_delta_log/");
-        if sink.storage().list(&log).await.map_err(|e| io_failed(&log, e))?.is_empty() {
-            continue;
-        }
         // Another job may have published to the table since the check
         // before anything was deleted (it holds a lease of its own): while
         // the log still reads, it is checked again. (One this conversion
         // began deleting no longer reads, and is finished.)
         let one: BTreeSet<String> = std::iter::once(table.clone()).collect();
         if let Ok(foreign) = foreign_files(&old.sink, &old.state, &one).await {
-            refuse_shared(spec, &foreign)?;
+            refuse_shared(&old.spec, &foreign)?;
         }
-        delete_logs(sink, &one).await?;
-        out.tables += 1;
+        if old.sink.format().forget(sink, table).await? {
+            out.tables += 1;
+        }
     }
     Ok(out)
 }
 
-/// Refuses a conversion to parquet of tables that hold other jobs' files.
-fn refuse_shared(spec: &Spec, foreign: &BTreeMap<String, usize>) -> Result<(), RunError> {
+/// Refuses a conversion away from `old` (the spec in the old format) of
+/// tables that hold other jobs' files.
+fn refuse_shared(old: &Spec, foreign: &BTreeMap<String, usize>) -> Result<(), RunError> {
     let Some((table, n)) = foreign.iter().next() else {
         return Ok(());
     };
+    let from = old.output.format;
     Err(RunError::Migration(format!(
-        "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: converting this job \
-         to parquet would delete the log they are read through; keep format = \"delta\", or give the job an \
-         output of its own (--fresh, another uri)",
-        spec.name,
+        "job `{}`: the {from} table {table} holds {n} file{} of other jobs sharing the output: converting this job \
+         to another format would delete the records they are read through; keep format = \"{from}\", or give the \
+         job an output of its own (--fresh, another uri)",
+        old.name,
         if *n == 1 { "" } else { "s" }
     )))
 }
 
-/// Deletes the Delta logs of `tables` (`<table>/_delta_log/`), oldest
-/// file first: a reader meanwhile finds a log that starts too late, or a
-/// checkpoint gone, and fails; never an older version whose removed files
-/// are deleted already, read as if current.
-pub(crate) async fn delete_logs(sink: &Sink, tables: &BTreeSet<String>) -> Result<(), RunError> {
+/// Deletes what format `from` records of `tables` (a conversion killed
+/// while deleting them left records that no longer read), leaving the
+/// files.
+pub(crate) async fn forget(spec: &Spec, sink: &Sink, from: OutputFormat, tables: &BTreeSet<String>) -> Result<(), RunError> {
+    let old = Old::of(spec, sink, from)?;
     for table in tables {
-        let log = format!("{table}/_delta_log/");
-        let mut found: Vec<String> = sink
-            .storage()
-            .list(&log)
-            .await
-            .map_err(|e| io_failed(&log, e))?
-            .iter()
-            .map(|m| sink.storage().rel_of(&m.location))
-            .collect();
-        found.sort();
-        for rel in found {
-            sink.delete(&rel).await?;
-            crate::util::failpoint::hit("during-log-delete");
-        }
-        sink.storage().remove_empty_dir(&log).await.map_err(|e| io_failed(&log, e))?;
+        old.sink.format().forget(sink, table).await?;
     }
     Ok(())
 }
 
-/// A repair the delta format finishes in one commit a table — a `verify
-/// --repair` (units exported again) or a reorg repair whose segment is
-/// still to replace rewound files — cannot go on in parquet.
-async fn refuse_unfinished(spec: &Spec, state: &StateStore) -> Result<(), RunError> {
+/// A repair a format that publishes finishes in one commit a table — a
+/// `verify --repair` (units exported again) or a reorg repair whose
+/// segment is still to replace rewound files — cannot go on after the
+/// conversion (`old`: the spec in the old format).
+async fn refuse_unfinished(old: &Spec, state: &StateStore) -> Result<(), RunError> {
     match unfinished_repair(state).await? {
         Some(what) => Err(RunError::Migration(format!(
-            "job `{}`: {what} is not finished: run once more with format = \"delta\" to finish it, then convert",
-            spec.name
+            "job `{}`: {what} is not finished: run once more with format = \"{}\" to finish it, then convert",
+            old.name, old.output.format
         ))),
         None => Ok(()),
     }
@@ -546,26 +510,18 @@ pub(crate) async fn unfinished_repair(state: &StateStore) -> Result<Option<Strin
 }
 
 /// Tables whose current version holds files that are not the job's, and
-/// how many.
+/// how many (none where the format's readers list the folder).
 pub(crate) async fn foreign_files(
     sink: &Arc<Sink>,
     state: &StateStore,
     tables: &BTreeSet<String>,
 ) -> Result<BTreeMap<String, usize>, RunError> {
-    let Some(delta) = sink.delta() else {
-        return Ok(BTreeMap::new());
-    };
     let mut out = BTreeMap::new();
     for table in tables {
-        let t = delta.table(sink, table);
-        let failed = |e: crate::storage::delta::DeltaError| io_failed(table, e);
-        if !t.exists(sink.storage()).await.map_err(failed)? {
+        let Some(live) = sink.format().live_files(sink, table).await? else {
             continue;
-        }
-        let n = t
-            .blocking(|t| t.live_files())
-            .await
-            .map_err(failed)?
+        };
+        let n = live
             .iter()
             .filter(|f| f.path.rsplit('/').next().and_then(|n| state.classify(n)).is_none())
             .count();
@@ -576,17 +532,15 @@ pub(crate) async fn foreign_files(
     Ok(out)
 }
 
-/// The job's files a parquet output keeps (paths relative to the output
-/// root): those of the tables' current versions, and those checkpoints
-/// count that the logs do not have yet — files of a unit at or above the
-/// version its tables' logs record for it (a pending segment's, or a run's
+/// The job's files an output in a format that publishes holds for
+/// readers, now or once published (paths relative to the output root):
+/// those of the tables' current versions, and those checkpoints count
+/// that the tables do not have yet — files of a unit at or above the
+/// version its tables record for it (a pending segment's, or a run's
 /// that died before its commit).
-pub(crate) async fn delta_files(sink: &Arc<Sink>, state: &StateStore, tables: &BTreeSet<String>) -> Result<HashSet<String>, RunError> {
+pub(crate) async fn published_files(state: &StateStore, tables: &BTreeSet<String>) -> Result<HashSet<String>, RunError> {
     let live = state.list_live_files(tables).await?.unwrap_or_default();
     let mut keep: HashSet<String> = live.into_iter().map(|f| f.rel).collect();
-    let Some(delta) = sink.delta() else {
-        return Ok(keep);
-    };
     let records = state.load_compactions().await?;
     let replaced: HashSet<&str> = records.iter().flat_map(|r| r.replaced.iter().map(String::as_str)).collect();
     for st in state.load_units().await?.values() {
@@ -595,21 +549,14 @@ pub(crate) async fn delta_files(sink: &Arc<Sink>, state: &StateStore, tables: &B
             .iter()
             .filter(|c| !keep.contains(&c.path) && !replaced.contains(c.path.as_str()))
             .collect();
-        let mut logged: HashMap<String, i64> = HashMap::new();
+        let mut recorded: HashMap<String, i64> = HashMap::new();
         for c in waiting {
             let table = c.path.split('/').next().unwrap_or_default().to_string();
-            let version = match logged.get(&table) {
+            let version = match recorded.get(&table) {
                 Some(v) => *v,
                 None => {
-                    let t = delta.table(sink, &table);
-                    let app = unit_app_id(state, &st.unit);
-                    let failed = |e: crate::storage::delta::DeltaError| io_failed(&table, e);
-                    let v = if t.exists(sink.storage()).await.map_err(failed)? {
-                        t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0)
-                    } else {
-                        0
-                    };
-                    logged.insert(table, v);
+                    let v = state.recorded_version(&table, &unit_app_id(state, &st.unit)).await?;
+                    recorded.insert(table, v);
                     v
                 }
             };

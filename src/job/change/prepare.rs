@@ -54,14 +54,14 @@ pub async fn open(spec: &Spec, sink: Arc<Sink>, fresh: bool, now: i64) -> Result
     }
     let (mut seq_floor, mut generation_floor) = (0, 0);
     if fresh || interrupted {
-        // A conversion to parquet killed while deleting the Delta logs
+        // A conversion killed while deleting the old format's logs
         // leaves logs that no longer read: they go first, as it would
         // have finished. A record that no longer reads is no way back
         // from --fresh: it goes with the rest of the state.
         if let Ok(Some(m)) = state.load_migration().await
             && m.phase == Phase::Logs
         {
-            super::convert::delete_logs(&sink, &tables_to_clear(spec, &state).await).await?;
+            super::convert::forget(spec, &sink, m.from, &tables_to_clear(spec, &state).await).await?;
         }
         let cleared = state.clear(&tables_to_clear(spec, &state).await).await?;
         (seq_floor, generation_floor) = (cleared.seq_floor, cleared.generation_floor);

@@ -1,32 +1,23 @@
-//! `chainetl vacuum` (and the end of every unsharded run of a delta job):
-//! deleting what the job's Delta tables no longer need.
+//! `chainetl vacuum` (and the end of every unsharded run of a job whose
+//! format keeps earlier versions): deleting what the job's tables no
+//! longer need, as its format says ([`crate::sink::format::TableFormat::vacuum`]).
 //!
 //! A file removed from a table (by `--fresh`, a compaction, a repair) stays on storage while a
 //! version within `output.delta_retention` reads it (time travel, and
-//! readers that opened an older version). Vacuum deletes a file of this
-//! job's under the spec's tables only when all hold:
-//!
-//! - it is not in the table's current version;
-//! - no commit at or after the cutoff (now − retention) removed it;
-//! - no checkpoint of the job counts it while its unit is not yet
-//!   published (a run that died between the two; the next run adds it),
-//!   and no compaction record names it in a swap not yet finished;
-//! - it was written before the cutoff (a file being written, or one a
-//!   run is about to commit, is newer).
-//!
-//! So files of uncommitted work that a run left, which no version ever
-//! read, go too once they are older than the retention. Log files no
-//! version within the retention needs (commits and checkpoints before the
-//! newest checkpoint at or before the oldest such version) are deleted
-//! too, so the log stays short however many commits a table has had.
+//! readers that opened an older version). What the job's records still
+//! need stays too: files a checkpoint counts while its unit is not yet
+//! published (a run that died between the two; the next run adds them),
+//! and the inputs and outputs of a compaction swap not yet finished.
 //! Files of other jobs sharing the output are never touched.
 
 use crate::job::error::RunError;
-use crate::sink::{Sink, SinkError};
+use crate::sink::Sink;
+use crate::sink::format::Retention;
 use crate::spec::Spec;
 use crate::state::StateStore;
 use serde::Serialize;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// What a vacuum deleted.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -41,26 +32,18 @@ pub struct VacuumSummary {
     pub retention_secs: u64,
 }
 
-fn failed(table: &str, e: impl std::fmt::Display) -> RunError {
-    RunError::Sink(SinkError::Write {
-        path: table.into(),
-        source: format!("vacuum: {e}").into(),
-    })
-}
-
-/// Vacuums the tables of `spec` (see the module doc). A no-op for
-/// `parquet` outputs, which delete replaced files at once.
+/// Vacuums the tables of `spec` (see the module doc). A no-op in a
+/// format that deletes replaced files at once.
 pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Result<VacuumSummary, RunError> {
     let retention = spec.output.delta_retention;
     let mut out = VacuumSummary {
         retention_secs: retention.as_secs(),
         ..VacuumSummary::default()
     };
-    let Some(delta) = sink.delta() else {
+    let format = sink.format();
+    if !format.keeps_versions() {
         return Ok(out);
-    };
-    let storage = sink.storage();
-    let cutoff = chrono::Utc::now().timestamp_millis() - retention.as_millis() as i64;
+    }
     let pending: HashSet<String> = state
         .load_units()
         .await?
@@ -78,40 +61,17 @@ pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Resu
                 .flat_map(|p| p.inputs.into_iter().chain(p.outputs.into_iter().map(|f| f.path))),
         )
         .collect();
+    let owner = state.clone();
+    let keep = Retention {
+        cutoff_ms: chrono::Utc::now().timestamp_millis() - retention.as_millis() as i64,
+        pending,
+        owned: Arc::new(move |name: &str| owner.owns_data_file(name)),
+    };
     for table in spec.tables() {
-        let t = delta.table(sink, &table);
-        if !t.exists(storage).await.map_err(|e| failed(&table, e))? {
-            continue;
-        }
-        let live: HashSet<String> = t
-            .blocking(|t| t.live_files())
-            .await
-            .map_err(|e| failed(&table, e))?
-            .into_iter()
-            .map(|f| format!("{table}/{}", f.path))
-            .collect();
-        let recent: HashSet<String> = t
-            .removed_since(storage, cutoff)
-            .await
-            .map_err(|e| failed(&table, e))?
-            .into_iter()
-            .map(|p| format!("{table}/{p}"))
-            .collect();
-        let log = format!("{table}/_delta_log/");
-        for m in storage.list(&format!("{table}/")).await.map_err(|e| failed(&table, e))? {
-            let rel = storage.rel_of(&m.location);
-            let name = rel.rsplit('/').next().unwrap_or_default();
-            if rel.starts_with(&log) || !state.owns_data_file(name) {
-                continue;
-            }
-            if live.contains(&rel) || recent.contains(&rel) || pending.contains(&rel) || m.last_modified.timestamp_millis() >= cutoff {
-                continue;
-            }
-            storage.delete(&rel).await.map_err(|e| failed(&table, e))?;
-            out.files += 1;
-            out.bytes += m.size;
-        }
-        out.log_files += t.clean_log(storage, cutoff).await.map_err(|e| failed(&table, e))?;
+        let v = format.vacuum(sink, &table, &keep).await?;
+        out.files += v.files;
+        out.bytes += v.bytes;
+        out.log_files += v.log_files;
     }
     if out.files + out.log_files > 0 {
         tracing::info!(

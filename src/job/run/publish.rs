@@ -96,6 +96,7 @@ pub(crate) async fn publish_segment(
                     files,
                     schema: Some(schema),
                     txn: Some((app_id(shared, &unit.id), st.next_seq as i64)),
+                    adopted: false,
                 });
             }
         }
@@ -246,6 +247,7 @@ pub(crate) async fn publish_replacing(shared: &Shared, st: &mut UnitState) -> Re
                 // Its merges' files have their own schema.
                 schema: None,
                 txn: Some((app_id(shared, &m.unit), m.next_seq as i64)),
+                adopted: false,
             });
         }
         for r in &m.replaces {

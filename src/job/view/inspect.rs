@@ -269,7 +269,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
     let conversion = match compared.format {
         Some((from, to)) => Some(conversion_plan(spec, &sink, &state, &job, from, to).await?),
         None if !compared.layout.is_empty() => {
-            let (files, bytes) = crate::job::change::relayout::planned(spec, &sink, &state, &job).await?;
+            let (files, bytes) = crate::job::change::relayout::planned(spec, &state, &job).await?;
             let format = spec.output.format.name().to_string();
             Some(ConversionPlan {
                 from: format.clone(),
@@ -302,15 +302,15 @@ async fn conversion_plan(
     from: OutputFormat,
     to: OutputFormat,
 ) -> Result<ConversionPlan, RunError> {
-    let (files, bytes) = if from == OutputFormat::Parquet {
+    let old = crate::job::change::convert::Old::of(spec, sink, from)?;
+    let (files, bytes) = if !old.sink.format().publishes() {
         let stored = crate::job::change::convert::parquet_files(spec, state, job, false).await?;
         let files: Vec<_> = stored.files.into_values().flatten().collect();
         (files.len(), files.iter().map(|f| f.bytes).sum())
     } else {
-        let old = crate::job::change::convert::Old::of(spec, sink, from)?;
         let tables = spec.tables();
         // A conversion killed while deleting the logs: what is left stays.
-        let keep = crate::job::change::convert::delta_files(&old.sink, &old.state, &tables).await.ok();
+        let keep = crate::job::change::convert::published_files(&old.state, &tables).await.ok();
         let kept: Vec<_> = old
             .state
             .list_files(&tables)

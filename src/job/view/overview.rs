@@ -560,16 +560,10 @@ async fn tables(
             .iter()
             .filter(|f| table_of(&f.rel) == *t && !matches!(f.kind, JobFile::Hidden(_)))
             .collect();
-        let (mut delta_version, mut last_commits) = (None, Vec::new());
-        if let Some(d) = sink.delta() {
-            let table = d.table(sink, t);
-            let failed = |e| crate::job::change::convert::io_failed(t, e);
-            if table.exists(sink.storage()).await.map_err(failed)? {
-                let v = table.blocking(|t| t.snapshot().map(|s| s.version())).await.map_err(failed)?;
-                last_commits = table.last_commits(sink.storage(), v, COMMITS).await;
-                delta_version = Some(v);
-            }
-        }
+        let (delta_version, last_commits) = match sink.format().table_version(sink, t, COMMITS).await? {
+            Some(v) => (Some(v.version), v.last_commits),
+            None => (None, Vec::new()),
+        };
         out.push(TableLine {
             table: t.clone(),
             files: files.len() as u64,

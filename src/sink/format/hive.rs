@@ -7,7 +7,7 @@
 //! see both the old and the new (never neither), which is why the job
 //! writes replacements before it deletes what they replace.
 
-use super::{Joining, Owned, Stored, TableFormat};
+use super::{Joining, Owned, Prepared, Replacement, Retention, Stored, TableFormat, TableVersion, Vacuumed};
 use crate::sink::{Sink, SinkError, WrittenFile};
 use crate::spec::OutputFormat;
 use crate::storage::Storage;
@@ -53,11 +53,43 @@ impl TableFormat for Hive {
         Ok(())
     }
 
-    async fn publish_whole(&self, _: &Sink, _: &str, _: Vec<Joining>, _: Vec<String>) -> Result<(), SinkError> {
+    async fn prepare(&self, _: &Sink, _: &str, _: Vec<Joining>, _: Vec<String>) -> Result<Option<Prepared>, SinkError> {
+        Ok(None)
+    }
+
+    async fn commit_prepared(&self, _: &Sink, _: &str, _: Prepared) -> Result<(), SinkError> {
         Ok(())
     }
 
     async fn withdraw(&self, _: &Sink, _: &str, _: Owned) -> Result<Option<HashSet<String>>, SinkError> {
         Ok(None)
+    }
+
+    async fn replace(&self, _: &Sink, _: &str, r: Replacement) -> Result<Vec<String>, SinkError> {
+        Ok(r.removes)
+    }
+
+    fn keeps_versions(&self) -> bool {
+        false
+    }
+
+    fn drops_columns(&self) -> bool {
+        true
+    }
+
+    async fn has_table(&self, _: &Sink, _: &str) -> Result<bool, SinkError> {
+        Ok(false)
+    }
+
+    async fn table_version(&self, _: &Sink, _: &str, _: usize) -> Result<Option<TableVersion>, SinkError> {
+        Ok(None)
+    }
+
+    async fn vacuum(&self, _: &Sink, _: &str, _: &Retention) -> Result<Vacuumed, SinkError> {
+        Ok(Vacuumed::default())
+    }
+
+    async fn forget(&self, _: &Sink, _: &str) -> Result<bool, SinkError> {
+        Ok(false)
     }
 }

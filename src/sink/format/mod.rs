@@ -24,6 +24,19 @@
 //!   anything is written into it.
 //! - **The store** ([`TableFormat::store_refusal`]): whether the output's
 //!   store can hold the format's tables at all.
+//! - **Replacing files** ([`TableFormat::replace`]): compaction, a
+//!   rewrite into another layout; one commit where the format has them
+//!   (readers see the old files or the new, never both), and where it
+//!   does not, the replaced files are the caller's to delete once the new
+//!   ones are revealed.
+//! - **Earlier versions** ([`TableFormat::keeps_versions`],
+//!   [`TableFormat::vacuum`], [`TableFormat::table_version`]): a format
+//!   with a log keeps replaced files for the versions that read them,
+//!   until a vacuum past the retention.
+//! - **Adopting and forgetting** ([`TableFormat::has_table`],
+//!   [`TableFormat::forget`]): a conversion makes another format's files
+//!   the table's ([`TableFormat::publish_whole`] with adopted files) and
+//!   deletes the old format's own records of the folder.
 //!
 //! A publication names stored files by their path under the output root
 //! (`<table>/<partition dirs>/<name>.parquet`), their bytes and their
@@ -37,7 +50,7 @@ pub mod hive;
 use super::{Sink, SinkError, WrittenFile};
 use crate::spec::{Output, OutputFormat};
 use crate::storage::Storage;
-use crate::storage::delta::LiveFile;
+use crate::storage::delta::{CommitLine, LiveFile};
 use arrow_schema::SchemaRef;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -66,6 +79,70 @@ pub struct Joining {
     pub schema: Option<SchemaRef>,
     /// `(application id, version)`.
     pub txn: Option<(String, i64)>,
+    /// Files another format (or a hive folder) wrote, adopted as they are:
+    /// each checked against `schema` (a file that cannot join the table as
+    /// it is refuses the change with [`SinkError::Config`]).
+    pub adopted: bool,
+}
+
+/// Files replacing others in a table, in one change where the format has
+/// them.
+#[derive(Debug, Clone, Default)]
+pub struct Replacement {
+    /// The files joining, and the transaction ids the change records.
+    pub joining: Vec<Joining>,
+    /// Files leaving (paths relative to the output root).
+    pub removes: Vec<String>,
+    /// The rows stay the same, only their files change (a compaction, a
+    /// new layout), rather than a change of the table's data.
+    pub rearranges: bool,
+    /// The change may be in the table already (made again after a crash):
+    /// where its transaction ids all are, it is not made again.
+    pub again: bool,
+    /// The table's schema (the writer's): a table not yet made is made
+    /// with it.
+    pub schema: Option<SchemaRef>,
+    /// The spec changed the table's partition columns or column types:
+    /// where the table was made otherwise, the change gives it `schema`'s
+    /// layout too.
+    pub relayout: bool,
+}
+
+/// A commit made ready by [`TableFormat::prepare`], in the form the
+/// format that made it keeps.
+pub struct Prepared(pub Box<dyn std::any::Any + Send + Sync>);
+
+/// What a table's current version is, for `status` and the report.
+#[derive(Debug, Clone)]
+pub struct TableVersion {
+    /// The version readers read.
+    pub version: u64,
+    /// The newest commits, newest first.
+    pub last_commits: Vec<CommitLine>,
+}
+
+/// What a vacuum keeps of a table besides its current version.
+#[derive(Clone)]
+pub struct Retention {
+    /// Files removed or written at or after this instant (milliseconds
+    /// since the epoch) stay.
+    pub cutoff_ms: i64,
+    /// Files the job's records still need (paths relative to the output
+    /// root): work a run is to publish, a swap not finished.
+    pub pending: HashSet<String>,
+    /// Which file names are the job's: only those are deleted.
+    pub owned: Owned,
+}
+
+/// What a vacuum of a table deleted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Vacuumed {
+    /// Data files.
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// The format's own records (log files).
+    pub log_files: usize,
 }
 
 /// Which file names (the last part of a path) are the job's own.
@@ -128,7 +205,22 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// output root) from `table` in one commit; removals the table no
     /// longer holds are left out, and a commit whose transaction ids are
     /// all in the table already is not made again.
-    async fn publish_whole(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<(), SinkError>;
+    async fn publish_whole(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<(), SinkError> {
+        match self.prepare(sink, table, joining, removes).await? {
+            Some(p) => self.commit_prepared(sink, table, p).await,
+            None => Ok(()),
+        }
+    }
+
+    /// [`TableFormat::publish_whole`]'s commit made ready — every file's
+    /// footer read and checked, the removals the table still holds found
+    /// — so that a change can refuse before anything is recorded, and
+    /// commit after. `None`: nothing to commit (or the format publishes
+    /// nothing).
+    async fn prepare(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<Option<Prepared>, SinkError>;
+
+    /// Commits what [`TableFormat::prepare`] made ready.
+    async fn commit_prepared(&self, sink: &Sink, table: &str, prepared: Prepared) -> Result<(), SinkError>;
 
     /// Withdraws every file `owned` names (by file name) from what readers
     /// of `table` see, in one change (`--fresh`): the files withdrawn
@@ -138,12 +230,39 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// made), and a file withdrawn is a file to delete.
     async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError>;
 
-    /// The Delta tables, for the steps of the job not yet behind this
-    /// interface (compaction's, a rewrite's and a conversion's commits,
-    /// vacuum); None in every other format.
-    fn as_delta(&self) -> Option<&delta::DeltaTables> {
-        None
-    }
+    /// Replaces files in `table` as `r` says (see [`Replacement`]). Files
+    /// joining are stored under their final names already. Returns the
+    /// files to delete now (paths relative to the output root): in a
+    /// format without earlier versions, the removed ones; in one with,
+    /// none (they stay for the versions that read them, until vacuumed).
+    async fn replace(&self, sink: &Sink, table: &str, r: Replacement) -> Result<Vec<String>, SinkError>;
+
+    /// Whether replaced and withdrawn files stay on storage for the
+    /// table's earlier versions, until a vacuum.
+    fn keeps_versions(&self) -> bool;
+
+    /// Whether a change of the output may drop columns a table has.
+    fn drops_columns(&self) -> bool;
+
+    /// Whether the format has made `table` (its own records of it exist),
+    /// rather than there being only files in a folder.
+    async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError>;
+
+    /// The version readers of `table` read, and its newest `commits`
+    /// commits; `None` where the format keeps no versions (or the table is
+    /// not made).
+    async fn table_version(&self, sink: &Sink, table: &str, commits: usize) -> Result<Option<TableVersion>, SinkError>;
+
+    /// Deletes files of `table` no version within the retention reads, and
+    /// records no version within it needs (see [`Retention`]).
+    async fn vacuum(&self, sink: &Sink, table: &str, keep: &Retention) -> Result<Vacuumed, SinkError>;
+
+    /// Deletes the format's own records of `table` (a conversion away from
+    /// it, once the files readers of another format are to see are
+    /// settled), leaving the data files; oldest first, so a reader
+    /// meanwhile fails rather than read an older version as current.
+    /// Returns whether there were any.
+    async fn forget(&self, sink: &Sink, table: &str) -> Result<bool, SinkError>;
 }
 
 /// Withdraws `owned` files from what readers of `table` see in every

@@ -22,14 +22,16 @@
 //! Refused, before anything is written: a compacted partition holding rows
 //! of an export the change does not derive alike (they cannot be told
 //! apart), a decoded table another export writes without deriving it
-//! alike, in `delta` a decoded table to make that is there already
+//! alike, where the format makes tables (`delta`) a decoded table to make that is there already
 //! (another job's: its layout is not checked until the swap, when the way
-//! back is gone), and in `delta` a `u256` column dropped (a table's
+//! back is gone), and where a format never drops a table's columns
+//! (`delta`) a `u256` column dropped (a table's
 //! columns are only ever added).
 
 use super::Group;
 use crate::decode::abi::LogDecoder;
 use crate::job::error::RunError;
+use crate::sink::format::TableFormat;
 use crate::spec::{JobIdentity, Spec};
 use crate::state::JobState;
 use std::collections::BTreeSet;
@@ -81,24 +83,16 @@ pub(super) fn derivations(spec: &Spec, job: &JobState) -> Result<Vec<Derivation>
     Ok(out)
 }
 
-/// Refuses decoding into a Delta table that exists already (see the
+/// Refuses decoding into a table the format has made already (see the
 /// module doc).
 pub(super) async fn refuse_tables(spec: &Spec, sink: &Arc<crate::sink::Sink>, job: &JobState) -> Result<(), RunError> {
-    let Some(delta) = sink.delta() else {
-        return Ok(());
-    };
     for d in derivations(spec, job)? {
         for t in d.decoder.iter().flat_map(|dec| dec.tables()) {
-            let table = delta.table(sink, &t.table);
-            let there = table
-                .exists(sink.storage())
-                .await
-                .map_err(|e| crate::job::change::convert::io_failed(&t.table, e))?;
-            if there {
+            if sink.format().has_table(sink, &t.table).await? {
                 return Err(RunError::Migration(format!(
-                    "job `{}`: export[{}] would decode into a new Delta table {}, but a table is there already (another \
+                    "job `{}`: export[{}] would decode into a new {} table {}, but a table is there already (another \
                      job's?): give the decoded table another name (`table`), or move that table away",
-                    spec.name, d.export, t.table
+                    spec.name, d.export, spec.output.format, t.table
                 )));
             }
         }
@@ -163,7 +157,13 @@ fn derived_keys(identity: &JobIdentity, export: usize) -> [Option<&serde_json::V
 
 /// The groups a derivation reads (each with the files of the tables it
 /// reads only); refused as the module doc says.
-pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivations: &[Derivation]) -> Result<Vec<Group>, RunError> {
+pub(super) fn select(
+    spec: &Spec,
+    job: &JobState,
+    groups: Vec<Group>,
+    derivations: &[Derivation],
+    format: &dyn TableFormat,
+) -> Result<Vec<Group>, RunError> {
     let refused = |what: String| RunError::Migration(format!("job `{}`: {what}", spec.name));
     let identity = JobIdentity::of(spec);
     // Export `e` takes the change `d` takes, alike.
@@ -192,7 +192,7 @@ pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivation
                 }
             }
         }
-        if spec.output.format == crate::spec::OutputFormat::Delta && d.decoder.is_none() {
+        if !format.drops_columns() && d.decoder.is_none() {
             let was = job
                 .identity
                 .as_ref()
@@ -202,10 +202,10 @@ pub(super) fn select(spec: &Spec, job: &JobState, groups: Vec<Group>, derivation
             let now = spec.exports[d.export].decoding.as_ref().map(|x| x.u256).unwrap_or_default();
             if (was.decimal38 && !now.decimal38) || (was.binary && !now.binary) {
                 return Err(refused(format!(
-                    "export[{}] drops u256 columns, and a Delta table's columns are only ever added: keep them, or \
-                     run once with format = \"parquet\", once without them, then once with format = \"delta\" (each \
+                    "export[{}] drops u256 columns, and a {} table's columns are only ever added: keep them, or \
+                     run once with format = \"parquet\", once without them, then once with format = \"{}\" (each \
                      with no request)",
-                    d.export
+                    d.export, spec.output.format, spec.output.format
                 )));
             }
         }

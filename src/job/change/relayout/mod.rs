@@ -119,7 +119,7 @@ pub(crate) async fn rewrite(
             refuse(spec, sink, state, &job).await?;
             Compactor::new(spec, state, sink, now).recover_all().await?;
             // Every refusal a group can meet is met before anything is recorded.
-            inventory(spec, sink, state, &job).await?;
+            inventory(spec, state, &job).await?;
             // A killed run's uncommitted files would otherwise be left in
             // the old layout, below the sequences the units go on from.
             let removed = delete_uncommitted(spec, state, &job).await?;
@@ -127,9 +127,7 @@ pub(crate) async fn rewrite(
             let mut m = Migration::new(spec.output.format, spec.output.format, identity.clone());
             m.layout = change.layout.clone();
             m.phase = Phase::Rewrite;
-            if sink.delta().is_some() {
-                m.rewrite_version = Some(logged_version(spec, sink, &relayout_app_id(spec)).await? + 1);
-            }
+            m.rewrite_version = Some(recorded_version(spec, sink, &relayout_app_id(spec)).await? + 1);
             state.save_migration(&m).await?;
             crate::util::failpoint::hit("rewrite-recorded");
             m
@@ -177,30 +175,33 @@ pub(crate) async fn rewrite(
 }
 
 /// What a rewrite would read: files and bytes (for `plan`).
-pub(crate) async fn planned(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(usize, u64), RunError> {
-    let groups = inventory(spec, sink, state, job).await?;
+pub(crate) async fn planned(spec: &Spec, state: &StateStore, job: &JobState) -> Result<(usize, u64), RunError> {
+    let groups = inventory(spec, state, job).await?;
     let files = groups.iter().flat_map(|g| g.inputs.values().flatten());
     Ok((files.clone().count(), files.map(|f| f.bytes).sum()))
 }
 
-/// Refuses a rewrite that cannot be made now (see the module doc; in
-/// `delta`, new partition columns or column types of a table that holds
-/// other jobs' files).
+/// Refuses a rewrite that cannot be made now (see the module doc; where
+/// the format records a table's layout, new partition columns or column
+/// types of a table that holds other jobs' files).
 async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<(), RunError> {
     derive::refuse_tables(spec, sink, job).await?;
-    // Keys a Delta table's metadata holds: one commit a table replaces it
-    // with the files, which must then all be this job's.
+    // Keys a table's metadata holds (where the format records one): one
+    // commit a table replaces it with the files, which must then all be
+    // this job's.
     let now = JobIdentity::of(spec);
-    for key in ["partition_by", "hash_encoding"] {
+    for key in LayoutKey::ALL.into_iter().filter(|k| k.changes_columns()) {
+        let key = key.name();
         let stored = job.identity.as_ref().and_then(|i| i.layout_value(key));
-        if state.publishes() && stored.is_some_and(|v| Some(v) != now.layout_value(key)) {
+        if stored.is_some_and(|v| Some(v) != now.layout_value(key)) {
             let foreign = super::convert::foreign_files(sink, state, &spec.tables().into_iter().collect()).await?;
             if let Some((table, n)) = foreign.iter().next() {
                 return Err(RunError::Migration(format!(
-                    "job `{}`: the Delta table {table} holds {n} file{} of other jobs sharing the output: its \
+                    "job `{}`: the {} table {table} holds {n} file{} of other jobs sharing the output: its \
                      {key} cannot change under them; keep {key} as it is, or give the job an output of its own \
                      (--fresh, another uri)",
                     spec.name,
+                    spec.output.format,
                     if *n == 1 { "" } else { "s" }
                 )));
             }
@@ -223,43 +224,34 @@ async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobStat
     Ok(())
 }
 
-/// The version application `app` has in the job's tables' logs (the
-/// highest; 0 for none).
-async fn logged_version(spec: &Spec, sink: &Arc<Sink>, app: &str) -> Result<i64, RunError> {
-    let Some(delta) = sink.delta() else {
-        return Ok(0);
-    };
+/// The version application `app` has recorded in the job's tables (the
+/// highest; 0 for none, or where the format records none).
+async fn recorded_version(spec: &Spec, sink: &Arc<Sink>, app: &str) -> Result<i64, RunError> {
     let mut top = 0;
     for table in spec.tables() {
-        let t = delta.table(sink, &table);
-        let failed = |e: crate::storage::delta::DeltaError| super::convert::io_failed(&table, e);
-        if t.exists(sink.storage()).await.map_err(failed)? {
-            let app = app.to_string();
-            top = top.max(t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0));
-        }
+        top = top.max(sink.format().recorded_version(sink, &table, app).await?);
     }
     Ok(top)
 }
 
-/// The job's files a reader sees (and, in `delta`, those waiting for
-/// their segment), in groups. Refused when a unit's files are part in its
-/// tables and part waiting.
-async fn inventory(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<Vec<Group>, RunError> {
+/// The job's files a reader sees (and, where the format publishes, those
+/// waiting for their segment), in groups. Refused when a unit's files are
+/// part in its tables and part waiting.
+async fn inventory(spec: &Spec, state: &StateStore, job: &JobState) -> Result<Vec<Group>, RunError> {
     let tables = spec.tables();
     let listed = state.list_files(&tables).await?;
-    let (files, live): (Vec<Listed>, HashSet<String>) = if sink.delta().is_some() {
-        let keep = super::convert::delta_files(sink, state, &tables).await?;
-        let live: HashSet<String> = state
-            .list_live_files(&tables)
-            .await?
-            .unwrap_or_default()
-            .into_iter()
-            .map(|f| f.rel)
-            .collect();
-        (listed.iter().filter(|f| keep.contains(&f.rel)).cloned().collect(), live)
-    } else {
-        let stored = parquet_files(spec, state, job, true).await?;
-        (stored.files.into_values().flatten().collect(), HashSet::new())
+    // What readers see: a published table's files, or (None) every file
+    // in the folder.
+    let live: Option<HashSet<String>> = state
+        .list_live_files(&tables)
+        .await?
+        .map(|l| l.into_iter().map(|f| f.rel).collect());
+    let files: Vec<Listed> = match &live {
+        Some(_) => {
+            let keep = super::convert::published_files(state, &tables).await?;
+            listed.iter().filter(|f| keep.contains(&f.rel)).cloned().collect()
+        }
+        None => parquet_files(spec, state, job, true).await?.files.into_values().flatten().collect(),
     };
     let states = state.load_units().await?;
     let records = state.load_compactions().await?;
@@ -284,9 +276,9 @@ async fn inventory(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobS
         }
     }
     let is_live = |group: &str, files: &[Listed]| -> Result<bool, RunError> {
-        if sink.delta().is_none() {
-            return Ok(false);
-        }
+        let Some(live) = &live else {
+            return Ok(true);
+        };
         let n = files.iter().filter(|f| live.contains(&f.rel)).count();
         if n != 0 && n != files.len() {
             return Err(RunError::Migration(format!(
@@ -346,7 +338,7 @@ async fn inventory(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobS
     if derived.is_empty() {
         return Ok(groups);
     }
-    derive::select(spec, job, groups, &derived)
+    derive::select(spec, job, groups, &derived, state.format())
 }
 
 fn day_of(rel: &str) -> &str {
@@ -374,7 +366,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         }
     }
     let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
-    let mut groups = inventory(spec, sink, state, job).await?;
+    let mut groups = inventory(spec, state, job).await?;
     // Compacted files get generations above every one the job has used:
     // in records (a swap's rolled back too), documents, and any file's
     // name (one no record names too).
@@ -388,7 +380,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         .chain(listed.iter().filter_map(|f| f.kind.generation()))
         .max()
         .unwrap_or(0);
-    let logged = logged_version(spec, sink, &compaction_app_id(spec)).await?.max(0) as u64;
+    let logged = recorded_version(spec, sink, &compaction_app_id(spec)).await?.max(0) as u64;
     let mut generation = used.max(logged);
     for g in groups.iter_mut().filter(|g| g.partition.is_some()) {
         generation += 1;

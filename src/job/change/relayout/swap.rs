@@ -1,15 +1,16 @@
-//! The swap of a rewrite (see *Exactly once* in [`super`]): the outputs
-//! revealed, the inputs deleted (`parquet`) or replaced in one commit a
-//! table (`delta`), then the checkpoints and compaction records set from
+//! The swap of a rewrite (see *Exactly once* in [`super`]): table by
+//! table, the outputs revealed and made to replace the inputs in the
+//! table (one commit where the format has them, else the inputs deleted
+//! group by group), then the checkpoints and compaction records set from
 //! the rewrite's documents. Every step is idempotent, so a run killed
 //! part way makes it again from the documents.
 
 use crate::job::error::RunError;
 use crate::job::tables::{compaction_app_id, relayout_app_id, unit_app_id};
 use crate::sink::Sink;
+use crate::sink::format::{Joining, Replacement, Stored};
 use crate::spec::{LayoutChange, Spec};
 use crate::state::{CommittedFile, Compaction, Migration, Rewrite, STATE_VERSION, StateStore};
-use crate::storage::delta::{Change, Part};
 use futures::{StreamExt, TryStreamExt};
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -19,55 +20,52 @@ const IO_AT_ONCE: usize = 16;
 
 /// Makes the documents' outputs the job's files (see *Exactly once*).
 pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs: &[Rewrite], m: &Migration) -> Result<(), RunError> {
-    if sink.delta().is_some() {
-        let outputs: Vec<&CommittedFile> = docs.iter().flat_map(|d| d.outputs.iter()).collect();
-        futures::stream::iter(outputs)
-            .map(|f| sink.reveal(&f.path))
-            .buffer_unordered(IO_AT_ONCE)
-            .try_collect::<Vec<()>>()
-            .await?;
-        crate::util::failpoint::hit("rewrite-published");
-        // Derived tables change what readers read (new rows, new values):
-        // a data change, not a rearrangement.
-        let derived = m.layout.iter().any(LayoutChange::is_derived);
-        // New partition columns or column types: the tables' metadata too.
-        let relayouts = m.layout.iter().any(LayoutChange::changes_columns);
-        commit(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), !derived, relayouts).await?;
-        crate::util::failpoint::hit("rewrite-committed");
-    } else {
-        for d in docs {
-            futures::stream::iter(&d.outputs)
-                .map(|f| sink.reveal(&f.path))
-                .buffer_unordered(IO_AT_ONCE)
-                .try_collect::<Vec<()>>()
-                .await?;
-            futures::stream::iter(&d.inputs)
-                .map(|rel| state.delete_data(rel))
-                .buffer_unordered(IO_AT_ONCE)
-                .try_collect::<Vec<()>>()
-                .await?;
-            crate::util::failpoint::hit("during-rewrite-swap");
-        }
-    }
+    // Derived tables change what readers read (new rows, new values):
+    // a data change, not a rearrangement.
+    let rearranges = !m.layout.iter().any(LayoutChange::is_derived);
+    // New partition columns or column types: the tables' layout too.
+    let relayouts = m.layout.iter().any(LayoutChange::changes_columns);
+    replace(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), rearranges, relayouts).await?;
+    crate::util::failpoint::hit("rewrite-committed");
+    // Groups waiting for their segment (in a format that publishes) are
+    // in no version: their outputs wait in their place.
+    let waiting: Vec<&Rewrite> = docs.iter().filter(|d| !d.live).collect();
+    reveal(sink, waiting.iter().flat_map(|d| d.outputs.iter())).await?;
     state.apply_rewrites(docs).await?;
     crate::util::failpoint::hit("rewrite-checkpointed");
     set_records(state, docs).await?;
-    // `delta`: the inputs of units waiting for their segment are in no
-    // version; their checkpoints count the new files now.
-    if sink.delta().is_some() {
-        for rel in docs.iter().filter(|d| !d.live).flat_map(|d| d.inputs.iter()) {
-            state.delete_data(rel).await?;
-        }
+    for d in waiting {
+        delete(state, d.inputs.iter()).await?;
     }
     Ok(())
 }
 
-/// `delta`: one commit a table removing the live groups' inputs and adding
-/// their outputs (`rearranges`: `OPTIMIZE`, `dataChange = false`; else a
-/// `WRITE`, for derived tables); where the table's partition columns or
-/// column types change, the same commit replaces its layout (an overwrite
-/// of its schema: `DeltaTables::replace`).
-async fn commit(
+async fn reveal(sink: &Sink, files: impl Iterator<Item = &CommittedFile>) -> Result<(), RunError> {
+    futures::stream::iter(files)
+        .map(|f| sink.reveal(&f.path))
+        .buffer_unordered(IO_AT_ONCE)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+async fn delete(state: &StateStore, files: impl Iterator<Item = &String>) -> Result<(), RunError> {
+    futures::stream::iter(files)
+        .map(|rel| state.delete_data(rel))
+        .buffer_unordered(IO_AT_ONCE)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(())
+}
+
+/// Table by table, the live groups' outputs revealed and made to replace
+/// their inputs (`rearranges`: the rows stay, e.g. Delta's `OPTIMIZE`,
+/// `dataChange = false`; else a data change, for derived tables), with the
+/// transaction `(chainetl-<job>-relayout, version)` and each unit's and
+/// the compactions' versions; where the table's partition columns or
+/// column types change, the same change gives it its new layout. What the
+/// format leaves to delete (a hive folder's inputs) goes group by group.
+async fn replace(
     spec: &Spec,
     sink: &Arc<Sink>,
     state: &StateStore,
@@ -76,9 +74,6 @@ async fn commit(
     rearranges: bool,
     relayouts: bool,
 ) -> Result<(), RunError> {
-    let Some(delta) = sink.delta() else {
-        return Ok(());
-    };
     let units = state.load_units().await?;
     let mut tables: BTreeMap<String, Vec<&Rewrite>> = BTreeMap::new();
     for d in docs.iter().filter(|d| d.live) {
@@ -95,7 +90,7 @@ async fn commit(
         }
     }
     let schemas = crate::job::change::convert::table_schemas(spec)?;
-    // A table of the job's holding none of its files still takes its new
+    // A table of the job holding none of its files still takes its new
     // partition columns or types.
     for table in schemas.keys().filter(|_| relayouts) {
         if !tables.contains_key(table) {
@@ -104,59 +99,64 @@ async fn commit(
     }
     for (table, docs) in tables {
         let dir = format!("{table}/");
-        // Other partition columns or column types: the commit replaces the
-        // table's layout as well as its files (only when the spec changed
-        // them: a column a newer release added is never dropped here).
-        let replaces = match schemas.get(&table) {
-            Some(schema) if relayouts => delta.needs_replacing(sink, &table, schema).await?,
-            _ => false,
-        };
-        if docs.is_empty() && !replaces {
-            continue;
-        }
-        // A derived table may be new, or lack the columns it gains.
-        if let Some(schema) = schemas.get(&table)
-            && !replaces
-            && docs.iter().any(|d| d.outputs.iter().any(|f| f.path.starts_with(&dir)))
-        {
-            delta.check_table(sink, &table, schema).await?;
-        }
-        let in_table = |rel: &str| rel.strip_prefix(&dir).map(str::to_string);
-        let mut adds = Vec::new();
-        for f in docs.iter().flat_map(|d| d.outputs.iter()).filter(|f| f.path.starts_with(&dir)) {
-            adds.push(delta.add_stored(sink, &table, &f.path, f.bytes, Some(f.rows)).await?);
-        }
-        let mut parts = vec![Part {
-            adds,
+        let outputs: Vec<&CommittedFile> = docs
+            .iter()
+            .flat_map(|d| d.outputs.iter())
+            .filter(|f| f.path.starts_with(&dir))
+            .collect();
+        reveal(sink, outputs.iter().copied()).await?;
+        crate::util::failpoint::hit("rewrite-published");
+        let mut joining = vec![Joining {
+            files: outputs
+                .iter()
+                .map(|f| Stored {
+                    rel: f.path.clone(),
+                    bytes: f.bytes,
+                    rows: Some(f.rows),
+                })
+                .collect(),
+            // The rewrite's files have their own schema.
+            schema: None,
             txn: Some((relayout_app_id(spec), version)),
+            adopted: false,
         }];
+        let version_of = |txn| Joining {
+            files: Vec::new(),
+            schema: None,
+            txn: Some(txn),
+            adopted: false,
+        };
         for d in &docs {
             if let Some(u) = &d.unit
                 && units.contains_key(u)
             {
-                parts.push(Part {
-                    adds: Vec::new(),
-                    txn: Some((unit_app_id(state, u), d.next_seq as i64)),
-                });
+                joining.push(version_of((unit_app_id(state, u), d.next_seq as i64)));
             }
         }
         if let Some(g) = docs.iter().filter(|d| d.unit.is_none()).map(|d| d.generation).max() {
-            parts.push(Part {
-                adds: Vec::new(),
-                txn: Some((compaction_app_id(spec), g as i64)),
-            });
+            joining.push(version_of((compaction_app_id(spec), g as i64)));
         }
-        let change = Change {
-            parts,
-            removes: docs.iter().flat_map(|d| d.inputs.iter()).filter_map(|r| in_table(r)).collect(),
+        let r = Replacement {
+            joining,
+            removes: docs
+                .iter()
+                .flat_map(|d| d.inputs.iter())
+                .filter(|r| r.starts_with(&dir))
+                .cloned()
+                .collect(),
             rearranges,
-            may_be_in: true,
+            again: true,
+            // Only when the spec changed them: a column a newer release
+            // added is never dropped here.
+            schema: schemas.get(&table).cloned(),
+            relayout: relayouts,
         };
-        match schemas.get(&table) {
-            Some(schema) if replaces => delta.replace(sink, &table, schema, change).await?,
-            _ => delta.commit(sink, &table, change).await?,
-        };
+        let doomed: HashSet<String> = sink.format().replace(sink, &table, r).await?.into_iter().collect();
         crate::util::failpoint::hit("during-rewrite-commit");
+        for d in &docs {
+            delete(state, d.inputs.iter().filter(|r| doomed.contains(*r))).await?;
+            crate::util::failpoint::hit("during-rewrite-swap");
+        }
     }
     Ok(())
 }

@@ -39,11 +39,12 @@
 //! listing the partition between the first rename and the last delete
 //! can see rows twice; no reader sees a row missing.
 //!
-//! # Delta tables
+//! # Formats with commits (`delta`)
 //!
-//! In the `delta` format the files are those of the tables' current
-//! versions (read from the logs, not listed), a unit's files are final
-//! once published, and rolling forward is one commit: the inputs removed
+//! Where the format publishes ([`crate::sink::format::TableFormat`]), the
+//! files are those of the tables' current versions (read from the logs,
+//! not listed), a unit's files are final once published, and rolling
+//! forward is one commit (the format's `replace`): the inputs removed
 //! and the outputs added (`dataChange = false`) with the transaction
 //! `(chainetl-<job>-compact, generation)`, so a swap finished again after
 //! a crash finds itself in the log and commits nothing. Generations go on
@@ -58,10 +59,10 @@ mod swap;
 pub use step::finish_swaps;
 
 use crate::job::error::RunError;
+use crate::sink::format::{Joining, Replacement, Stored};
 use crate::sink::{MergeInput, Sink, compacted_name};
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, JobFile, Listed, Mark, PendingCompaction, STATE_VERSION, StateStore, UnitState};
-use crate::storage::delta::{Change, Part};
 use crate::vocab::Chain;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -342,12 +343,12 @@ impl Compactor<'_> {
     /// The compacted files hold those rows, and only those: a unit's
     /// other files, even in this partition (written there by a rewrite
     /// into another layout, or after the compaction), hold rows the
-    /// compacted files do not. Only in the `parquet` format (a Delta
-    /// table's files are what its log says), with no swap in progress,
+    /// compacted files do not. Only in a format whose readers list the
+    /// folder (a published table's files are what it records), with no swap in progress,
     /// for units of fixed windows, and once each of them is done (one
     /// still being exported waits).
     fn back_beside_compacted(&self, record: &Compaction, files: &[Listed], finality: &Finality) -> Vec<String> {
-        if record.files.is_empty() || record.pending.is_some() || !record.dissolving.is_empty() || self.sink.delta().is_some() {
+        if record.files.is_empty() || record.pending.is_some() || !record.dissolving.is_empty() || self.sink.format().publishes() {
             return Vec::new();
         }
         let replaced: HashSet<&str> = record.replaced.iter().map(String::as_str).collect();
@@ -371,10 +372,10 @@ impl Compactor<'_> {
         let (export, chain) = unit_export(unit)?;
         let e = self.spec.exports.get(export)?;
         let st = f.states.get(unit);
-        // In the `delta` format a unit's files are final once its last
-        // ones are in the table.
-        let delta = self.sink.delta().is_some();
-        if st.is_some_and(|s| !s.done || seq >= s.next_seq || (delta && !s.published)) {
+        // In a format that publishes, a unit's files are final once its
+        // last ones are in the table.
+        let publishes = self.sink.format().publishes();
+        if st.is_some_and(|s| !s.done || seq >= s.next_seq || (publishes && !s.published)) {
             return None;
         }
         if !e.per_run() {
@@ -473,10 +474,10 @@ impl Compactor<'_> {
         self.finish_swap(&mut record, false).await
     }
 
-    /// Rolls a swap forward: reveals the outputs, deletes the inputs (in
-    /// the `delta` format: commits the swap), and records the partition
-    /// without the swap. `again`: a dead run's swap, which may be in the
-    /// table's log already.
+    /// Rolls a swap forward: reveals the outputs, replaces the inputs
+    /// with them in the table (in a format with commits, one commit; else
+    /// the inputs are deleted), and records the partition without the
+    /// swap. `again`: a dead run's swap, which may be in the table already.
     pub(super) async fn finish_swap(&self, record: &mut Compaction, again: bool) -> Result<(), RunError> {
         let Some(p) = record.pending.clone() else {
             return Ok(());
@@ -484,16 +485,12 @@ impl Compactor<'_> {
         for out in &p.outputs {
             self.sink.reveal(&out.path).await?;
         }
-        if self.sink.delta().is_some() {
-            crate::util::failpoint::hit("compact-published");
-            self.commit_swap(&record.partition, &p, again).await?;
-            crate::util::failpoint::hit("compact-committed");
-        } else {
-            for rel in &p.inputs {
-                self.state.delete_data(rel).await?;
-                crate::util::failpoint::hit("compact-deleting");
-            }
+        crate::util::failpoint::hit("compact-published");
+        for rel in self.replace(&record.partition, &p, again).await? {
+            self.state.delete_data(&rel).await?;
+            crate::util::failpoint::hit("compact-deleting");
         }
+        crate::util::failpoint::hit("compact-committed");
         record.pending = None;
         record.updated_at = chrono::Utc::now().to_rfc3339();
         self.state.save_compaction(record).await?;
@@ -503,24 +500,19 @@ impl Compactor<'_> {
 
 impl Compactor<'_> {
     /// The generation of a new compaction of `partition`, whose files and
-    /// record have generations up to `last`: the next one. In the `delta`
-    /// format, also above every generation its table's log has (the
-    /// compactions' transaction version), so no name a version of the
+    /// record have generations up to `last`: the next one, and above every
+    /// generation its table records (the compactions' transaction
+    /// version, in a format with commits), so no name a version of the
     /// table references is written again — not after a repair dissolved
     /// the partition, nor after a `--fresh`.
     async fn next_generation(&self, partition: &str, last: u64) -> Result<u64, RunError> {
-        let Some(delta) = self.sink.delta() else {
-            return Ok(last + 1);
-        };
         let table = table_of(partition).to_string();
         let known = self.generations.lock().unwrap_or_else(|e| e.into_inner()).get(&table).copied();
         let logged = match known {
             Some(g) => g,
             None => {
                 let app = crate::job::tables::compaction_app_id(self.spec);
-                let t = delta.table(self.sink, &table);
-                let v = t.blocking(move |t| t.app_version(&app)).await.map_err(|e| log_failed(&table, e))?;
-                v.unwrap_or(0).max(0) as u64
+                self.sink.format().recorded_version(self.sink, &table, &app).await?.max(0) as u64
             }
         };
         let generation = last.max(logged) + 1;
@@ -528,45 +520,38 @@ impl Compactor<'_> {
         Ok(generation)
     }
 
-    /// The `delta` format's swap: one commit removing the inputs and
-    /// adding the outputs (`dataChange = false`), with the transaction
+    /// The swap in the table: the inputs replaced by the outputs (no
+    /// change of the rows), with the transaction
     /// `(chainetl-<job>-compact, generation)` — so a swap finished again
-    /// after a crash is not committed twice. The inputs stay on storage
-    /// for the table's earlier versions, until `vacuum`.
-    async fn commit_swap(&self, partition: &str, p: &PendingCompaction, again: bool) -> Result<(), RunError> {
-        let Some(delta) = self.sink.delta() else {
-            return Ok(());
-        };
-        let table = table_of(partition);
-        let mut adds = Vec::with_capacity(p.outputs.len());
-        for out in &p.outputs {
-            adds.push(delta.add_stored(self.sink, table, &out.path, out.bytes, Some(out.rows)).await?);
-        }
-        let in_table = |rel: &String| rel.strip_prefix(table).and_then(|r| r.strip_prefix('/')).unwrap_or(rel).to_string();
-        let change = Change {
-            parts: vec![Part {
-                adds,
+    /// after a crash is not committed twice. Returns the inputs to delete
+    /// now: none where the table keeps them for its earlier versions,
+    /// until `vacuum`.
+    async fn replace(&self, partition: &str, p: &PendingCompaction, again: bool) -> Result<Vec<String>, RunError> {
+        let outputs = p.outputs.iter().map(|f| Stored {
+            rel: f.path.clone(),
+            bytes: f.bytes,
+            rows: Some(f.rows),
+        });
+        let r = Replacement {
+            joining: vec![Joining {
+                files: outputs.collect(),
+                // A merge's files have their own schema.
+                schema: None,
                 txn: Some((crate::job::tables::compaction_app_id(self.spec), p.generation as i64)),
+                adopted: false,
             }],
-            removes: p.inputs.iter().map(in_table).collect(),
+            removes: p.inputs.clone(),
             rearranges: true,
-            may_be_in: again,
+            again,
+            ..Default::default()
         };
-        delta.commit(self.sink, table, change).await?;
-        Ok(())
+        Ok(self.sink.format().replace(self.sink, table_of(partition), r).await?)
     }
 }
 
 /// The table a partition (`events/chain=base/date=…`) belongs to.
 fn table_of(partition: &str) -> &str {
     partition.split('/').next().unwrap_or_default()
-}
-
-fn log_failed(table: &str, e: crate::storage::delta::DeltaError) -> RunError {
-    RunError::Sink(crate::sink::SinkError::Read {
-        path: table.into(),
-        source: Box::new(e),
-    })
 }
 
 /// Export index and chain of a unit id (`e<i>-<dataset>-<chain>-…`).

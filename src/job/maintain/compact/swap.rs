@@ -156,7 +156,7 @@ impl Compactor<'_> {
     /// already, so nothing of theirs is left twice; until the units run,
     /// their rows are missing.
     ///
-    /// In the `delta` format nothing leaves the table here: the units
+    /// Where the format publishes, nothing leaves the table here: the units
     /// restart as one group (above the sequences of the files the record
     /// replaced) whose new files replace the compacted ones in one commit
     /// a table once all are done (`job::publish`); storage keeps the
@@ -169,19 +169,22 @@ impl Compactor<'_> {
         }
         let outputs = c.pending.iter().flat_map(|p| p.outputs.iter());
         let compacted: Vec<String> = c.files.iter().chain(outputs).map(|f| f.path.clone()).collect();
-        if self.sink.delta().is_some() {
-            // The compacted files leave the tables with the units' new
-            // files, in one commit a table once all of them are done.
-            let table = super::table_of(&c.partition).to_string();
-            let live = self.state.list_live_files(&[table].into()).await?.unwrap_or_default();
-            let shared: Vec<String> = live.into_iter().map(|f| f.rel).filter(|r| compacted.contains(r)).collect();
-            self.state
-                .restart_units(&c.dissolving, &above, &self.spec.tables(), &shared)
-                .await?;
-            self.delete_hidden(&c.partition, None).await?;
-        } else {
-            self.state.restart_units(&c.dissolving, &above, &self.spec.tables(), &[]).await?;
-            self.delete_hidden(&c.partition, None).await?;
+        // Where the format publishes, the compacted files leave the
+        // tables with the units' new files, in one commit a table once all
+        // of them are done; where readers list the folder, they go now.
+        let table = super::table_of(&c.partition).to_string();
+        let live = self.state.list_live_files(&[table].into()).await?;
+        let shared: Vec<String> = live
+            .iter()
+            .flatten()
+            .map(|f| f.rel.clone())
+            .filter(|r| compacted.contains(r))
+            .collect();
+        self.state
+            .restart_units(&c.dissolving, &above, &self.spec.tables(), &shared)
+            .await?;
+        self.delete_hidden(&c.partition, None).await?;
+        if live.is_none() {
             for rel in &compacted {
                 self.state.delete_data(rel).await?;
             }

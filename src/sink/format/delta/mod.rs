@@ -32,6 +32,7 @@
 //! time without being read whole.
 
 mod table_format;
+mod vacuum;
 
 use crate::sink::reader::StoreReader;
 use crate::sink::{Sink, SinkError, WrittenFile};
@@ -308,7 +309,7 @@ impl DeltaTables {
     /// Whether `table` exists laid out otherwise than this job writes it
     /// (rows of `schema`): other partition columns, or a column missing
     /// from what the job writes or of another type — what only
-    /// [`DeltaTables::replace`] changes.
+    /// [`DeltaTables::replace_layout`] changes.
     pub async fn needs_replacing(&self, sink: &Sink, table: &str, schema: &Schema) -> Result<bool, SinkError> {
         let t = self.table(sink, table);
         if !t.exists(sink.storage()).await.map_err(|e| delta_error(Arc::new(e)))? {
@@ -327,7 +328,7 @@ impl DeltaTables {
     /// Makes `change` to `table` in one commit that also gives the table
     /// this job's layout for rows of `schema` (see [`Table::replace`]), in
     /// the table's turn.
-    pub async fn replace(&self, sink: &Sink, table: &str, schema: &Schema, change: Change) -> Result<u64, SinkError> {
+    pub async fn replace_layout(&self, sink: &Sink, table: &str, schema: &Schema, change: Change) -> Result<u64, SinkError> {
         let (partitions, full) = Self::wanted(sink, schema);
         let committer = self.committer(sink, table);
         let _turn = committer.turn.lock().await;

@@ -2,10 +2,10 @@
 //! answered from the tables' logs and made by [`DeltaTables`]' commits.
 
 use super::{COMMIT_ATTEMPTS, DeltaTables, Publication};
-use crate::sink::format::{Joining, Owned, Stored, TableFormat};
+use crate::sink::format::{Joining, Owned, Prepared, Replacement, Retention, Stored, TableFormat, TableVersion, Vacuumed};
 use crate::sink::{Sink, SinkError, WrittenFile};
 use crate::storage::delta::{AddFile, Change, DeltaError, LiveFile, Part};
-use arrow_schema::SchemaRef;
+use arrow_schema::{Schema, SchemaRef};
 use std::collections::HashSet;
 
 #[async_trait::async_trait]
@@ -85,6 +85,7 @@ impl TableFormat for DeltaTables {
             files,
             schema: Some(schema.clone()),
             txn: Some(txn.clone()),
+            adopted: false,
         };
         let adds = self.adds(sink, table, &joining).await?;
         let p = Publication {
@@ -97,7 +98,7 @@ impl TableFormat for DeltaTables {
         self.publish(sink, p).await.map(|_| ())
     }
 
-    async fn publish_whole(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<(), SinkError> {
+    async fn prepare(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<Option<Prepared>, SinkError> {
         let mut parts = Vec::new();
         for j in &joining {
             let adds = self.adds(sink, table, j).await?;
@@ -111,7 +112,7 @@ impl TableFormat for DeltaTables {
         let removes = if removes.is_empty() {
             removes
         } else {
-            let live: std::collections::HashSet<String> = self
+            let live: HashSet<String> = self
                 .table(sink, table)
                 .blocking(|t| t.live_files())
                 .await
@@ -121,13 +122,24 @@ impl TableFormat for DeltaTables {
                 .collect();
             removes.into_iter().filter(|p| live.contains(p)).collect()
         };
+        if parts.is_empty() && removes.is_empty() {
+            return Ok(None);
+        }
         let change = Change {
             parts,
             removes,
             rearranges: false,
             may_be_in: true,
         };
-        self.commit(sink, table, change).await.map(|_| ())
+        Ok(Some(Prepared(Box::new(change))))
+    }
+
+    async fn commit_prepared(&self, sink: &Sink, table: &str, prepared: Prepared) -> Result<(), SinkError> {
+        let change = prepared.0.downcast::<Change>().map_err(|_| SinkError::Write {
+            path: table.into(),
+            source: "a change another format prepared cannot be committed to a Delta table".into(),
+        })?;
+        self.commit(sink, table, *change).await.map(|_| ())
     }
 
     async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError> {
@@ -161,26 +173,104 @@ impl TableFormat for DeltaTables {
         Ok(Some(removed.into_iter().map(|p| format!("{table}/{p}")).collect()))
     }
 
-    fn as_delta(&self) -> Option<&DeltaTables> {
-        Some(self)
+    async fn replace(&self, sink: &Sink, table: &str, r: Replacement) -> Result<Vec<String>, SinkError> {
+        let relayout = match &r.schema {
+            Some(schema) if r.relayout => self.needs_replacing(sink, table, schema).await?,
+            _ => false,
+        };
+        let adds_any = r.joining.iter().any(|j| !j.files.is_empty());
+        if !adds_any && r.removes.is_empty() && !relayout {
+            return Ok(Vec::new());
+        }
+        // A table may be new (a derived one), or lack columns it gains.
+        if let Some(schema) = r.schema.as_ref().filter(|_| !relayout && adds_any) {
+            DeltaTables::check_table(self, sink, table, schema).await?;
+        }
+        let mut parts = Vec::with_capacity(r.joining.len());
+        for j in &r.joining {
+            parts.push(Part {
+                adds: self.adds(sink, table, j).await?,
+                txn: j.txn.clone(),
+            });
+        }
+        let dir = format!("{table}/");
+        let change = Change {
+            parts,
+            removes: r.removes.iter().filter_map(|p| p.strip_prefix(&dir)).map(String::from).collect(),
+            rearranges: r.rearranges,
+            may_be_in: r.again,
+        };
+        match &r.schema {
+            Some(schema) if relayout => self.replace_layout(sink, table, schema, change).await?,
+            _ => self.commit(sink, table, change).await?,
+        };
+        Ok(Vec::new())
+    }
+
+    fn keeps_versions(&self) -> bool {
+        true
+    }
+
+    fn drops_columns(&self) -> bool {
+        false
+    }
+
+    async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
+        self.table(sink, table)
+            .exists(sink.storage())
+            .await
+            .map_err(|e| log_unread(table, e))
+    }
+
+    async fn table_version(&self, sink: &Sink, table: &str, commits: usize) -> Result<Option<TableVersion>, SinkError> {
+        let t = self.table(sink, table);
+        let failed = |e| log_unread(table, e);
+        if !t.exists(sink.storage()).await.map_err(failed)? {
+            return Ok(None);
+        }
+        let version = t.blocking(|t| t.snapshot().map(|s| s.version())).await.map_err(failed)?;
+        let last_commits = t.last_commits(sink.storage(), version, commits).await;
+        Ok(Some(TableVersion { version, last_commits }))
+    }
+
+    async fn vacuum(&self, sink: &Sink, table: &str, keep: &Retention) -> Result<Vacuumed, SinkError> {
+        super::vacuum::vacuum(self, sink, table, keep).await
+    }
+
+    async fn forget(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
+        super::vacuum::delete_log(sink, table).await
     }
 }
 
 impl DeltaTables {
     /// The `add`s of `joining`'s files: statistics from their footers, read
     /// against the writer's schema or, where none is given, each file's own.
+    /// Adopted files are checked against the writer's schema first.
+    /// Footers are read several at once (each a request on S3).
     async fn adds(&self, sink: &Sink, table: &str, joining: &Joining) -> Result<Vec<AddFile>, SinkError> {
+        use futures::{StreamExt, TryStreamExt};
         let file_schema = joining.schema.as_ref().map(|s| sink.file_columns(s).0);
-        let mut adds = Vec::with_capacity(joining.files.len());
-        for f in &joining.files {
-            adds.push(match (&file_schema, f.rows) {
-                (Some(schema), Some(rows)) => self.add_from_storage(sink, table, schema, &f.rel, f.bytes, rows).await?,
-                _ => self.add_stored(sink, table, &f.rel, f.bytes, f.rows).await?,
-            });
+        // Collected first: a closure making the futures is not general
+        // enough over lifetimes for the trait's `Send` futures.
+        let adds: Vec<_> = joining
+            .files
+            .iter()
+            .map(|f| self.add_one(sink, table, file_schema.as_deref(), joining.adopted, f))
+            .collect();
+        futures::stream::iter(adds).buffered(FOOTERS_AT_ONCE).try_collect().await
+    }
+
+    async fn add_one(&self, sink: &Sink, table: &str, schema: Option<&Schema>, adopted: bool, f: &Stored) -> Result<AddFile, SinkError> {
+        match (schema, f.rows) {
+            (Some(schema), _) if adopted => self.add_adopted(sink, table, &f.rel, f.bytes, schema).await,
+            (Some(schema), Some(rows)) => self.add_from_storage(sink, table, schema, &f.rel, f.bytes, rows).await,
+            _ => self.add_stored(sink, table, &f.rel, f.bytes, f.rows).await,
         }
-        Ok(adds)
     }
 }
+
+/// Footers read at once while adding stored files.
+const FOOTERS_AT_ONCE: usize = 16;
 
 /// A table's log that could not be read, named by its table.
 fn log_unread(table: &str, e: DeltaError) -> SinkError {
