@@ -245,8 +245,9 @@ impl StateStore {
         let ids: Vec<String> = above.keys().cloned().collect();
         tracing::warn!(
             units = ids.len(),
-            "the Delta tables hold files of {} unit{} that no checkpoint counts (a checkpoint deleted or restored from a backup): \
+            "the {}s hold files of {} unit{} that no checkpoint counts (a checkpoint deleted or restored from a backup): \
              exporting {} again, to replace those files in one commit",
+            self.sink.format().table_words(),
             ids.len(),
             if ids.len() == 1 { "" } else { "s" },
             if ids.len() == 1 { "it" } else { "them" },

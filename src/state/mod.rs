@@ -56,6 +56,7 @@
 //! | `runs/<run-id>.json` (run report, its schema versioned by the job stage) | [`StateStore::save_doc`] | at the end of every run; never read back | atomic replace |
 //! | `runs/latest.json` (a copy of the last run's report) | [`StateStore::save_doc`] | after that run's own report | atomic replace |
 //! | `migration.json` ([`Migration`]) | [`StateStore::save_migration`] | a run begins a change of the output's format (made from the rows it holds), and reaches a phase of it | atomic replace; deleted by [`StateStore::end_migration`] after `job.json` records the new identity |
+//! | `repair.json` ([`Repair`]) | [`StateStore::begin_repair`] | a repair (`verify --repair`, checkpoints gone under compacted rows) is about to make units export again, before any of their rows leaves | atomic replace, by the holder of the whole job's lease; deleted by [`StateStore::end_repair`] once every unit is exported again |
 //! | `clearing.json` (`{started_at, seq_floor, generation_floor}`: the floors the job starts over from, read as plain JSON from `job.json`, the records and the files first) | [`StateStore::clear`] | first thing a `--fresh` writes, last thing it deletes (between them it deletes everything above but the leases) | atomic replace |
 //! | `leases/<scope>.lock` (local disk) | [`lease::Lease::acquire`] | taken for the whole run; holds the holder's JSON, rewritten in place and read tolerantly | OS lock (`flock`) on the open file |
 //! | `leases/<scope>.json` (object stores) | [`lease::Lease::acquire`] | taken for the whole run, renewed every [`lease::RENEW`], deleted on release | create-if-absent, then PUTs conditional on the ETag |
@@ -182,6 +183,7 @@ pub mod lease;
 mod migration;
 mod neighbours;
 mod persist;
+mod repair;
 mod rows;
 mod units;
 mod verify;
@@ -196,6 +198,7 @@ pub use docs::{
 pub use migration::{Migration, Phase, Rewrite};
 pub use neighbours::Neighbour;
 pub use persist::{Removed, Superseded};
+pub use repair::Repair;
 pub use rows::TableRows;
 pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::{Depth, Progress};

@@ -125,6 +125,19 @@ impl Interrupted {
         }
     }
 
+    /// A repair whose units (`pending` of them) are not all exported
+    /// again yet (`repair.json`).
+    pub fn repair(pending: usize) -> Interrupted {
+        Interrupted {
+            kind: "repair",
+            at: format!("the job ({pending} unit{} to export again)", if pending == 1 { "" } else { "s" }),
+            what: "a repair (verify --repair) was interrupted",
+            readers: "rows of the units being exported again may be missing (or, where the format publishes, still \
+                      in the files they replace)",
+            finish: "the next run or `chainetl verify SPEC --repair` finishes it (exporting those units again)",
+        }
+    }
+
     /// An interrupted `--fresh`.
     pub fn fresh() -> Interrupted {
         Interrupted {
@@ -282,6 +295,7 @@ impl StateStore {
         replaced: &HashSet<&str>,
     ) -> Result<Vec<FileProblem>, StateError> {
         let format = self.sink.format();
+        let (table_words, log_words) = (format.table_words(), format.log_words());
         let mut owner: HashMap<&str, (&str, Option<u64>)> = HashMap::new();
         for (id, st) in states {
             // A file a unit exported again replaces is still its own.
@@ -314,14 +328,14 @@ impl StateStore {
                     what,
                 };
                 match sizes.get(rel.as_str()) {
-                    None => problems.push(problem("in the Delta table's current version, but missing from storage".into())),
-                    Some(&b) if b != f.size => problems.push(problem(format!("{b} bytes, but the Delta log records {}", f.size))),
+                    None => problems.push(problem(format!("in the {table_words}'s current version, but missing from storage"))),
+                    Some(&b) if b != f.size => problems.push(problem(format!("{b} bytes, but the {log_words} records {}", f.size))),
                     _ => {}
                 }
                 if let (Some(r), Some(log)) = (rows, f.rows)
                     && r != log
                 {
-                    problems.push(problem(format!("{r} rows committed, but the Delta log records {log}")));
+                    problems.push(problem(format!("{r} rows committed, but the {log_words} records {log}")));
                 }
                 in_table.insert(rel);
             }
@@ -336,7 +350,7 @@ impl StateStore {
                         unit: id.clone(),
                         units: vec![id.clone()],
                         path: f.path.clone(),
-                        what: "committed, but not in the Delta table's current version (readers miss its rows)".into(),
+                        what: format!("committed, but not in the {table_words}'s current version (readers miss its rows)"),
                     });
                 }
             }

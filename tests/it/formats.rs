@@ -18,8 +18,7 @@
 //!   compaction): readers never see a row twice after a killed run, and
 //!   a re-run ends with every row once and `verify` clean; kill -9 at each
 //!   step of a repair's publish: `verify` names the repair while it
-//!   stands, and `verify --repair` finishes it (ignored: a defect in
-//!   `src/`, see [`kill_9_at_each_step_of_a_repair`]);
+//!   stands, and `verify --repair` finishes it;
 //! - `verify` finds a missing file and a damaged (bit-flipped) one, exits
 //!   1 naming both, and `verify --repair` restores every row;
 //! - a second job sharing the output (same uri, format and layout, another
@@ -842,10 +841,6 @@ conformance!(
     every_committed_row_is_seen_once,
     a_replace_never_shows_old_and_new_rows_together,
     kill_9_at_each_step_of_publish_and_replace,
-    #[ignore = "defect: a `verify --repair` killed while it exports the units of a dissolved merged \
-                file again leaves no record; `verify` then exits 0 (\"readers see every committed row\") \
-                with those rows gone (parquet) or the damaged file still in the table (delta), and \
-                `verify --repair` exits 0 without exporting them; only `chainetl run` finishes it"]
     kill_9_at_each_step_of_a_repair,
     verify_finds_a_missing_or_damaged_file_and_repair_restores_it,
     a_second_job_sharing_the_output_keeps_each_jobs_rows_once,

@@ -277,6 +277,7 @@ async fn run_leased(
         }
         opts.repair.clone()
     };
+    state.begin_repair(&repair).await?;
     prepare::delete_repaired(&spec, &state, &repair).await?;
     let (client, sim) = setup::connect(&spec, cfg, &cancel).await?;
     let shared = Arc::new(Shared::new(spec, client, sink, state, started, cancel)?);
@@ -292,6 +293,9 @@ async fn run_leased(
         sim.task.abort();
     }
     result?;
+    if shared.state.end_repair().await? {
+        tracing::info!("repair finished: every unit it exported again is done");
+    }
     Ok(report::summarize(&shared, &job, &opts, passes.out, started_at).await?)
 }
 

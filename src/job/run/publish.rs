@@ -196,7 +196,12 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
             .await?;
     }
     if added > 0 {
-        tracing::info!(unit = %unit.id, files = added, "published files an interrupted run had checkpointed but not yet added to the Delta log");
+        tracing::info!(
+            unit = %unit.id,
+            files = added,
+            "published files an interrupted run had checkpointed but not yet added to the {}",
+            format.log_words()
+        );
     }
     if st.done {
         st.published = true;

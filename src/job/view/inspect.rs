@@ -74,6 +74,7 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
     if let Some(m) = state.load_migration().await? {
         interrupted.insert(0, Interrupted::conversion(&m));
     }
+    interrupted.extend(state.interrupted_repair().await?);
     Ok(JobStatus {
         units,
         states,
@@ -149,8 +150,10 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
             .collect(),
         None => Vec::new(),
     };
+    let mut interrupted = Interrupted::of_compactions(&state.load_compactions().await?);
+    interrupted.extend(state.interrupted_repair().await?);
     Ok(Verification {
-        interrupted: Interrupted::of_compactions(&state.load_compactions().await?),
+        interrupted,
         problems: verified.problems,
         rows: verified.rows,
         uncounted: verified.uncounted,

@@ -25,6 +25,14 @@ impl TableFormat for Hive {
         OutputFormat::Parquet
     }
 
+    fn table_words(&self) -> &'static str {
+        "folder"
+    }
+
+    fn log_words(&self) -> &'static str {
+        "folder's listing"
+    }
+
     fn store_refusal(&self, _: &Storage) -> Option<String> {
         None
     }

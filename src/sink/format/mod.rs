@@ -154,6 +154,13 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// The format, as a spec names it.
     fn format(&self) -> OutputFormat;
 
+    /// A table of the format, in words for messages ("Delta table").
+    fn table_words(&self) -> &'static str;
+
+    /// What records a table's files and versions, in words for messages
+    /// ("Delta log").
+    fn log_words(&self) -> &'static str;
+
     /// Why the store cannot hold this format's tables, if it cannot.
     fn store_refusal(&self, storage: &Storage) -> Option<String>;
 

@@ -100,6 +100,9 @@ impl Compactor<'_> {
                  re-run with --fresh to export the job again"
             )));
         }
+        // Recorded before any of their rows leaves, until all are exported
+        // again (the dissolving records go before that).
+        self.state.begin_repair(&all).await?;
         for c in records.iter().enumerate().filter(|(i, _)| hit[*i]).map(|(_, c)| c) {
             let mut c = c.clone();
             c.dissolving = all.clone();

@@ -14,6 +14,14 @@ impl TableFormat for DeltaTables {
         crate::spec::OutputFormat::Delta
     }
 
+    fn table_words(&self) -> &'static str {
+        "Delta table"
+    }
+
+    fn log_words(&self) -> &'static str {
+        "Delta log"
+    }
+
     fn store_refusal(&self, storage: &crate::storage::Storage) -> Option<String> {
         (!storage.creates_conditionally()).then(|| {
             "format = \"delta\" needs a store that creates objects only if absent (each Delta commit is put-if-absent \
