@@ -7,7 +7,7 @@ use super::{CliError, Exit};
 use crate::job::view::status_view::InterruptedLine;
 use crate::job::{self, RunOptions};
 use crate::spec::Spec;
-use crate::state::{Depth, Progress};
+use crate::state::{Depth, Operation, Progress};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -180,9 +180,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         if !finished.is_empty() {
             outln!("finished {} compaction swap{}", finished.len(), plural(finished.len() as u64));
         }
-        let needs_run = interrupted
-            .iter()
-            .any(|op| matches!(op.kind, "repair" | "fresh" | "conversion" | "rewrite"));
+        let needs_run = interrupted.iter().any(|op| op.kind.needs_run());
         if !needs_run {
             return Box::pin(verify(args, repair, quick, quiet)).await;
         }
@@ -204,9 +202,9 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         return Ok(Exit::Success);
     }
     if problems.is_empty() && !repair {
-        if interrupted.iter().any(|op| op.kind == "fresh") {
+        if interrupted.iter().any(|op| op.kind == Operation::Fresh) {
             outln!("run `chainetl run {}` to finish the clearing and export the job again", args.spec);
-        } else if interrupted.iter().any(|op| matches!(op.kind, "conversion" | "rewrite")) {
+        } else if interrupted.iter().any(|op| op.kind.changes_output()) {
             outln!(
                 "run `chainetl run {}` (or `chainetl verify {} --repair`) to finish the conversion (itself with no request to the service; the run then does what else it has to)",
                 args.spec,

@@ -202,7 +202,7 @@ pub use repair::Repair;
 pub use rows::TableRows;
 pub use units::{MERGE_AT, MERGE_IN_RUN_AT, Manifest};
 pub use verify::{Depth, Progress};
-pub use verify::{FileProblem, Interrupted, Verified};
+pub use verify::{FileProblem, Interrupted, Operation, Verified};
 
 use crate::sink::{Sink, SinkError};
 use std::sync::Arc;

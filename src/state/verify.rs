@@ -41,18 +41,65 @@ pub struct FileProblem {
     pub what: String,
 }
 
+/// The kind of an operation begun and not finished, as scripts read it
+/// (`compaction_swap`, `compaction`, `repair`, `conversion`, `rewrite`,
+/// `fresh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// New files written, old ones not all deleted.
+    CompactionSwap,
+    /// New files written hidden, before the swap.
+    Compaction,
+    /// Units being exported again (`verify --repair`).
+    Repair,
+    /// A change of the output's format, made from its rows.
+    Conversion,
+    /// A rewrite of the output's files into another layout.
+    Rewrite,
+    /// A `--fresh` clearing.
+    Fresh,
+}
+
+impl Operation {
+    /// The word scripts read.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::CompactionSwap => "compaction_swap",
+            Operation::Compaction => "compaction",
+            Operation::Repair => "repair",
+            Operation::Conversion => "conversion",
+            Operation::Rewrite => "rewrite",
+            Operation::Fresh => "fresh",
+        }
+    }
+
+    /// Whether a run finishes it (rather than `compact`'s swap, with no
+    /// unit to run).
+    pub fn needs_run(self) -> bool {
+        !matches!(self, Operation::CompactionSwap | Operation::Compaction)
+    }
+
+    /// Whether it changes the output's format or layout.
+    pub fn changes_output(self) -> bool {
+        matches!(self, Operation::Conversion | Operation::Rewrite)
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// An operation a process began and did not finish, as the job's state
 /// records it: until it ends, readers of the output see a table that is not
 /// the job's (rows twice, or missing), and the files it touches are in
 /// flight, not damaged.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Interrupted {
-    /// A word for scripts: `compaction_swap` (new files written, old ones
-    /// not all deleted), `compaction` (new files written hidden, before the
-    /// swap), `repair` (a `verify --repair` dissolving compacted files),
-    /// `conversion` (a change of the output's format, made from its
-    /// rows), or `fresh` (a `--fresh` clearing).
-    pub kind: &'static str,
+    /// Which operation.
+    pub kind: Operation,
     /// Where: a partition (`events/chain=base/date=2025-05-31`), or the job.
     pub at: String,
     /// What was interrupted, in words.
@@ -70,7 +117,7 @@ impl Interrupted {
         for c in compactions {
             let (kind, what, readers, finish) = if !c.dissolving.is_empty() {
                 (
-                    "repair",
+                    Operation::Repair,
                     "a repair (verify --repair) was interrupted",
                     "rows of the units being exported again may be missing",
                     "the next run or `chainetl verify SPEC --repair` finishes it (exporting those units again)",
@@ -78,13 +125,13 @@ impl Interrupted {
             } else {
                 match &c.pending {
                     Some(p) if p.swapping => (
-                        "compaction_swap",
+                        Operation::CompactionSwap,
                         "a compaction swap was interrupted (new files written, old ones not all deleted)",
                         "rows twice (new files beside old ones), or missing",
                         "`chainetl compact SPEC` or the next run finishes it, with no request to the service",
                     ),
                     Some(_) => (
-                        "compaction",
+                        Operation::Compaction,
                         "a compaction was interrupted before its swap",
                         "the table as it was (the new files are hidden)",
                         "`chainetl compact SPEC` or the next run rolls it back, with no request to the service",
@@ -107,7 +154,7 @@ impl Interrupted {
     pub fn conversion(m: &super::Migration) -> Interrupted {
         if !m.layout.is_empty() {
             return Interrupted {
-                kind: "rewrite",
+                kind: Operation::Rewrite,
                 at: format!("the job's output ({})", crate::spec::changes::lines_of(&m.layout)),
                 what: "a rewrite of the output's files into another layout was interrupted",
                 readers: "delta: each table in the old layout until its one commit; parquet: a group of files can be \
@@ -116,7 +163,7 @@ impl Interrupted {
             };
         }
         Interrupted {
-            kind: "conversion",
+            kind: Operation::Conversion,
             at: format!("the job's output, {} to {}", m.from, m.to),
             what: "a conversion of the output's format was interrupted",
             readers: "each table whole in one format or the other (a Delta table's commit adds all its files at once); \
@@ -129,7 +176,7 @@ impl Interrupted {
     /// again yet (`repair.json`).
     pub fn repair(pending: usize) -> Interrupted {
         Interrupted {
-            kind: "repair",
+            kind: Operation::Repair,
             at: format!("the job ({pending} unit{} to export again)", if pending == 1 { "" } else { "s" }),
             what: "a repair (verify --repair) was interrupted",
             readers: "rows of the units being exported again may be missing (or, where the format publishes, still \
@@ -141,7 +188,7 @@ impl Interrupted {
     /// An interrupted `--fresh`.
     pub fn fresh() -> Interrupted {
         Interrupted {
-            kind: "fresh",
+            kind: Operation::Fresh,
             at: "the job".into(),
             what: "a --fresh clearing was interrupted",
             readers: "part of the old output, being deleted",

@@ -120,7 +120,7 @@ pub struct InterruptedLine {
 impl From<&Interrupted> for InterruptedLine {
     fn from(op: &Interrupted) -> InterruptedLine {
         InterruptedLine {
-            kind: op.kind.into(),
+            kind: op.kind.name().into(),
             at: op.at.clone(),
             what: op.what.into(),
             readers: op.readers.into(),
