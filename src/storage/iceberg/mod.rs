@@ -52,6 +52,11 @@
 //!   manifests, and metadata files past that many.
 //! - **Field ids are stable** ([`schema`]): a column keeps its id; a new
 //!   column is a metadata-only commit with a new id, optional.
+//! - **Identity-partitioned columns are optional** in the table's schema,
+//!   whatever the writer's: a data file may lack them (one adopted from a
+//!   hive folder, where `chain` is only in the path), and readers then
+//!   take the value from the file's partition tuple — pyiceberg only for
+//!   optional columns.
 
 pub mod manifest;
 pub mod metadata;
@@ -428,7 +433,15 @@ impl Table {
         if let Some(c) = self.load(storage).await? {
             return Ok((false, c));
         }
-        let (schema, last_column_id) = schema::from_arrow(arrow).map_err(|e| self.layout(e.to_string()))?;
+        let (mut schema, last_column_id) = schema::from_arrow(arrow).map_err(|e| self.layout(e.to_string()))?;
+        // Files adopted from hive folders lack the identity-partitioned
+        // columns (`chain`): readers fill them from the partition tuple,
+        // and pyiceberg only where the column is optional.
+        for k in keys.iter().filter(|k| k.transform == Transform::Identity) {
+            if let Some(f) = schema.fields.iter_mut().find(|f| f.name == k.source) {
+                f.required = false;
+            }
+        }
         let spec = PartitionSpec::of_keys(0, keys, &schema, partition::FIRST_PARTITION_ID).map_err(|m| self.layout(m))?;
         let mut props = properties.clone();
         props.insert(NAME_MAPPING.into(), schema.name_mapping().to_string());

@@ -520,11 +520,7 @@ async fn expiring_drops_old_snapshots_their_metadata_and_names_the_files_no_one_
     );
     let avro = names.iter().filter(|n| n.ends_with(".avro")).count();
     assert_eq!(avro, 3, "the kept snapshot's list and its two manifests: {names:?}");
-    assert_eq!(
-        gone.metadata_files_deleted,
-        1 + 3 + 4,
-        "v3, three lists, four manifests"
-    );
+    assert_eq!(gone.metadata_files_deleted, 1 + 3 + 4, "v3, three lists, four manifests");
     // The unit records of expired snapshots are gone with them.
     assert_eq!(now.recorded_version("u1"), None);
     assert_eq!((now.recorded_version("compact"), now.recorded_version("u3")), (None, Some(1)));
