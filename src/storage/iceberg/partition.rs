@@ -93,6 +93,22 @@ impl PartitionKey {
     }
 }
 
+/// The partition keys of a table whose files are in hive folders named
+/// by `hive_keys` (`chain`, `date`, in order): `chain` (and any other
+/// key) as itself; `date` as the day of `day_source` (a timestamp
+/// column), or as itself where `day_source` is the `date` column itself.
+pub fn keys_of_folders(hive_keys: &[String], day_source: Option<&str>) -> Result<Vec<PartitionKey>, String> {
+    hive_keys
+        .iter()
+        .map(|k| match (k.as_str(), day_source) {
+            ("date", Some(source)) if source != "date" => Ok(PartitionKey::day("date", source)),
+            ("date", Some(_)) => Ok(PartitionKey::identity("date")),
+            ("date", None) => Err("partition date: the table has no column its day is taken from".to_string()),
+            (other, _) => Ok(PartitionKey::identity(other)),
+        })
+        .collect()
+}
+
 /// One value of a partition tuple, typed by its field's result type:
 /// `Int` holds `int` and `date` (days), `Long` holds `long` and
 /// timestamps (microseconds).

@@ -323,19 +323,34 @@ async fn a_part_the_table_records_is_not_added_again_and_summaries_carry_custom_
     assert_eq!(t.live_files(&s, &c4).await.unwrap().len(), 3);
 }
 
+/// An output on an object store (in memory, as S3 under `s3://bucket/out`):
+/// conditional PUTs, no rename, no folders.
+fn object_store() -> Storage {
+    let text = "name = \"t\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"s3://bucket/out\"\n[[export]]\n\
+                dataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"100..199\"\n";
+    let spec = crate::spec::Spec::parse("t.toml", text).unwrap();
+    Storage::with_store(&spec.output, Arc::new(object_store::memory::InMemory::new()), "out")
+}
+
 #[tokio::test]
 async fn writers_racing_on_one_table_all_land_each_file_once() {
     let dir = tempfile::tempdir().unwrap();
-    let s = storage(dir.path());
-    let (_, c) = made(&s).await;
+    race(&storage(dir.path())).await;
+    let s3 = object_store();
+    race(&s3).await;
+    assert_eq!(Table::new(&s3, "events").location(), "s3://bucket/out/events");
+}
+
+async fn race(s: &Storage) {
+    let (_, c) = made(s).await;
     let mut files = Vec::new();
     for i in 0..12 {
-        files.push(put_file(&s, &c, &format!("chain=base/date=2024-01-02/f{i}.parquet"), i, 1).await);
+        files.push(put_file(s, &c, &format!("chain=base/date=2024-01-02/f{i}.parquet"), i, 1).await);
     }
     // Three writers, each its own table object (as three processes).
-    let writers: Vec<Table> = (0..3).map(|_| Table::new(&s, "events")).collect();
+    let writers: Vec<Table> = (0..3).map(|_| Table::new(s, "events")).collect();
     let runs = writers.iter().enumerate().map(|(w, t)| {
-        let (s, files) = (&s, &files);
+        let files = &files;
         async move {
             for i in (w..12).step_by(3) {
                 let change = append(vec![part(vec![files[i].clone()], &format!("unit-{i}"), 1)]);
@@ -344,14 +359,24 @@ async fn writers_racing_on_one_table_all_land_each_file_once() {
         }
     });
     futures::future::join_all(runs).await;
-    let now = Table::new(&s, "events").load(&s).await.unwrap().unwrap();
+    let now = Table::new(s, "events").load(s).await.unwrap().unwrap();
     assert_eq!(now.version, 13);
     assert_eq!(now.metadata.ancestry().len(), 12);
-    assert_eq!(paths(&writers[0].live_files(&s, &now).await.unwrap()), paths(&files));
+    assert_eq!(paths(&writers[0].live_files(s, &now).await.unwrap()), paths(&files));
     for i in 0..12 {
         assert_eq!(now.recorded_version(&format!("unit-{i}")), Some(1));
     }
     assert_eq!(now.snapshot().unwrap().count("total-data-files"), Some(12));
+    // No attempt that lost left a file behind: one list and one
+    // manifest a snapshot.
+    let avro = s
+        .list("events/metadata/")
+        .await
+        .unwrap()
+        .iter()
+        .filter(|m| m.location.as_ref().ends_with(".avro"))
+        .count();
+    assert_eq!(avro, 24);
 }
 
 #[tokio::test]

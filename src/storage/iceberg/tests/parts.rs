@@ -156,6 +156,23 @@ fn arrow_fields_get_their_ids_for_the_parquet_writer_nested_too() {
 }
 
 #[test]
+fn hive_keys_become_identity_on_chain_and_the_day_of_the_timestamp() {
+    use crate::storage::iceberg::partition::keys_of_folders;
+    let hive = ["chain".to_string(), "date".to_string()];
+    assert_eq!(keys_of_folders(&hive, Some("block_timestamp")).unwrap(), keys());
+    assert_eq!(
+        keys_of_folders(&hive, Some("date")).unwrap(),
+        [PartitionKey::identity("chain"), PartitionKey::identity("date")]
+    );
+    assert_eq!(keys_of_folders(&hive[..1], None).unwrap(), [PartitionKey::identity("chain")]);
+    assert!(
+        keys_of_folders(&hive, None)
+            .unwrap_err()
+            .contains("no column its day is taken from")
+    );
+}
+
+#[test]
 fn partition_values_come_from_the_hive_folders_typed_by_the_transform() {
     let (s, _) = schema::from_arrow(&events_schema()).unwrap();
     let spec = PartitionSpec::of_keys(0, &keys(), &s, 1000).unwrap();
