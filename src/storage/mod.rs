@@ -53,6 +53,7 @@
 pub mod checksum;
 pub mod delta;
 pub mod fence;
+pub mod iceberg;
 mod local;
 mod open;
 pub mod versions;

@@ -32,6 +32,8 @@ mod formats;
 mod forms;
 /// Hostile servers: endless, huge, hanging, wrong-shape and looping answers fail clearly.
 mod hostile;
+/// Iceberg tables written by the storage module, read exactly by pyiceberg and DuckDB at every snapshot.
+mod iceberg;
 /// Careless specs and flags: every error at once, with file, line and key.
 mod input;
 /// Operations begun and not finished: what verify, status and repair say and do.

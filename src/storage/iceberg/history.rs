@@ -1,0 +1,251 @@
+//! What a table holds and has held: the live files of a snapshot, columns
+//! added by a metadata-only commit, and retention — expiring old
+//! snapshots and deleting the metadata files no kept snapshot needs.
+
+use super::manifest::Status;
+use super::metadata::{MetadataLogEntry, NAME_MAPPING, Snapshot};
+use super::stats::DataFile;
+use super::{Current, IcebergError, Table, backoff, schema};
+use crate::storage::Storage;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
+
+/// How much history [`Table::expire`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Snapshots made at or after this instant (milliseconds since the
+    /// epoch) are kept, and metadata files written since are not orphans.
+    pub keep_since_ms: i64,
+    /// The current snapshot and this many ancestors before it at least
+    /// (whatever their age) are kept.
+    pub keep_last: usize,
+}
+
+/// What [`Table::expire`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expired {
+    /// The snapshots dropped from the metadata.
+    pub snapshots: Vec<i64>,
+    /// Data files (paths relative to the table) that no kept snapshot
+    /// reads any more: the caller deletes those it owns.
+    pub unreferenced: BTreeSet<String>,
+    /// Manifest lists, manifests and metadata versions deleted.
+    pub metadata_files_deleted: usize,
+}
+
+impl Table {
+    /// The files of the current snapshot (none before the first).
+    /// Refused when the table has delete files (row-level deletes, which
+    /// no chainetl table has and which its readings would not apply).
+    pub async fn live_files(&self, storage: &Storage, current: &Current) -> Result<Vec<DataFile>, IcebergError> {
+        match current.snapshot() {
+            Some(s) => self.snapshot_files(storage, current, s).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The files of snapshot `s` of `current`.
+    pub async fn snapshot_files(&self, storage: &Storage, current: &Current, s: &Snapshot) -> Result<Vec<DataFile>, IcebergError> {
+        let rel = self.rel_of(current, &s.manifest_list)?;
+        let Some(list) = self.manifest_list(storage, current, &s.manifest_list).await? else {
+            return Err(self.unreadable(&rel, "missing"));
+        };
+        let mut out = Vec::new();
+        for m in &list {
+            if m.content != 0 {
+                return Err(self.refused(format!(
+                    "snapshot {} has delete files (row-level deletes), which chainetl does not apply",
+                    s.snapshot_id
+                )));
+            }
+            let Some(entries) = self.manifest_entries(storage, current, m).await? else {
+                return Err(self.unreadable(&self.rel_of(current, &m.path)?, "missing"));
+            };
+            out.extend(entries.into_iter().filter(|e| e.status != Status::Deleted).map(|e| e.file));
+        }
+        Ok(out)
+    }
+
+    /// Adds the columns of `arrow` (a writer's schema) that the table
+    /// lacks, optional, with new ids, in one metadata-only commit (no
+    /// snapshot): files written before read them as null. A conflict is
+    /// retried on the new version, adding only what is still missing.
+    /// Returns the new version, or `None` when nothing was missing.
+    /// Refused (a layout error): a column of another type, or one the
+    /// table requires that the writer may leave null or lacks.
+    pub async fn add_columns(
+        &self,
+        storage: &Storage,
+        arrow: &arrow_schema::Schema,
+        attempts: u32,
+    ) -> Result<Option<Arc<Current>>, IcebergError> {
+        for attempt in 0..attempts.max(1) {
+            let Some(base) = self.load(storage).await? else {
+                return Err(self.refused("no table to add columns to"));
+            };
+            let evolved = schema::evolve(base.schema(), base.metadata.last_column_id, arrow).map_err(|e| self.layout(e.to_string()))?;
+            let Some(mut evolved) = evolved else {
+                return Ok(None);
+            };
+            let mut m = base.metadata.clone();
+            evolved.schema.schema_id = m.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
+            m.properties.insert(NAME_MAPPING.into(), evolved.schema.name_mapping().to_string());
+            m.current_schema_id = evolved.schema.schema_id;
+            m.schemas.push(evolved.schema);
+            m.last_column_id = evolved.last_column_id;
+            self.log_previous(&base, &mut m);
+            if let Some(c) = self.write_version(storage, Some(&base), m).await? {
+                tracing::info!(table = %self.rel, version = c.version, columns = %evolved.added.join(", "), "added columns to the iceberg table (metadata only: files written before read them as null)");
+                return Ok(Some(c));
+            }
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+        Err(IcebergError::Conflict {
+            table: self.rel.clone(),
+            attempts,
+        })
+    }
+
+    /// `m` (the next version after `base`'s) with `base`'s file in its
+    /// metadata log and a fresh `last-updated-ms`.
+    fn log_previous(&self, base: &Current, m: &mut super::TableMetadata) {
+        m.metadata_log.push(MetadataLogEntry {
+            metadata_file: format!("{}/metadata/v{}.metadata.json", m.location, base.version),
+            timestamp_ms: m.last_updated_ms,
+        });
+        self.trim_log(m);
+        m.last_updated_ms = chrono::Utc::now().timestamp_millis().max(m.last_updated_ms);
+    }
+
+    /// Drops the snapshots `retention` does not keep — neither made since
+    /// `keep_since_ms`, nor among the current one and its last
+    /// `keep_last` ancestors, nor named by a branch or tag — in one
+    /// metadata-only commit (retried on conflict, up to `attempts`
+    /// times), then deletes the manifest lists and manifests only they
+    /// read, the metadata versions before the last
+    /// [`super::Limits::previous_versions`], and `.avro` files in
+    /// `metadata/` older than the cutoff that no kept snapshot names
+    /// (left by attempts that died). Returns the data files no kept
+    /// snapshot reads: deleting them is the caller's (it knows which are
+    /// its own).
+    pub async fn expire(&self, storage: &Storage, retention: Retention, attempts: u32) -> Result<Expired, IcebergError> {
+        let mut out = Expired::default();
+        let mut expired: Option<(Arc<Current>, Vec<String>)> = None;
+        let mut current = None;
+        for attempt in 0..attempts.max(1) {
+            let Some(base) = self.load(storage).await? else {
+                return Ok(out);
+            };
+            let keep = kept(&base, retention);
+            let dropped: Vec<&Snapshot> = base.metadata.snapshots.iter().filter(|s| !keep.contains(&s.snapshot_id)).collect();
+            if dropped.is_empty() {
+                current = Some(base);
+                break;
+            }
+            let ids: Vec<i64> = dropped.iter().map(|s| s.snapshot_id).collect();
+            let lists: Vec<String> = dropped.iter().map(|s| s.manifest_list.clone()).collect();
+            let mut m = base.metadata.clone();
+            m.snapshots.retain(|s| keep.contains(&s.snapshot_id));
+            // The log starts after the last snapshot it no longer has.
+            if let Some(last) = m.snapshot_log.iter().rposition(|e| !keep.contains(&e.snapshot_id)) {
+                m.snapshot_log.drain(..=last);
+            }
+            m.statistics
+                .retain(|s| s.get("snapshot-id").and_then(|v| v.as_i64()).is_none_or(|id| keep.contains(&id)));
+            m.partition_statistics
+                .retain(|s| s.get("snapshot-id").and_then(|v| v.as_i64()).is_none_or(|id| keep.contains(&id)));
+            self.log_previous(&base, &mut m);
+            if let Some(c) = self.write_version(storage, Some(&base), m).await? {
+                // Read the dropped snapshots' lists with the version that
+                // still named them.
+                expired = Some((base, lists));
+                out.snapshots = ids;
+                current = Some(c);
+                break;
+            }
+            if attempt + 1 == attempts.max(1) {
+                return Err(IcebergError::Conflict {
+                    table: self.rel.clone(),
+                    attempts,
+                });
+            }
+            tokio::time::sleep(backoff(attempt)).await;
+        }
+        let Some(current) = current else { return Ok(out) };
+        // What the kept snapshots read: their lists, manifests and files.
+        let mut kept_files: HashSet<String> = HashSet::new();
+        let mut kept_meta: HashSet<String> = HashSet::new();
+        for s in &current.metadata.snapshots {
+            let list_rel = self.rel_of(&current, &s.manifest_list)?;
+            // A kept snapshot's list gone: what it reads is unknown, so
+            // nothing is deleted.
+            let Some(list) = self.manifest_list(storage, &current, &s.manifest_list).await? else {
+                return Err(self.unreadable(&list_rel, "missing (a kept snapshot's manifest list)"));
+            };
+            kept_meta.insert(list_rel);
+            for m in list {
+                if kept_meta.insert(self.rel_of(&current, &m.path)?)
+                    && let Some(entries) = self.manifest_entries(storage, &current, &m).await?
+                {
+                    kept_files.extend(entries.into_iter().filter(|e| e.status != Status::Deleted).map(|e| e.file.path));
+                }
+            }
+        }
+        let mut doomed = BTreeSet::new();
+        let (base, lists) = expired.unwrap_or_else(|| (current.clone(), Vec::new()));
+        for list_abs in &lists {
+            doomed.insert(self.rel_of(&base, list_abs)?);
+            let Some(list) = self.manifest_list(storage, &base, list_abs).await? else {
+                continue;
+            };
+            for m in list {
+                let rel = self.rel_of(&base, &m.path)?;
+                if kept_meta.contains(&rel) || !doomed.insert(rel) {
+                    continue;
+                }
+                if let Some(entries) = self.manifest_entries(storage, &base, &m).await? {
+                    out.unreferenced
+                        .extend(entries.into_iter().map(|e| e.file.path).filter(|p| !kept_files.contains(p)));
+                }
+            }
+        }
+        // Leftovers of attempts that died, and old versions.
+        let cutoff = retention.keep_since_ms;
+        let listed = storage
+            .list(&format!("{}/metadata/", self.rel))
+            .await
+            .map_err(|e| self.storage_error(e))?;
+        let oldest_kept = current.version.saturating_sub(self.limits.previous_versions as u64);
+        for meta in listed {
+            let rel = storage.rel_of(&meta.location);
+            let Some(name) = meta.location.filename() else { continue };
+            let old = meta.last_modified.timestamp_millis() < cutoff;
+            let stale_avro = name.ends_with(".avro") && old && !kept_meta.contains(&rel);
+            let stale_version = super::version_of(name).is_some_and(|v| v < oldest_kept);
+            if stale_avro || stale_version {
+                doomed.insert(rel);
+            }
+        }
+        for rel in &doomed {
+            storage.delete(rel).await.map_err(|e| self.storage_error(e))?;
+        }
+        out.metadata_files_deleted = doomed.len();
+        Ok(out)
+    }
+}
+
+/// The ids of the snapshots `retention` keeps in `current`.
+fn kept(current: &Current, retention: Retention) -> HashSet<i64> {
+    let mut keep: HashSet<i64> = current.metadata.refs.values().map(|r| r.snapshot_id).collect();
+    for (i, s) in current.metadata.ancestry().into_iter().enumerate() {
+        if i <= retention.keep_last || s.timestamp_ms >= retention.keep_since_ms {
+            keep.insert(s.snapshot_id);
+        }
+    }
+    for s in &current.metadata.snapshots {
+        if s.timestamp_ms >= retention.keep_since_ms {
+            keep.insert(s.snapshot_id);
+        }
+    }
+    keep
+}

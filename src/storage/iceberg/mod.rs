@@ -1,0 +1,537 @@
+//! Apache Iceberg tables (format version 2) over the output's storage,
+//! written on the table spec itself: metadata JSON with serde, manifests
+//! and manifest lists in Avro, every byte through [`Storage`].
+//!
+//! # On disk
+//!
+//! A table at `<output>/<table>/` (its `location`: `file:///abs/<table>`
+//! or `s3://bucket/<prefix>/<table>`, as Iceberg wants absolute URIs)
+//! keeps, under `metadata/`:
+//!
+//! - `v<N>.metadata.json`: version `N` of the table's metadata (schemas,
+//!   partition specs, properties, snapshots and their logs), `N` from 1;
+//! - `version-hint.text`: the latest `N`, as digits alone — the file-system
+//!   layout of Hadoop tables, which DuckDB's `iceberg_scan`, pyiceberg's
+//!   `StaticTable.from_metadata(<table>)` and Spark's `HadoopCatalog` read;
+//! - `snap-<snapshot id>-<attempt>-<uuid>.avro`: a snapshot's manifest list;
+//! - `<uuid>-m<n>.avro`: manifests, each listing data files with their
+//!   partition tuple, counts and column bounds ([`stats`]).
+//!
+//! Data files stay where the job wrote them (`chain=…/date=…/x.parquet`):
+//! the manifests name them by absolute path.
+//!
+//! # Invariants
+//!
+//! - **A version is written once, whole.** `v<N+1>.metadata.json` is
+//!   written with [`Storage::create_if_absent`] (a hard link of a fsynced
+//!   file locally, a conditional PUT on S3): of two writers that built
+//!   on version `N`, one creates it and the other is told it lost
+//!   ([`Attempt::Conflict`]); [`Table::commit`] then reloads, checks its
+//!   change again on the new version (the files it removes must still be
+//!   there; parts whose transaction ids the table now records are left
+//!   out) and retries, a bounded number of times. Manifests and manifest
+//!   lists are written before the version that names them, so no reader
+//!   ever meets a version naming a file not yet there.
+//! - **The hint only hints.** `version-hint.text` is replaced after each
+//!   commit and may lag (a writer dying between the two) or, with two
+//!   writers, name an older version for a moment: readers here start at
+//!   it and step forward while `v<N+1>` exists, and list `metadata/` when
+//!   it is missing or names a deleted version.
+//! - **Exactly once, in the table's history.** A snapshot's summary
+//!   records each transaction id `(application, version)` whose files it
+//!   adds, as `chainetl.txn.<application>` = version; a part whose
+//!   application already has that version (or a later one) in the current
+//!   snapshot's ancestry is in, and is not added again
+//!   ([`Current::recorded_version`]). Snapshots expired by
+//!   [`Table::expire`] take their summaries with them: past the
+//!   retention, the live files (named per unit) are the record.
+//! - **Bounded metadata.** Each commit that would leave more than
+//!   [`Limits::merge_manifests_at`] manifests folds small ones together;
+//!   the metadata log keeps [`Limits::previous_versions`] entries, and
+//!   [`Table::expire`] drops old snapshots, their manifest lists and
+//!   manifests, and metadata files past that many.
+//! - **Field ids are stable** ([`schema`]): a column keeps its id; a new
+//!   column is a metadata-only commit with a new id, optional.
+//! - **Identity-partitioned columns are optional** in the table's schema,
+//!   whatever the writer's: a data file may lack them (one adopted from a
+//!   hive folder, where `chain` is only in the path), and readers then
+//!   take the value from the file's partition tuple — pyiceberg only for
+//!   optional columns.
+
+pub mod manifest;
+pub mod metadata;
+pub mod partition;
+pub mod schema;
+pub mod stats;
+
+mod commit;
+mod history;
+#[cfg(test)]
+mod tests;
+
+pub use commit::{Attempt, Change, Part};
+pub use history::{Expired, Retention};
+pub use metadata::{Operation, Snapshot, TableMetadata};
+pub use partition::{PartitionKey, PartitionSpec, PartitionValue, Transform};
+pub use stats::DataFile;
+
+use super::{Storage, StorageError};
+use metadata::{NAME_MAPPING, SortOrder};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The prefix of the summary keys recording transaction ids.
+pub const TXN_PREFIX: &str = "chainetl.txn.";
+
+/// Who writes the snapshots (`engine-name`, `engine-version`).
+const ENGINE: &str = "chainetl";
+
+/// Errors of an Iceberg table.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IcebergError {
+    /// Reading or writing the table's files failed.
+    #[error("iceberg table {table}: {source}")]
+    Storage {
+        /// The table's path under the output.
+        table: String,
+        /// Cause.
+        #[source]
+        source: StorageError,
+    },
+    /// A metadata file, manifest list or manifest cannot be read.
+    #[error("iceberg table {table}: {path}: {message}")]
+    Unreadable {
+        /// The table's path under the output.
+        table: String,
+        /// The file, under the output.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The table is not laid out as the writer's files are: other
+    /// partitioning, or columns it cannot take (see [`schema::SchemaError`]).
+    #[error("iceberg table {table}: {message}")]
+    Layout {
+        /// The table's path under the output.
+        table: String,
+        /// Both layouts, and what differs.
+        message: String,
+    },
+    /// The change cannot be made as asked.
+    #[error("iceberg table {table}: {message}")]
+    Refused {
+        /// The table's path under the output.
+        table: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Other writers kept committing first.
+    #[error("iceberg table {table}: no commit landed in {attempts} attempts (other writers kept committing first); retry the run")]
+    Conflict {
+        /// The table's path under the output.
+        table: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+/// The limits of a table's metadata, with their defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Manifests a snapshot may list before a commit folds the small ones
+    /// together (default 100, the reference implementation's
+    /// `commit.manifest.min-count-to-merge`): what bounds a reader's work
+    /// per scan over a long job of small appends.
+    pub merge_manifests_at: usize,
+    /// The size a folded manifest grows to (default 8 MiB, the reference
+    /// implementation's `commit.manifest.target-size-bytes`).
+    pub manifest_target_bytes: u64,
+    /// Previous metadata files the metadata log lists and
+    /// [`Table::expire`] keeps (default 100, as
+    /// `write.metadata.previous-versions-max`).
+    pub previous_versions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            merge_manifests_at: 100,
+            manifest_target_bytes: 8 << 20,
+            previous_versions: 100,
+        }
+    }
+}
+
+/// A table's metadata at one version: what a reader sees now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Current {
+    /// The version (`v<N>.metadata.json`).
+    pub version: u64,
+    /// The metadata.
+    pub metadata: TableMetadata,
+}
+
+impl Current {
+    /// The current schema.
+    pub fn schema(&self) -> &schema::Schema {
+        // Checked when read: the current schema exists.
+        self.metadata.schema().unwrap_or(&self.metadata.schemas[0])
+    }
+
+    /// The default partition spec.
+    pub fn spec(&self) -> &PartitionSpec {
+        self.metadata.spec().unwrap_or(&self.metadata.partition_specs[0])
+    }
+
+    /// The current snapshot, if the table has one.
+    pub fn snapshot(&self) -> Option<&Snapshot> {
+        self.metadata.current_snapshot()
+    }
+
+    /// The highest version application `app` recorded in the summaries of
+    /// the current snapshot and its ancestors still kept.
+    pub fn recorded_version(&self, app: &str) -> Option<i64> {
+        let key = format!("{TXN_PREFIX}{app}");
+        self.metadata
+            .ancestry()
+            .iter()
+            .filter_map(|s| s.summary.get(&key)?.parse().ok())
+            .max()
+    }
+
+    /// The transaction ids snapshot `s` records.
+    pub fn txns(s: &Snapshot) -> Vec<(String, i64)> {
+        s.summary
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(TXN_PREFIX)?.to_string(), v.parse().ok()?)))
+            .collect()
+    }
+}
+
+/// One Iceberg table of the output.
+#[derive(Debug)]
+pub struct Table {
+    rel: String,
+    location: String,
+    limits: Limits,
+    /// The last version this process read or wrote: loading steps forward
+    /// from it, reading only what was committed since.
+    last: Mutex<Option<Arc<Current>>>,
+}
+
+impl Table {
+    /// The table at `rel` (a dataset's or decoded table's folder) of
+    /// `storage`, with the default [`Limits`].
+    pub fn new(storage: &Storage, rel: &str) -> Table {
+        Table::with_limits(storage, rel, Limits::default())
+    }
+
+    /// The table at `rel` of `storage`, with `limits`.
+    pub fn with_limits(storage: &Storage, rel: &str, limits: Limits) -> Table {
+        let rel = rel.trim_matches('/').to_string();
+        let (url, _) = storage.table_location(&rel);
+        // A local path as it is (not percent-encoded): what readers open.
+        let location = match url.to_file_path() {
+            Ok(p) if url.scheme() == "file" => format!("file://{}", p.display()),
+            _ => url.as_str().to_string(),
+        };
+        Table {
+            rel,
+            location: location.trim_end_matches('/').to_string(),
+            limits,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// The table's path under the output.
+    pub fn rel(&self) -> &str {
+        &self.rel
+    }
+
+    /// The table's location as a new table's metadata gives it.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The limits it commits with.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    pub(crate) fn storage_error(&self, source: StorageError) -> IcebergError {
+        IcebergError::Storage {
+            table: self.rel.clone(),
+            source,
+        }
+    }
+
+    pub(crate) fn refused(&self, message: impl Into<String>) -> IcebergError {
+        IcebergError::Refused {
+            table: self.rel.clone(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn layout(&self, message: impl Into<String>) -> IcebergError {
+        IcebergError::Layout {
+            table: self.rel.clone(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn unreadable(&self, path: &str, message: impl Into<String>) -> IcebergError {
+        IcebergError::Unreadable {
+            table: self.rel.clone(),
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// `metadata/<name>` under the output root.
+    fn metadata_rel(&self, name: &str) -> String {
+        format!("{}/metadata/{name}", self.rel)
+    }
+
+    /// The path under the output root of `abs`, a location `current`'s
+    /// metadata names (relative to its `location`, so a table whose
+    /// output moved is still read from where it is now).
+    pub fn rel_of(&self, current: &Current, abs: &str) -> Result<String, IcebergError> {
+        let inner = manifest::relative(abs, &current.metadata.location).map_err(|m| self.unreadable(&self.rel, m))?;
+        Ok(format!("{}/{inner}", self.rel))
+    }
+
+    /// The table's metadata now, or `None` where no version was written.
+    /// Starts from the last version this process saw (else the hint, else
+    /// a listing) and steps forward while a next version exists.
+    pub async fn load(&self, storage: &Storage) -> Result<Option<Arc<Current>>, IcebergError> {
+        let cached = self.last.lock().ok().and_then(|l| l.clone());
+        let mut found = match cached {
+            Some(c) => Some(c),
+            None => match self.hinted(storage).await? {
+                Some(v) => self.read_version(storage, v).await?.map(Arc::new),
+                None => None,
+            },
+        };
+        if found.is_none() {
+            let Some(v) = self.listed_latest(storage).await? else {
+                return Ok(None);
+            };
+            found = self.read_version(storage, v).await?.map(Arc::new);
+        }
+        let Some(mut current) = found else {
+            // Listed a moment ago, deleted since: expired by a vacuum that
+            // committed a newer version, which the listing now shows.
+            return match self.listed_latest(storage).await? {
+                Some(v) => Ok(self.read_version(storage, v).await?.map(|c| self.remember(Arc::new(c)))),
+                None => Ok(None),
+            };
+        };
+        while let Some(next) = self.read_version(storage, current.version + 1).await? {
+            current = Arc::new(next);
+        }
+        Ok(Some(self.remember(current)))
+    }
+
+    fn remember(&self, c: Arc<Current>) -> Arc<Current> {
+        if let Ok(mut l) = self.last.lock()
+            && l.as_ref().is_none_or(|s| s.version <= c.version)
+        {
+            *l = Some(c.clone());
+        }
+        c
+    }
+
+    /// Version `v`'s metadata, if its file exists.
+    async fn read_version(&self, storage: &Storage, v: u64) -> Result<Option<Current>, IcebergError> {
+        let rel = self.metadata_rel(&format!("v{v}.metadata.json"));
+        let Some(o) = storage.get(&rel).await.map_err(|e| self.storage_error(e))? else {
+            return Ok(None);
+        };
+        let metadata = TableMetadata::parse(&o.bytes).map_err(|m| self.unreadable(&rel, m))?;
+        Ok(Some(Current { version: v, metadata }))
+    }
+
+    /// The version `version-hint.text` names, if it names one.
+    async fn hinted(&self, storage: &Storage) -> Result<Option<u64>, IcebergError> {
+        let rel = self.metadata_rel("version-hint.text");
+        let hint = storage.get(&rel).await.map_err(|e| self.storage_error(e))?;
+        Ok(hint.and_then(|o| std::str::from_utf8(&o.bytes).ok()?.trim().parse().ok()))
+    }
+
+    /// The highest version `metadata/` holds.
+    async fn listed_latest(&self, storage: &Storage) -> Result<Option<u64>, IcebergError> {
+        Ok(self.versions(storage).await?.into_iter().map(|(v, _)| v).max())
+    }
+
+    /// Every `v<N>.metadata.json` in `metadata/`: its version and path
+    /// under the output root, with when it was written.
+    pub(crate) async fn versions(&self, storage: &Storage) -> Result<Vec<(u64, object_store::ObjectMeta)>, IcebergError> {
+        let listed = storage.list(&self.metadata_rel("")).await.map_err(|e| self.storage_error(e))?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|m| Some((version_of(m.location.filename()?)?, m)))
+            .collect())
+    }
+
+    /// Writes `metadata` as the version after `base` (version 1 when
+    /// none), unless another writer made that version first: then
+    /// `Ok(None)`. On success, points the hint at it.
+    pub(crate) async fn write_version(
+        &self,
+        storage: &Storage,
+        base: Option<&Current>,
+        metadata: TableMetadata,
+    ) -> Result<Option<Arc<Current>>, IcebergError> {
+        let version = base.map_or(1, |b| b.version + 1);
+        let rel = self.metadata_rel(&format!("v{version}.metadata.json"));
+        let created = storage
+            .create_if_absent(&rel, metadata.to_json())
+            .await
+            .map_err(|e| self.storage_error(e))?;
+        if !created {
+            return Ok(None);
+        }
+        let current = self.remember(Arc::new(Current { version, metadata }));
+        self.point_hint(storage, version).await;
+        Ok(Some(current))
+    }
+
+    /// Points `version-hint.text` at `version`, then at any later version
+    /// another writer made meanwhile (whose own hint this one may have
+    /// overwritten). A failure costs readers that trust the hint only
+    /// freshness: logged, not raised.
+    async fn point_hint(&self, storage: &Storage, mut version: u64) {
+        let rel = self.metadata_rel("version-hint.text");
+        for _ in 0..3 {
+            if let Err(e) = storage.put_atomic(&rel, version.to_string().into_bytes()).await {
+                tracing::warn!(table = %self.rel, version, error = %e, "could not update the iceberg version hint");
+                return;
+            }
+            let mut later = version;
+            while let Ok(Some(_)) = storage.get(&self.metadata_rel(&format!("v{}.metadata.json", later + 1))).await {
+                later += 1;
+            }
+            if later == version {
+                return;
+            }
+            version = later;
+        }
+    }
+
+    /// Creates the table — version 1: `arrow`'s columns with fresh ids,
+    /// partitioned by `keys`, with `properties` and the name mapping —
+    /// unless a version exists. Whether this call created it, and the
+    /// table as it is.
+    pub async fn create_if_absent(
+        &self,
+        storage: &Storage,
+        arrow: &arrow_schema::Schema,
+        keys: &[PartitionKey],
+        properties: &BTreeMap<String, String>,
+    ) -> Result<(bool, Arc<Current>), IcebergError> {
+        if let Some(c) = self.load(storage).await? {
+            return Ok((false, c));
+        }
+        let (mut schema, last_column_id) = schema::from_arrow(arrow).map_err(|e| self.layout(e.to_string()))?;
+        // Files adopted from hive folders lack the identity-partitioned
+        // columns (`chain`): readers fill them from the partition tuple,
+        // and pyiceberg only where the column is optional.
+        for k in keys.iter().filter(|k| k.transform == Transform::Identity) {
+            if let Some(f) = schema.fields.iter_mut().find(|f| f.name == k.source) {
+                f.required = false;
+            }
+        }
+        let spec = PartitionSpec::of_keys(0, keys, &schema, partition::FIRST_PARTITION_ID).map_err(|m| self.layout(m))?;
+        let mut props = properties.clone();
+        props.insert(NAME_MAPPING.into(), schema.name_mapping().to_string());
+        let metadata = TableMetadata {
+            format_version: metadata::FORMAT_VERSION,
+            table_uuid: metadata::uuid4(),
+            location: self.location.clone(),
+            last_sequence_number: 0,
+            last_updated_ms: chrono::Utc::now().timestamp_millis(),
+            last_column_id,
+            schemas: vec![schema],
+            current_schema_id: 0,
+            last_partition_id: partition::FIRST_PARTITION_ID - 1 + spec.fields.len() as i32,
+            partition_specs: vec![spec],
+            default_spec_id: 0,
+            properties: props,
+            current_snapshot_id: None,
+            snapshots: Vec::new(),
+            snapshot_log: Vec::new(),
+            metadata_log: Vec::new(),
+            sort_orders: vec![SortOrder::unsorted()],
+            default_sort_order_id: 0,
+            refs: BTreeMap::new(),
+            statistics: Vec::new(),
+            partition_statistics: Vec::new(),
+        };
+        match self.write_version(storage, None, metadata).await? {
+            Some(c) => Ok((true, c)),
+            // Another creator won: its table is the table.
+            None => match self.load(storage).await? {
+                Some(c) => Ok((false, c)),
+                None => Err(self.refused("version 1 was created by another writer and is gone")),
+            },
+        }
+    }
+
+    /// The table ready for files of rows of `arrow` partitioned by `keys`:
+    /// created if absent; else checked to be partitioned so (refused
+    /// otherwise, with both layouts) and given the columns of `arrow` it
+    /// lacks ([`Table::add_columns`]). Returns the table as it is then.
+    pub async fn prepare(
+        &self,
+        storage: &Storage,
+        arrow: &arrow_schema::Schema,
+        keys: &[PartitionKey],
+        properties: &BTreeMap<String, String>,
+        attempts: u32,
+    ) -> Result<Arc<Current>, IcebergError> {
+        let (created, current) = self.create_if_absent(storage, arrow, keys, properties).await?;
+        if created {
+            return Ok(current);
+        }
+        if !current.spec().is_of(keys, current.schema()) {
+            let want: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}={}({})", k.name, k.transform.name(), k.source))
+                .collect();
+            return Err(self.layout(format!(
+                "partitioned by {}; this job writes files partitioned by {} (another job sharing the output with \
+                 another output.partition_by?)",
+                current.spec().show(current.schema()),
+                if want.is_empty() { "nothing".into() } else { want.join(", ") }
+            )));
+        }
+        match self.add_columns(storage, arrow, attempts).await? {
+            Some(c) => Ok(c),
+            None => Ok(current),
+        }
+    }
+
+    /// The writer's data files' Arrow schema for `arrow` (the file's
+    /// columns, a subset of the table's): each field with the id the
+    /// table's current schema gives it, for the Parquet writer.
+    pub fn file_schema(&self, current: &Current, arrow: &arrow_schema::Schema) -> Result<arrow_schema::Schema, IcebergError> {
+        schema::with_field_ids(arrow, current.schema()).map_err(|e| self.layout(e.to_string()))
+    }
+}
+
+/// The version of a metadata file named `v<N>.metadata.json`.
+pub(crate) fn version_of(name: &str) -> Option<u64> {
+    let digits = name.strip_prefix('v')?.strip_suffix(".metadata.json")?;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// How long a writer that lost a commit race waits before its
+/// `attempt`-th retry: random up to a ceiling that doubles (10 ms to
+/// 640 ms), so writers that collided back off apart.
+fn backoff(attempt: u32) -> std::time::Duration {
+    let ceiling = 10u64 << attempt.min(6);
+    std::time::Duration::from_millis(fastrand::u64(1..=ceiling))
+}

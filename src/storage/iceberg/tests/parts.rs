@@ -1,0 +1,401 @@
+//! The parts, each alone: schemas and their ids, partition values,
+//! metadata documents, manifests and manifest lists, a footer's metrics.
+
+use super::*;
+use crate::storage::iceberg::manifest::{self, FieldSummary, ManifestContext, ManifestEntry, ManifestFile, Status};
+use crate::storage::iceberg::metadata::TableMetadata;
+use crate::storage::iceberg::schema::{self, Primitive, SchemaError, Type};
+
+#[test]
+fn every_type_of_the_datasets_maps_and_ids_number_nested_fields_last() {
+    let (s, last) = schema::from_arrow(&events_schema()).unwrap();
+    let names: Vec<(i32, &str, String, bool)> = s
+        .fields
+        .iter()
+        .map(|f| (f.id, f.name.as_str(), f.field_type.show(), f.required))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (1, "chain", "string".to_string(), true),
+            (2, "block_number", "long".into(), true),
+            (3, "block_timestamp", "timestamptz".into(), true),
+            (4, "transaction_hash", "string".into(), true),
+            (5, "value", "decimal(38,0)".into(), false),
+            (6, "day", "date".into(), false),
+            (7, "removed", "boolean".into(), false),
+            (8, "raw", "binary".into(), false),
+            (9, "topics", "list<string>".into(), false),
+        ]
+    );
+    let Type::List {
+        element_id,
+        element_required,
+        ..
+    } = &s.fields[8].field_type
+    else {
+        panic!("{:?}", s.fields[8]);
+    };
+    assert_eq!((*element_id, *element_required, last), (10, false, 10));
+    // The JSON form, as the spec writes it, reads back the same.
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["fields"][4]["type"], "decimal(38,0)");
+    assert_eq!(json["fields"][8]["type"]["element-id"], 10);
+    assert_eq!(json["fields"][8]["type"]["element-required"], false);
+    assert_eq!(json["type"], "struct");
+    let back: schema::Schema = serde_json::from_value(json).unwrap();
+    assert_eq!(back, s);
+    // Blanks in parameters are read.
+    assert_eq!(
+        Primitive::parse("decimal(38, 0)"),
+        Some(Primitive::Decimal { precision: 38, scale: 0 })
+    );
+    assert_eq!(Primitive::parse("fixed[32]"), Some(Primitive::Fixed(32)));
+}
+
+#[test]
+fn types_without_an_iceberg_form_are_refused_by_column() {
+    for (t, hint) in [
+        (DataType::UInt64, "unsigned"),
+        (DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())), "microseconds"),
+        (DataType::Float16, ""),
+    ] {
+        let e = schema::from_arrow(&Schema::new(vec![Field::new("x", t.clone(), true)])).unwrap_err();
+        assert!(matches!(&e, SchemaError::Unsupported { column, .. } if column == "x"), "{e}");
+        assert!(e.to_string().contains(hint), "{e}");
+    }
+    let map = DataType::Map(
+        Arc::new(Field::new(
+            "entries",
+            DataType::Struct(vec![Field::new("k", DataType::Utf8, false), Field::new("v", DataType::Utf8, true)].into()),
+            false,
+        )),
+        false,
+    );
+    let e = schema::from_arrow(&Schema::new(vec![Field::new("m", map, true)])).unwrap_err();
+    assert!(e.to_string().starts_with("column m:"), "{e}");
+}
+
+#[test]
+fn a_new_column_joins_with_the_next_id_and_old_ones_keep_theirs() {
+    let (s, last) = schema::from_arrow(&events_schema()).unwrap();
+    assert!(schema::evolve(&s, last, &events_schema()).unwrap().is_none());
+    let mut fields: Vec<Field> = events_schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.insert(2, Field::new("gas_used", DataType::Int64, false));
+    let e = schema::evolve(&s, last, &Schema::new(fields)).unwrap().unwrap();
+    assert_eq!(e.added, ["gas_used"]);
+    assert_eq!(e.last_column_id, 11);
+    assert_eq!(e.schema.schema_id, 1);
+    let added = e.schema.field("gas_used").unwrap();
+    // Appended, optional (files written before read null), id after the last.
+    assert_eq!((added.id, added.required), (11, false));
+    assert_eq!(e.schema.fields.last().unwrap().name, "gas_used");
+    for f in &s.fields {
+        assert_eq!(e.schema.field(&f.name).unwrap().id, f.id);
+    }
+}
+
+#[test]
+fn columns_never_change_type_nor_lose_what_the_table_requires() {
+    let (s, last) = schema::from_arrow(&events_schema()).unwrap();
+    let with = |name: &str, f: Option<Field>| {
+        let fields: Vec<Field> = events_schema()
+            .fields()
+            .iter()
+            .filter_map(|g| if g.name() == name { f.clone() } else { Some(g.as_ref().clone()) })
+            .collect();
+        Schema::new(fields)
+    };
+    let retyped = with("block_number", Some(Field::new("block_number", DataType::Utf8, false)));
+    let e = schema::evolve(&s, last, &retyped).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "column block_number is long in the table; the writer has string (a type never changes)"
+    );
+    let nullable = with("block_number", Some(Field::new("block_number", DataType::Int64, true)));
+    assert!(matches!(schema::evolve(&s, last, &nullable), Err(SchemaError::NowNullable { .. })));
+    let missing = with("block_number", None);
+    assert!(matches!(
+        schema::evolve(&s, last, &missing),
+        Err(SchemaError::MissingRequired { .. })
+    ));
+    // An optional column the writer lacks stays, read as null in its files.
+    assert!(schema::evolve(&s, last, &with("raw", None)).unwrap().is_none());
+    // A dictionary of strings is a string.
+    let dict = with(
+        "chain",
+        Some(Field::new(
+            "chain",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            false,
+        )),
+    );
+    assert!(schema::evolve(&s, last, &dict).unwrap().is_none());
+}
+
+#[test]
+fn arrow_fields_get_their_ids_for_the_parquet_writer_nested_too() {
+    let (s, _) = schema::from_arrow(&events_schema()).unwrap();
+    let file = Schema::new(events_schema().fields().iter().skip(1).cloned().collect::<Vec<_>>());
+    let tagged = schema::with_field_ids(&file, &s).unwrap();
+    let id = |f: &Field| f.metadata().get(schema::FIELD_ID_KEY).cloned();
+    assert_eq!(id(tagged.field(0)).as_deref(), Some("2"));
+    let DataType::List(element) = tagged.field_with_name("topics").unwrap().data_type() else {
+        panic!()
+    };
+    assert_eq!(id(element).as_deref(), Some("10"));
+    let stranger = Schema::new(vec![Field::new("nope", DataType::Int64, true)]);
+    assert_eq!(
+        schema::with_field_ids(&stranger, &s).unwrap_err(),
+        SchemaError::Unknown { column: "nope".into() }
+    );
+    let mapping = s.name_mapping();
+    assert_eq!(mapping[0], serde_json::json!({"field-id": 1, "names": ["chain"]}));
+    assert_eq!(mapping[8]["fields"][0]["field-id"], 10);
+    assert_eq!(mapping[8]["fields"][0]["names"], serde_json::json!(["element", "item"]));
+}
+
+#[test]
+fn hive_keys_become_identity_on_chain_and_the_day_of_the_timestamp() {
+    use crate::storage::iceberg::partition::keys_of_folders;
+    let hive = ["chain".to_string(), "date".to_string()];
+    assert_eq!(keys_of_folders(&hive, Some("block_timestamp")).unwrap(), keys());
+    assert_eq!(
+        keys_of_folders(&hive, Some("date")).unwrap(),
+        [PartitionKey::identity("chain"), PartitionKey::identity("date")]
+    );
+    assert_eq!(keys_of_folders(&hive[..1], None).unwrap(), [PartitionKey::identity("chain")]);
+    assert!(
+        keys_of_folders(&hive, None)
+            .unwrap_err()
+            .contains("no column its day is taken from")
+    );
+}
+
+#[test]
+fn partition_values_come_from_the_hive_folders_typed_by_the_transform() {
+    let (s, _) = schema::from_arrow(&events_schema()).unwrap();
+    let spec = PartitionSpec::of_keys(0, &keys(), &s, 1000).unwrap();
+    assert_eq!(spec.show(&s), "chain=identity(chain), date=day(block_timestamp)");
+    assert_eq!(spec.fields[1].field_id, 1001);
+    assert!(spec.is_of(&keys(), &s));
+    assert!(!spec.is_of(&keys()[..1], &s));
+    let v = spec.values_of_path(&s, "chain=base/date=2024-01-02/j-u-000001.parquet").unwrap();
+    assert_eq!(v, [PartitionValue::String("base".into()), PartitionValue::Int(19724)]);
+    let e = spec.values_of_path(&s, "chain=base/x.parquet").unwrap_err();
+    assert!(e.contains("no date=… folder"), "{e}");
+    let e = spec.values_of_path(&s, "chain=base/date=yesterday/x.parquet").unwrap_err();
+    assert!(e.contains("date=yesterday is not a date"), "{e}");
+    let escaped = spec
+        .values_of_path(&s, "chain=a%2Fb/date=__HIVE_DEFAULT_PARTITION__/x.parquet")
+        .unwrap();
+    assert_eq!(escaped, [PartitionValue::String("a/b".into()), PartitionValue::Null]);
+    let e = PartitionSpec::of_keys(0, &[PartitionKey::day("date", "chain")], &s, 1000).unwrap_err();
+    assert!(e.contains("day transform takes a date or timestamp"), "{e}");
+    let e = PartitionSpec::of_keys(0, &[PartitionKey::identity("nope")], &s, 1000).unwrap_err();
+    assert!(e.contains("column nope is not in the table"), "{e}");
+}
+
+/// A version 2 document as Java writes it: -1 for no snapshot, fields
+/// this reader does not know, no refs.
+const JAVA_DOC: &str = r#"{
+  "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": "s3://b/wh/t",
+  "last-sequence-number": 0, "last-updated-ms": 1602638573590, "last-column-id": 1,
+  "current-schema-id": 0, "schemas": [{"type": "struct", "schema-id": 0, "fields": [
+    {"id": 1, "name": "x", "required": true, "type": "long", "doc": "a column"}]}],
+  "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
+  "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}],
+  "properties": {"owner": "someone"}, "current-snapshot-id": -1, "snapshots": [],
+  "snapshot-log": [], "metadata-log": [], "some-future-field": {"a": 1}
+}"#;
+
+#[test]
+fn metadata_is_read_liberally_and_written_as_version_2_requires() {
+    let m = TableMetadata::parse(JAVA_DOC.as_bytes()).unwrap();
+    assert_eq!(m.current_snapshot_id, None);
+    assert_eq!(m.schema().unwrap().fields[0].doc.as_deref(), Some("a column"));
+    let written: serde_json::Value = serde_json::from_slice(&m.to_json()).unwrap();
+    for key in [
+        "format-version",
+        "table-uuid",
+        "location",
+        "last-sequence-number",
+        "last-updated-ms",
+        "last-column-id",
+        "schemas",
+        "current-schema-id",
+        "partition-specs",
+        "default-spec-id",
+        "last-partition-id",
+        "sort-orders",
+        "default-sort-order-id",
+    ] {
+        assert!(written.get(key).is_some(), "{key} missing");
+    }
+    assert_eq!(written["current-snapshot-id"], -1);
+    assert!(written.get("some-future-field").is_none() && written.get("schema").is_none());
+    assert_eq!(TableMetadata::parse(&m.to_json()).unwrap(), m);
+    for (from, to) in [
+        ("\"format-version\": 2", "\"format-version\": 1"),
+        ("\"format-version\": 2", "\"format-version\": 3"),
+    ] {
+        let e = TableMetadata::parse(JAVA_DOC.replace(from, to).as_bytes()).unwrap_err();
+        assert!(e.contains("reads and writes format version 2 only"), "{e}");
+    }
+    let e = TableMetadata::parse(JAVA_DOC.replace("\"current-schema-id\": 0", "\"current-schema-id\": 4").as_bytes()).unwrap_err();
+    assert!(e.contains("names no schema"), "{e}");
+    let e = TableMetadata::parse(JAVA_DOC.replace("\"last-column-id\": 1", "\"last-column-id\": \"x\"").as_bytes()).unwrap_err();
+    assert!(e.starts_with("last-column-id"), "{e}");
+}
+
+fn data_file(path: &str, rows: u64, partition: Vec<PartitionValue>) -> DataFile {
+    DataFile {
+        path: path.into(),
+        spec_id: 0,
+        partition,
+        record_count: rows,
+        file_size: rows * 10,
+        value_counts: [(2, rows as i64)].into(),
+        null_value_counts: [(2, 0)].into(),
+        lower_bounds: [(2, 1i64.to_le_bytes().to_vec())].into(),
+        upper_bounds: [(2, (rows as i64).to_le_bytes().to_vec())].into(),
+        split_offsets: vec![4],
+        ..DataFile::default()
+    }
+}
+
+#[test]
+fn manifests_and_lists_read_back_what_was_written_with_the_spec_field_ids() {
+    let (s, _) = schema::from_arrow(&events_schema()).unwrap();
+    let spec = PartitionSpec::of_keys(0, &keys(), &s, 1000).unwrap();
+    let ctx = ManifestContext {
+        schema: &s,
+        spec: &spec,
+        location: "file:///out/events",
+    };
+    let base = vec![PartitionValue::String("base".into()), PartitionValue::Int(19724)];
+    let entries = vec![
+        ManifestEntry {
+            status: Status::Added,
+            snapshot_id: Some(7),
+            sequence_number: None,
+            file_sequence_number: None,
+            file: data_file("chain=base/date=2024-01-02/a.parquet", 5, base.clone()),
+        },
+        ManifestEntry {
+            status: Status::Existing,
+            snapshot_id: Some(3),
+            sequence_number: Some(1),
+            file_sequence_number: Some(1),
+            file: data_file(
+                "chain=base/date=2024-01-02/b.parquet",
+                9,
+                vec![PartitionValue::Null, PartitionValue::Int(1)],
+            ),
+        },
+    ];
+    let bytes = manifest::write_manifest(&ctx, &entries).unwrap();
+    assert_eq!(manifest::read_manifest(&bytes, "file:///out/events", 0).unwrap(), entries);
+    // The header names every field id and the table's schema and spec.
+    let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
+    let meta = reader.user_metadata();
+    assert_eq!(meta["format-version"], b"2");
+    assert_eq!(meta["content"], b"data");
+    assert_eq!(meta["partition-spec-id"], b"0");
+    let spec_json: serde_json::Value = serde_json::from_slice(&meta["partition-spec"]).unwrap();
+    assert_eq!(spec_json[1]["transform"], "day");
+    // (The header as written: the library's own rendering of the schema
+    // leaves out the map logical type.)
+    let header = String::from_utf8_lossy(&bytes[..bytes.len().min(8192)]).into_owned();
+    for id in [
+        "\"field-id\":134",
+        "\"field-id\":1001",
+        "\"element-id\":133",
+        "\"field-id\":127",
+        "\"logicalType\":\"map\"",
+    ] {
+        assert!(header.contains(id), "{id} not in {header}");
+    }
+    // A path outside the table is refused.
+    let e = manifest::read_manifest(&bytes, "file:///elsewhere", 0).unwrap_err();
+    assert!(e.contains("not under the table's location"), "{e}");
+
+    let m = ManifestFile {
+        path: "file:///out/events/metadata/x-m0.avro".into(),
+        length: bytes.len() as i64,
+        spec_id: 0,
+        content: 0,
+        sequence_number: 2,
+        min_sequence_number: 1,
+        added_snapshot_id: 7,
+        added_files: 1,
+        existing_files: 1,
+        deleted_files: 0,
+        added_rows: 5,
+        existing_rows: 9,
+        deleted_rows: 0,
+        partitions: manifest::summarize(2, &entries.iter().map(|e| &e.file).collect::<Vec<_>>()),
+    };
+    assert_eq!(
+        m.partitions[0],
+        FieldSummary {
+            contains_null: true,
+            contains_nan: None,
+            lower_bound: Some(b"base".to_vec()),
+            upper_bound: Some(b"base".to_vec()),
+        }
+    );
+    assert_eq!(m.partitions[1].lower_bound, Some(1i32.to_le_bytes().to_vec()));
+    assert_eq!(m.partitions[1].upper_bound, Some(19724i32.to_le_bytes().to_vec()));
+    let list = manifest::write_manifest_list(7, Some(3), 2, std::slice::from_ref(&m)).unwrap();
+    assert_eq!(manifest::read_manifest_list(&list).unwrap(), [m]);
+    let reader = apache_avro::Reader::new(&list[..]).unwrap();
+    assert_eq!(reader.user_metadata()["parent-snapshot-id"], b"3");
+    assert!(serde_json::to_string(reader.writer_schema()).unwrap().contains("\"field-id\":517"));
+}
+
+#[test]
+fn a_footer_gives_counts_and_bounds_of_each_column_by_field_id() {
+    let (s, _) = schema::from_arrow(&events_schema()).unwrap();
+    let spec = PartitionSpec::of_keys(0, &keys(), &s, 1000).unwrap();
+    let file_schema = Schema::new(events_schema().fields().iter().skip(1).cloned().collect::<Vec<_>>());
+    let tagged = Arc::new(schema::with_field_ids(&file_schema, &s).unwrap());
+    let long_hash = format!("0x{}", "ab".repeat(32));
+    // Three row groups of two rows: the last has only nulls in `value`.
+    let rows = [
+        (0, long_hash.as_str(), Some(5)),
+        (1, "0x01", Some(-7)),
+        (2, "0x02", Some(1)),
+        (3, "0x02", Some(2)),
+        (4, "0x02", None),
+        (5, "0x02", None),
+    ];
+    let bytes = parquet_of(tagged, &rows, 2);
+    let footer = footer_of(&bytes);
+    let f = DataFile::from_footer(&s, &spec, "chain=base/date=2024-01-02/x.parquet", bytes.len() as u64, &footer).unwrap();
+    assert_eq!((f.record_count, f.file_size), (6, bytes.len() as u64));
+    assert_eq!(f.partition[0], PartitionValue::String("base".into()));
+    assert_eq!(f.value_counts[&2], 6);
+    assert_eq!(f.null_value_counts[&5], 2);
+    assert_eq!(f.lower_bounds[&2], 0i64.to_le_bytes());
+    assert_eq!(f.upper_bounds[&2], 5i64.to_le_bytes());
+    // Timestamps: microseconds, 8 bytes; dates: days, 4 bytes.
+    assert_eq!(f.lower_bounds[&3], T0.to_le_bytes());
+    assert_eq!(f.upper_bounds[&3], (T0 + 5).to_le_bytes());
+    assert_eq!(f.lower_bounds[&6], 19724i32.to_le_bytes());
+    // Decimals: the fewest big-endian bytes.
+    assert_eq!(f.lower_bounds[&5], [0xf9]);
+    assert_eq!(f.upper_bounds[&5], [0x05]);
+    assert_eq!(f.lower_bounds[&7], [0]);
+    assert_eq!(f.upper_bounds[&7], [1]);
+    // Strings cut to 16 characters; the upper bound rounded up.
+    assert_eq!(f.lower_bounds[&4], b"0x01");
+    assert_eq!(f.upper_bounds[&4], b"0xababababababac");
+    assert!(f.column_sizes[&2] > 0 && !f.lower_bounds.contains_key(&9));
+    assert_eq!(f.split_offsets.len(), 3);
+    assert!(f.split_offsets.windows(2).all(|w| w[0] < w[1]));
+    // A file written without ids is matched by name.
+    let plain = parquet_of(Arc::new(file_schema), &[(0, "0x01", Some(1))], 10);
+    let g = DataFile::from_footer(&s, &spec, "chain=base/date=2024-01-02/y.parquet", 1, &footer_of(&plain)).unwrap();
+    assert_eq!(g.upper_bounds[&2], 0i64.to_le_bytes());
+}
