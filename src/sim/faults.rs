@@ -65,7 +65,12 @@ fn unauthorized(sim: &Sim, headers: &HeaderMap) -> Option<Response> {
     (given.as_bytes() != expected.as_bytes()).then(|| {
         let sent = String::from_utf8_lossy(given.as_bytes());
         let sent = sent.strip_prefix("Bearer ").unwrap_or(&sent);
-        ApiError(StatusCode::UNAUTHORIZED, "unauthorized", format!("the API key `{sent}` is not valid")).into_response()
+        ApiError(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            format!("the API key `{sent}` is not valid"),
+        )
+        .into_response()
     })
 }
 

@@ -109,3 +109,20 @@ pub fn parse_forbid(entry: &str) -> Result<(Option<crate::vocab::Chain>, Option<
     };
     Ok((chain, endpoint))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::Chain;
+
+    #[test]
+    fn a_forbid_entry_is_a_chain_and_an_endpoint_either_of_them_any() {
+        assert_eq!(parse_forbid("arbitrum/events"), Ok((Some(Chain::Arbitrum), Some("events"))));
+        assert_eq!(parse_forbid("*/portfolio"), Ok((None, Some("portfolio"))));
+        assert_eq!(parse_forbid("base/*"), Ok((Some(Chain::Base), None)));
+        for bad in ["arbitrum", "arbitrum/logs", "mars/events", "/events", ""] {
+            let e = parse_forbid(bad).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")) && e.contains("tokens"), "{e}");
+        }
+    }
+}

@@ -311,7 +311,11 @@ fn forbidden_resources_get_403_whatever_the_key_and_every_answer_is_counted() {
     let (s, stats) = get(&sim, "/_sim/stats");
     assert_eq!(s, 200);
     assert_eq!(
-        (stats["requests"].as_u64(), stats["forbidden"].as_u64(), stats["unauthorized"].as_u64()),
+        (
+            stats["requests"].as_u64(),
+            stats["forbidden"].as_u64(),
+            stats["unauthorized"].as_u64()
+        ),
         (Some(5), Some(2), Some(1)),
         "{stats}"
     );
