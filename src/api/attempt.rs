@@ -2,11 +2,13 @@
 //! body within its cap, and decide from the answer whether the request is
 //! done, should be retried (429, 5xx, transport errors, a body cut short)
 //! or has failed for good (any other 4xx, a body that is not the
-//! documented JSON, a body over the cap).
+//! documented JSON, a body over the cap). A 401 or 403 is recorded as a
+//! refusal of the whole client ([`super::refusal`]) while the attempt
+//! still holds its slot, and no attempt is sent that a refusal covers.
 
 use super::body::{ERROR_BODY_BYTES, bad_body, error_message, error_parts, read_body};
 use super::client::Parser;
-use super::{ApiError, Client};
+use super::{ApiError, Client, Refusal, Resource};
 use crate::util::redact::redact;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -51,10 +53,21 @@ struct Answer {
 }
 
 impl Client {
-    /// One attempt, within `left` of the request's budget.
-    pub(super) async fn attempt<T>(&self, url: &str, shown: &str, left: Duration, parser: &Parser<'_, T>) -> Attempt<T> {
+    /// One attempt for `resource`, within `left` of the request's budget.
+    pub(super) async fn attempt<T>(
+        &self,
+        resource: Resource,
+        url: &str,
+        shown: &str,
+        left: Duration,
+        parser: &Parser<'_, T>,
+    ) -> Attempt<T> {
         let work_left = self.left.as_ref().map_or(super::slots::URGENT, |l| l.load(Ordering::Relaxed));
         let turn = self.limiter.acquire_for(work_left).await;
+        // Refused while it waited for its turn: not sent.
+        if let Some(r) = self.refusals.covering(resource) {
+            return Attempt::Fail(r.error());
+        }
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         let resp = match self.send(url, left).await {
             Ok(r) => r,
@@ -65,6 +78,11 @@ impl Client {
             Ok(a) => a,
             Err(a) => return a,
         };
+        if matches!(answer.status, 401 | 403) {
+            // Recorded before the slot is given up, so that no request
+            // takes the slot before every request has learnt of it.
+            return Attempt::Fail(self.refuse(resource, answer.status, &answer.body, shown));
+        }
         // The slot is for the exchange; parsing (and, for events, decoding)
         // must not hold it.
         drop(turn.permit);
@@ -191,11 +209,6 @@ impl Client {
                 self.stats.server_errors.fetch_add(1, Ordering::Relaxed);
                 Attempt::retry(format!("HTTP {status}: {}", error_message(&body)), retry_after)
             }
-            401 => Attempt::Fail(ApiError::Unauthorized {
-                env: self.cfg.api_key_env.clone(),
-                message: error_message(&body),
-                url: shown.to_string(),
-            }),
             _ => {
                 let (code, message) = error_parts(&body);
                 Attempt::Fail(ApiError::Rejected {
@@ -206,6 +219,23 @@ impl Client {
                 })
             }
         }
+    }
+}
+
+impl Client {
+    /// Records a 401 (the key) or 403 (`resource`) for every request of
+    /// the client; the error this request ends with.
+    fn refuse(&self, resource: Resource, status: u16, body: &[u8], shown: &str) -> ApiError {
+        let refusal = Refusal {
+            status,
+            resource: (status == 403).then_some(resource),
+            variable: self.cfg.api_key_env.clone(),
+            url: shown.to_string(),
+            message: error_message(body),
+        };
+        let e = refusal.error();
+        self.refusals.record(refusal);
+        e
     }
 }
 

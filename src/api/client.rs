@@ -1,10 +1,12 @@
 //! The client and its retry loop: one GET, attempted until it succeeds,
 //! fails for good, runs out of retries or of its time budget, or is
-//! stopped (the job cancelled, the service declared down).
+//! stopped (the job cancelled, the service declared down, the key or the
+//! request's resource refused).
 
 use super::attempt::Attempt;
 use super::health::Health;
-use super::{ApiError, ClientConfig, Limiter, Stats};
+use super::refusal::Refusals;
+use super::{ApiError, ClientConfig, Limiter, Refusal, Resource, Stats};
 use crate::util::redact::{redact, register_url};
 use backon::BackoffBuilder;
 use serde::de::DeserializeOwned;
@@ -14,7 +16,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// The client. Cheap to clone; clones share limits, counters, the
-/// service's health and the cancel signal.
+/// service's health, its refusals and the cancel signal.
 #[derive(Debug, Clone)]
 pub struct Client {
     pub(super) http: reqwest::Client,
@@ -22,6 +24,8 @@ pub struct Client {
     pub(super) limiter: Arc<Limiter>,
     pub(super) stats: Arc<Stats>,
     pub(super) health: Arc<Health>,
+    /// What the service refused: the key, or chains' endpoints.
+    pub(super) refusals: Arc<Refusals>,
     cancel: Option<watch::Receiver<bool>>,
     /// The requests the unit paging through this client has left, this
     /// one included (None: not a unit's pages): waiting for a concurrency
@@ -42,6 +46,10 @@ impl Client {
     /// Builds a client; fails only when the HTTP stack cannot start.
     pub fn new(cfg: ClientConfig) -> Result<Client, ApiError> {
         let shown_base: Arc<str> = register_url(&cfg.base_url).into();
+        // Masked wherever a server quotes it back, whoever built the client.
+        if let Some(k) = &cfg.api_key {
+            crate::util::redact::register(k.expose());
+        }
         crate::util::tls::install();
         let http = reqwest::Client::builder()
             .timeout(cfg.timeout)
@@ -61,6 +69,7 @@ impl Client {
             limiter,
             stats: Arc::new(Stats::default()),
             health: Arc::new(Health::new()),
+            refusals: Arc::new(Refusals::new()),
             cancel: None,
             left: None,
             shown_base,
@@ -109,6 +118,11 @@ impl Client {
         self.limiter.rate_now()
     }
 
+    /// The service's base URL, any password masked, for messages.
+    pub fn shown_base_url(&self) -> &str {
+        &self.shown_base
+    }
+
     /// The configuration.
     pub fn config(&self) -> &ClientConfig {
         &self.cfg
@@ -124,26 +138,46 @@ impl Client {
         })
     }
 
+    /// Every refusal the service made (the key's first), as the first
+    /// request to meet each learnt it.
+    pub fn refusals(&self) -> Vec<Refusal> {
+        self.refusals.all()
+    }
+
+    /// Whether the service refused the key: every request now fails.
+    pub fn key_refused(&self) -> bool {
+        self.refusals.key().is_some()
+    }
+
+    /// Whether a request for `r` would now fail, refused (the key, or `r`).
+    pub fn refused(&self, r: Resource) -> bool {
+        self.refusals.covering(r).is_some()
+    }
+
     /// GET of a body read with serde.
-    pub(super) async fn get<T: DeserializeOwned>(&self, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
+    pub(super) async fn get<T: DeserializeOwned>(&self, resource: Resource, path: &str, params: &[(&str, String)]) -> Result<T, ApiError> {
         let parser = Parser {
             parse: &|body: &[u8]| super::body::parse::<T>(body),
             locate: &super::body::locate::<T>,
         };
-        self.get_with(path, params, parser).await
+        self.get_with(resource, path, params, parser).await
     }
 
-    /// Resolves when the job is cancelled or the service declared down,
-    /// with the error the request ends with.
-    async fn stopped(&self) -> ApiError {
+    /// Resolves when the job is cancelled, the service declared down, or
+    /// the key or `resource` refused, with the error the request ends with.
+    async fn stopped(&self, resource: Resource) -> ApiError {
         let mut cancel = self.cancel.clone();
         let mut down = self.health.down_tx.subscribe();
+        let mut refused = self.refusals.tx.subscribe();
         loop {
             if cancel.as_ref().is_some_and(|c| *c.borrow()) {
                 return ApiError::Cancelled;
             }
             if let Some(e) = self.service_down() {
                 return e;
+            }
+            if let Some(r) = self.refusals.covering(resource) {
+                return r.error();
             }
             let cancelled = async {
                 match cancel.as_mut() {
@@ -157,13 +191,21 @@ impl Client {
                     cancel = None;
                 },
                 _ = down.changed() => {}
+                _ = refused.changed() => {}
             }
         }
     }
 
-    /// GET with retries, within the request's time budget; stops at once
-    /// when the job is cancelled or the service declared down.
-    pub(super) async fn get_with<T>(&self, path: &str, params: &[(&str, String)], parser: Parser<'_, T>) -> Result<T, ApiError> {
+    /// GET of `resource` with retries, within the request's time budget;
+    /// stops at once when the job is cancelled, the service declared down,
+    /// or the key or `resource` refused.
+    pub(super) async fn get_with<T>(
+        &self,
+        resource: Resource,
+        path: &str,
+        params: &[(&str, String)],
+        parser: Parser<'_, T>,
+    ) -> Result<T, ApiError> {
         let path_q = path_and_query(path, params);
         let url = format!("{}{}", self.cfg.base_url.trim_end_matches('/'), path_q);
         let shown = format!("{}{}", self.shown_base.trim_end_matches('/'), path_q);
@@ -175,7 +217,7 @@ impl Client {
             .build();
         let budget = self.cfg.budget();
         let started = Instant::now();
-        let stopped = self.stopped();
+        let stopped = self.stopped(resource);
         tokio::pin!(stopped);
         let mut attempts = 0;
         let mut only_transport = true;
@@ -186,7 +228,7 @@ impl Client {
             let outcome = tokio::select! {
                 biased;
                 e = &mut stopped => return Err(e),
-                a = self.attempt(&url, &shown, left, &parser) => a,
+                a = self.attempt(resource, &url, &shown, left, &parser) => a,
             };
             let (why, after, transport, connect) = match outcome {
                 Attempt::Done(v) => return Ok(v),

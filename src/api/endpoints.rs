@@ -4,7 +4,7 @@
 use super::client::Parser;
 use super::query::push_common;
 use super::types::*;
-use super::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery};
+use super::{ApiError, BlocksQuery, Client, Endpoint, EventsQuery, PortfolioQuery, Resource};
 use crate::vocab::chain::Chain;
 
 impl Client {
@@ -15,13 +15,15 @@ impl Client {
             params.push(("numbers", n.iter().map(u64::to_string).collect::<Vec<_>>().join(",")));
         }
         push_common(&mut params, &q.window, q.sort, q.limit, &q.cursor);
-        self.get(&format!("/v2/{chain}/blocks"), &params).await
+        self.get(at(chain, Endpoint::Blocks), &format!("/v2/{chain}/blocks"), &params).await
     }
 
     /// `GET /v2/{chain}/blocks/{number}` (`None`: latest).
     pub async fn block(&self, chain: Chain, number: Option<u64>) -> Result<Block, ApiError> {
         let n = number.map(|n| n.to_string()).unwrap_or_else(|| "latest".into());
-        let r: BlockResponse = self.get(&format!("/v2/{chain}/blocks/{n}"), &[]).await?;
+        let r: BlockResponse = self
+            .get(at(chain, Endpoint::Blocks), &format!("/v2/{chain}/blocks/{n}"), &[])
+            .await?;
         Ok(r.block)
     }
 
@@ -47,7 +49,8 @@ impl Client {
                     .map(|e| e.path().to_string())
             },
         };
-        self.get_with(&format!("/v2/{chain}/events"), &params, parser).await
+        self.get_with(at(chain, Endpoint::Events), &format!("/v2/{chain}/events"), &params, parser)
+            .await
     }
 
     /// `GET /v2/{chain}/wallets/{wallet}/portfolio/daily`.
@@ -57,7 +60,12 @@ impl Client {
             params.push(("token_address", t.clone()));
         }
         push_common(&mut params, &q.window, None, q.limit, &q.cursor);
-        self.get(&format!("/v2/{chain}/wallets/{wallet}/portfolio/daily"), &params).await
+        self.get(
+            at(chain, Endpoint::Portfolio),
+            &format!("/v2/{chain}/wallets/{wallet}/portfolio/daily"),
+            &params,
+        )
+        .await
     }
 
     /// `GET /v2/{chain}/tokens/{address}`; `Ok(None)` when the service
@@ -65,7 +73,10 @@ impl Client {
     /// is `not_found`. Any other 404 (a wrong base URL path, a proxy's
     /// page) is an error naming the URL, never "no such token".
     pub async fn token(&self, chain: Chain, address: &str) -> Result<Option<Token>, ApiError> {
-        match self.get::<TokenResponse>(&format!("/v2/{chain}/tokens/{address}"), &[]).await {
+        match self
+            .get::<TokenResponse>(at(chain, Endpoint::Tokens), &format!("/v2/{chain}/tokens/{address}"), &[])
+            .await
+        {
             Ok(r) => Ok(Some(r.token)),
             Err(ApiError::Rejected {
                 status: 404,
@@ -75,4 +86,8 @@ impl Client {
             Err(e) => Err(e),
         }
     }
+}
+
+fn at(chain: Chain, endpoint: Endpoint) -> Resource {
+    Resource { chain, endpoint }
 }

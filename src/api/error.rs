@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// A 4xx other than 401/429: not retried.
+    /// A 4xx other than 401/403/429: not retried.
     #[error("the service rejected GET {url}: HTTP {status}{}: {message}", code.as_deref().map(|c| format!(" ({c})")).unwrap_or_default())]
     Rejected {
         /// HTTP status.
@@ -21,10 +21,30 @@ pub enum ApiError {
         /// The request URL.
         url: String,
     },
-    /// 401: the key was refused.
-    #[error("the service refused the API key{}: HTTP 401 on GET {url}: {message}", env.as_deref().map(|e| format!(" taken from ${e}")).unwrap_or_default())]
+    /// 401: the key was refused (or one is wanted): every request of the
+    /// client ends so ([`super::Refusal`]).
+    #[error("{}: HTTP 401 on GET {url}: {message}", match env {
+        Some(e) => format!("the service refused the API key taken from ${e}"),
+        None => "the service wants an API key".to_string(),
+    })]
     Unauthorized {
-        /// Variable that held the key.
+        /// Variable that held the key (None: no key was sent).
+        env: Option<String>,
+        /// The server's message.
+        message: String,
+        /// The request URL.
+        url: String,
+    },
+    /// 403: the service will not serve this endpoint on this chain to the
+    /// key: every request of the client for it ends so ([`super::Refusal`]).
+    #[error("the service refused {resource} {}: HTTP 403 on GET {url}: {message}", match env {
+        Some(e) => format!("to the API key taken from ${e}"),
+        None => "without an API key".to_string(),
+    })]
+    Forbidden {
+        /// The chain's endpoint refused.
+        resource: super::Resource,
+        /// Variable that held the key (None: no key was sent).
         env: Option<String>,
         /// The server's message.
         message: String,

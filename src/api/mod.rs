@@ -18,11 +18,16 @@
 //!   [`ApiError::ServiceDown`] (the job stops rather than each unit
 //!   retrying to exhaustion in turn);
 //! - cancellation: once the cancel signal is set, waits and requests in
-//!   flight end at once and no request is sent.
+//!   flight end at once and no request is sent;
+//! - refusals: a 401 (the key) or a 403 (one chain's endpoint) is recorded
+//!   for every clone of the client before its request slot is given up;
+//!   every request it covers, in flight, waiting or not yet sent, then ends
+//!   at once with it, and none is sent ([`refusal`]).
 //!
 //! The API key only ever travels in the `Authorization` header: it is in
-//! no error, log line or `Debug` output, and whatever a server quotes back
-//! is passed through [`crate::util::redact`] before it reaches an error.
+//! no error, log line or `Debug` output; building a client registers it
+//! with [`crate::util::redact`], and whatever a server quotes back (a 401
+//! may quote the key) is passed through it before it reaches an error.
 //!
 //! `api` knows only the shared vocabulary, the cross-cutting support
 //! ([`crate::util`]) and the spec's defaults.
@@ -36,6 +41,7 @@ mod error;
 mod health;
 mod limit;
 mod query;
+pub mod refusal;
 mod scan;
 mod slots;
 mod stats;
@@ -47,6 +53,7 @@ pub use config::{ClientConfig, MAX_BACKOFF, MIN_BACKOFF, Secret};
 pub use error::ApiError;
 pub use limit::Limiter;
 pub use query::{BlocksQuery, EventsQuery, PortfolioQuery, Sort};
+pub use refusal::{Endpoint, Refusal, Resource};
 pub use stats::Stats;
 
 /// Reads a 2xx body of `/v2/{chain}/events` the way [`Client::events`]

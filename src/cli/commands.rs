@@ -169,6 +169,9 @@ async fn status(args: &SpecArgs, format: &str) -> Result<Exit, CliError> {
             outln!("{line}");
         }
     }
+    for r in &view.refused {
+        outln!("the newest run stopped: {}", redact(&r.text));
+    }
     Ok(Exit::Success)
 }
 

@@ -9,7 +9,7 @@
 //! |------|---------|
 //! | 0 | done |
 //! | 1 | a run-time failure worth retrying (units failed, service down, I/O) |
-//! | 2 | fix the spec, the arguments or the environment |
+//! | 2 | fix the spec, the arguments or the environment (the service refused the key, or a chain's endpoint to it) |
 //! | 130 / 143 | interrupted by SIGINT / SIGTERM (committed work kept) |
 
 /// `print!` to stdout, except that a reader gone (a closed pipe:

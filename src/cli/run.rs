@@ -99,7 +99,17 @@ fn outcome(summary: &RunSummary) -> Exit {
         );
         return Exit::Interrupted { signal };
     }
-    if let Some(e) = &summary.error {
+    // What the service refused, once each: the environment's to fix (2).
+    for r in &summary.refused {
+        let text = redact(&r.text);
+        say(
+            Level::Error,
+            "refused",
+            &format!("error: {text}\n"),
+            json!({"error": text, "refused": r}),
+        );
+    }
+    if let Some(e) = summary.error.as_ref().filter(|e| !summary.refused.iter().any(|r| &r.text == *e)) {
         let e = redact(e);
         say(
             Level::Error,
@@ -110,6 +120,9 @@ fn outcome(summary: &RunSummary) -> Exit {
     }
     if !summary.failed.is_empty() {
         say(Level::Error, "failed_units", &failed_text(summary), failed_fields(summary));
+    }
+    if !summary.refused.is_empty() {
+        return Exit::Usage;
     }
     if summary.status == RunStatus::Failed {
         return Exit::Failed;

@@ -15,7 +15,7 @@
 //! once, from 1 for the pages of this run.
 
 use crate::api::types::{Block, Event, PortfolioDay, Token};
-use crate::api::{ApiError, BlocksQuery, Client, EventsQuery, PortfolioQuery, Sort};
+use crate::api::{ApiError, BlocksQuery, Client, Endpoint, EventsQuery, PortfolioQuery, Resource, Sort};
 use crate::plan::{Unit, UnitRange};
 use crate::spec::{Export, Selection};
 use crate::vocab::Dataset;
@@ -199,6 +199,15 @@ impl<D: PageDecoder> Pager<D> {
 impl<D: PageDecoder> Drop for Pager<D> {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// What a unit's requests ask for: its chain's endpoint for its dataset,
+/// as [`fetch_page`] requests it (what a 403 refuses, [`crate::api::refusal`]).
+pub fn resource(unit: &Unit) -> Resource {
+    Resource {
+        chain: unit.chain,
+        endpoint: Endpoint::of(unit.dataset),
     }
 }
 

@@ -190,13 +190,21 @@ pub enum UnitError {
 }
 
 impl UnitError {
-    /// Whether the job says this once for the whole run (a signal, or the
-    /// service unreachable) rather than for each unit in turn.
+    /// Whether the job says this once for the whole run (a signal, the
+    /// service unreachable, the key or a chain's endpoint refused) rather
+    /// than for each unit in turn.
     pub fn said_once(&self) -> bool {
-        matches!(
-            self,
-            UnitError::Api(ApiError::Cancelled | ApiError::ServiceDown { .. })
-                | UnitError::Fetch(FetchError::Api(ApiError::Cancelled | ApiError::ServiceDown { .. }))
-        )
+        match self {
+            UnitError::Api(e) | UnitError::Fetch(FetchError::Api(e)) => {
+                matches!(e, ApiError::Cancelled | ApiError::ServiceDown { .. }) || refused(e)
+            }
+            _ => false,
+        }
     }
+}
+
+/// Whether `e` is a refusal of the key or of a chain's endpoint
+/// ([`crate::api::refusal`]): what a unit stops at as at a signal.
+pub(crate) fn refused(e: &ApiError) -> bool {
+    matches!(e, ApiError::Unauthorized { .. } | ApiError::Forbidden { .. })
 }

@@ -1,5 +1,5 @@
 //! The test hooks outside the v2 paths: inject a reorg, move a frozen
-//! clock, list the reorgs injected so far.
+//! clock, list the reorgs injected so far, count what was answered.
 
 use super::data::Fork;
 use super::reply::{ApiError, bad, json_response};
@@ -67,4 +67,19 @@ pub(super) async fn advance(State(sim): State<Arc<Sim>>, RawQuery(q): RawQuery) 
 /// `GET /_sim/forks`.
 pub(super) async fn forks(State(sim): State<Arc<Sim>>) -> Response {
     json_response(&sim.data.forks())
+}
+
+/// `GET /_sim/stats`: what the simulator has answered on the v2 paths —
+/// `requests` received, `unauthorized` (401s), `forbidden` (403s), and
+/// `first_refusal_ms`, the wall clock's unix ms at the first 401 or 403
+/// (null before one).
+pub(super) async fn stats(State(sim): State<Arc<Sim>>) -> Response {
+    let s = &sim.stats;
+    let first = s.first_refusal_ms.load(Ordering::SeqCst);
+    json_response(&serde_json::json!({
+        "requests": s.requests.load(Ordering::SeqCst),
+        "unauthorized": s.unauthorized.load(Ordering::SeqCst),
+        "forbidden": s.forbidden.load(Ordering::SeqCst),
+        "first_refusal_ms": (first > 0).then_some(first),
+    }))
 }

@@ -1,10 +1,14 @@
 //! Fault injection, a layer in front of the v2 routes: latency, the API
-//! key check, a request quota answered with 429 and `Retry-After`, and a
-//! share of requests answered with a 5xx, reset mid-body or cut short.
-//! Which request gets a fault is drawn deterministically from the seed.
+//! key check (401, quoting the key it was sent back, as careless servers
+//! do), resources the key's plan lacks (403, `--forbid`), a request quota
+//! answered with 429 and `Retry-After`, and a share of requests answered
+//! with a 5xx, reset mid-body or cut short. Which request gets a fault is
+//! drawn deterministically from the seed. Every request and refusal is
+//! counted ([`super::server::SimStats`]).
 
 use super::reply::ApiError;
-use super::server::Sim;
+use super::server::{Sim, SimStats};
+use crate::vocab::chain::Chain;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -12,14 +16,21 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub(super) async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req: Request, next: Next) -> Response {
     let opts = &sim.opts;
+    sim.stats.requests.fetch_add(1, Ordering::SeqCst);
     if opts.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(opts.latency_ms)).await;
     }
     if let Some(refused) = unauthorized(&sim, &headers) {
+        refusal(&sim.stats, &sim.stats.unauthorized);
+        return refused;
+    }
+    if let Some(refused) = forbidden(&sim, &headers, req.uri().path()) {
+        refusal(&sim.stats, &sim.stats.forbidden);
         return refused;
     }
     if let Some(throttled) = over_quota(&sim).await {
@@ -39,12 +50,51 @@ pub(super) async fn faults(State(sim): State<Arc<Sim>>, headers: HeaderMap, req:
     cut_short(resp, reset).await
 }
 
-/// 401 when a key is set and the request carries another.
+/// Counts a refusal, and notes the time of the first.
+fn refusal(stats: &SimStats, counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::SeqCst);
+    let now = chrono::Utc::now().timestamp_millis();
+    let _ = stats.first_refusal_ms.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// 401 when a key is set and the request carries another; the message
+/// quotes the key sent, so that clients are tested to mask it.
 fn unauthorized(sim: &Sim, headers: &HeaderMap) -> Option<Response> {
     let (key, given) = (sim.opts.api_key.as_ref()?, headers.get(header::AUTHORIZATION)?);
     let expected = format!("Bearer {key}");
-    (given.as_bytes() != expected.as_bytes())
-        .then(|| ApiError(StatusCode::UNAUTHORIZED, "unauthorized", "the API key is not valid".into()).into_response())
+    (given.as_bytes() != expected.as_bytes()).then(|| {
+        let sent = String::from_utf8_lossy(given.as_bytes());
+        let sent = sent.strip_prefix("Bearer ").unwrap_or(&sent);
+        ApiError(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            format!("the API key `{sent}` is not valid"),
+        )
+        .into_response()
+    })
+}
+
+/// 403 for a resource `--forbid` names: what a key (or no key) whose plan
+/// lacks a chain or an endpoint gets. Whichever key is sent: a wrong one
+/// got its 401 first.
+fn forbidden(sim: &Sim, headers: &HeaderMap, path: &str) -> Option<Response> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    let (Some("v2"), Some(chain), Some(endpoint)) = (parts.next(), parts.next(), parts.next()) else {
+        return None;
+    };
+    let endpoint = if endpoint == "wallets" { "portfolio" } else { endpoint };
+    let chain = chain.parse::<Chain>().ok()?;
+    sim.forbidden
+        .iter()
+        .any(|(c, e)| c.is_none_or(|c| c == chain) && e.is_none_or(|e| e == endpoint))
+        .then(|| {
+            let whose = if headers.contains_key(header::AUTHORIZATION) {
+                "this API key's plan does not include"
+            } else {
+                "an API key whose plan includes them is needed for"
+            };
+            ApiError(StatusCode::FORBIDDEN, "forbidden", format!("{whose} {endpoint} on {chain}")).into_response()
+        })
 }
 
 /// 429 with `Retry-After` when the request quota (a token bucket of a

@@ -6,12 +6,15 @@
 //! time intervals are half-open (`--inclusive-end` makes them closed), list
 //! endpoints default to `sort_by=latest`, portfolio days come newest first,
 //! topics are 0x-hex strings (`--topics-as-numbers` renders them as JSON
-//! numbers), and errors are `{"error": {"code", "message"}}`.
+//! numbers), and errors are `{"error": {"code", "message"}}`: 401 for a
+//! bearer key other than `--api-key` (quoting the key sent back), 403 for
+//! what `--forbid` names (a chain or endpoint the key's plan lacks).
 //!
 //! Test hooks outside the v2 paths: `POST /_sim/reorg?depth=K[&chain=C]`
 //! replaces the last K blocks up to the head (new hashes, new events),
-//! `POST /_sim/advance?secs=N` moves a frozen clock forward, and
-//! `GET /_sim/forks` lists the reorgs injected so far.
+//! `POST /_sim/advance?secs=N` moves a frozen clock forward,
+//! `GET /_sim/forks` lists the reorgs injected so far, and `GET /_sim/stats`
+//! counts the requests received and the 401s and 403s answered.
 //!
 //! Invariants: the same seed gives the same data, the same answers and
 //! the same cursors; a cursor is sealed with a secret of the seed and

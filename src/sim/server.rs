@@ -4,6 +4,7 @@
 use super::data::SimData;
 use super::{admin, blocks, events, faults, portfolio, reply, tokens};
 use crate::spec::SimOptions;
+use crate::vocab::chain::Chain;
 use crate::vocab::window::parse_instant;
 use axum::Router;
 use axum::middleware;
@@ -26,6 +27,25 @@ pub(super) struct Sim {
     requests: AtomicU64,
     /// The quota's token bucket: tokens, and when it was last filled.
     pub(super) bucket: Mutex<(f64, Instant)>,
+    /// `--forbid`, read: (chain, endpoint), None for every one.
+    pub(super) forbidden: Vec<(Option<Chain>, Option<&'static str>)>,
+    /// What it answered, for `GET /_sim/stats`.
+    pub(super) stats: SimStats,
+}
+
+/// What the simulator has answered on the v2 paths: tests count a
+/// client's requests here, on the server's side.
+#[derive(Debug, Default)]
+pub(super) struct SimStats {
+    /// Requests received.
+    pub(super) requests: AtomicU64,
+    /// Answered 401 (a wrong key).
+    pub(super) unauthorized: AtomicU64,
+    /// Answered 403 (`--forbid`).
+    pub(super) forbidden: AtomicU64,
+    /// Unix ms (the wall clock, not the simulator's) of the first 401 or
+    /// 403; 0 before one.
+    pub(super) first_refusal_ms: AtomicI64,
 }
 
 impl Sim {
@@ -105,6 +125,7 @@ fn router(opts: SimOptions) -> Result<Router, String> {
         .route("/_sim/reorg", post(admin::reorg))
         .route("/_sim/advance", post(admin::advance))
         .route("/_sim/forks", get(admin::forks))
+        .route("/_sim/stats", get(admin::stats))
         .with_state(sim))
 }
 
@@ -128,12 +149,19 @@ fn start(opts: SimOptions) -> Result<Sim, String> {
     if opts.quota_rps < 0.0 {
         return Err("--quota-rps must not be negative".into());
     }
+    let forbidden = opts
+        .forbid
+        .iter()
+        .map(|f| crate::spec::parse_forbid(f).map_err(|m| format!("--forbid {m}")))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Sim {
         data: SimData::new(opts.seed, opts.events_per_block),
         secret: mix(opts.seed, 0xc0ff_ee00),
         frozen_ms: AtomicI64::new(frozen_ms.unwrap_or(i64::MIN)),
         requests: AtomicU64::new(0),
         bucket: Mutex::new((opts.quota_rps.max(1.0), Instant::now())),
+        forbidden,
+        stats: SimStats::default(),
         opts,
     })
 }

@@ -81,6 +81,8 @@ pub(crate) struct RawSim {
     pub(crate) frozen_at: Option<Spanned<String>>,
     /// Requests with another bearer key get 401.
     pub(crate) api_key: Option<Spanned<String>>,
+    /// Resources answered with 403, `CHAIN/ENDPOINT`.
+    pub(crate) forbid: Option<Spanned<Vec<Spanned<String>>>>,
     /// Interval ends inclusive.
     pub(crate) inclusive_end: Option<Spanned<bool>>,
     /// Topics as JSON numbers.

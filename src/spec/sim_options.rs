@@ -41,6 +41,11 @@ pub struct SimOptions {
     /// When set, requests carrying another bearer key get 401 (no key is still accepted).
     #[arg(long, env = "CHAINETL_SIM_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// Resources answered with 403, as `CHAIN/ENDPOINT` (endpoint `blocks`,
+    /// `events`, `portfolio` or `tokens`; `*` for every chain or endpoint):
+    /// what a key whose plan lacks them gets. Repeat for more.
+    #[arg(long, value_name = "CHAIN/ENDPOINT")]
+    pub forbid: Vec<String>,
     /// Treat the end of time intervals as inclusive.
     #[arg(long)]
     pub inclusive_end: bool,
@@ -70,10 +75,54 @@ impl Default for SimOptions {
             freeze_head: false,
             frozen_at: None,
             api_key: None,
+            forbid: Vec::new(),
             inclusive_end: false,
             topics_as_numbers: false,
             scan_budget: defaults::SIM_SCAN_BUDGET,
             reorg_depth: defaults::SIM_REORG_DEPTH,
+        }
+    }
+}
+
+/// The endpoints a `forbid` entry names, as the simulator's paths group
+/// them (`portfolio` is `/wallets/{wallet}/portfolio/daily`).
+pub const FORBID_ENDPOINTS: [&str; 4] = ["blocks", "events", "portfolio", "tokens"];
+
+/// One `forbid` entry, `CHAIN/ENDPOINT`, read: the chain and the endpoint,
+/// None for `*` (every one).
+pub fn parse_forbid(entry: &str) -> Result<(Option<crate::vocab::Chain>, Option<&'static str>), String> {
+    let bad = || {
+        format!(
+            "`{entry}`: expected CHAIN/ENDPOINT, the chain one of {} or `*`, the endpoint one of {} or `*`",
+            crate::vocab::Chain::ALL.map(|c| c.name()).join(", "),
+            FORBID_ENDPOINTS.join(", ")
+        )
+    };
+    let (chain, endpoint) = entry.split_once('/').ok_or_else(bad)?;
+    let chain = match chain.trim() {
+        "*" => None,
+        c => Some(c.parse::<crate::vocab::Chain>().map_err(|_| bad())?),
+    };
+    let endpoint = match endpoint.trim() {
+        "*" => None,
+        e => Some(*FORBID_ENDPOINTS.iter().find(|x| **x == e).ok_or_else(bad)?),
+    };
+    Ok((chain, endpoint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::Chain;
+
+    #[test]
+    fn a_forbid_entry_is_a_chain_and_an_endpoint_either_of_them_any() {
+        assert_eq!(parse_forbid("arbitrum/events"), Ok((Some(Chain::Arbitrum), Some("events"))));
+        assert_eq!(parse_forbid("*/portfolio"), Ok((None, Some("portfolio"))));
+        assert_eq!(parse_forbid("base/*"), Ok((Some(Chain::Base), None)));
+        for bad in ["arbitrum", "arbitrum/logs", "mars/events", "/events", ""] {
+            let e = parse_forbid(bad).unwrap_err();
+            assert!(e.contains(&format!("`{bad}`")) && e.contains("tokens"), "{e}");
         }
     }
 }

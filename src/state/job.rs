@@ -83,6 +83,16 @@ impl StateStore {
         Ok(rel)
     }
 
+    /// The report of the run that ended last (`runs/latest.json`), as
+    /// JSON; None before a run ended, or when it does not read as JSON.
+    pub async fn load_latest_report(&self) -> Result<Option<serde_json::Value>, StateError> {
+        let rel = format!("{}/runs/latest.json", self.dir);
+        let Some(bytes) = self.read(&rel).await? else {
+            return Ok(None);
+        };
+        Ok(serde_json::from_slice::<serde_json::Value>(&bytes).ok().filter(|v| v.is_object()))
+    }
+
     /// The newest `newest` run reports (`runs/<run-id>.json`, oldest
     /// first), as JSON; `latest.json` and a report that does not read as
     /// JSON (a hand-edited one) are left out. For `chainetl report`.

@@ -25,6 +25,10 @@ enum Behaviour {
     Huge(usize),
     /// Answers the first `n` requests with an empty events page, then hangs.
     OkThenHang(usize),
+    /// Request `n` gets a 401 quoting the key, `delay` after it arrived;
+    /// before it, odd ones hang and even ones get 429 with `Retry-After:
+    /// 30`; after it, every request hangs.
+    RefuseAmid { n: usize, delay: Duration },
 }
 
 /// A server on a loopback port; records when each request arrived.
@@ -104,6 +108,23 @@ async fn serve(mut s: tokio::net::TcpStream, b: Behaviour, hits: Arc<Mutex<Vec<I
                     _ => format!("<html><body>error for {auth}</body></html>"),
                 };
                 reply(*status, "", body.as_bytes())
+            }
+            Behaviour::RefuseAmid { n: at, delay } if n == *at => {
+                tokio::time::sleep(*delay).await;
+                let auth = head
+                    .lines()
+                    .find(|l| l.to_ascii_lowercase().starts_with("authorization:"))
+                    .unwrap_or("");
+                reply(
+                    401,
+                    "",
+                    format!(r#"{{"error":{{"code":"unauthorized","message":"bad key; you sent {auth}"}}}}"#).as_bytes(),
+                )
+            }
+            Behaviour::RefuseAmid { n: at, .. } if n < *at && n % 2 == 0 => reply(429, "retry-after: 30\r\n", b"slow down"),
+            Behaviour::RefuseAmid { .. } => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                return;
             }
             Behaviour::OkThenHang(ok) if n <= *ok => reply(200, "content-type: application/json\r\n", EMPTY_PAGE),
             Behaviour::OkThenHang(_) => {
@@ -569,7 +590,9 @@ fn an_echoing_server_never_gets_a_secret_printed_or_stored() {
             let mut args = v.to_vec();
             args.extend(["run", &s]);
             let r = run(&args, &env, None, Duration::from_secs(20));
-            assert_eq!(r.code, Some(1), "{status} {v:?}: {}", r.out);
+            // A refused key is the environment's to fix: 2.
+            let code = if status == 401 { 2 } else { 1 };
+            assert_eq!(r.code, Some(code), "{status} {v:?}: {}", r.out);
             let mut seen = r.out.clone();
             for f in walk(&dir.path().join("out/_chainetl")) {
                 seen.push_str(&String::from_utf8_lossy(&std::fs::read(f).unwrap()));
@@ -585,6 +608,42 @@ fn an_echoing_server_never_gets_a_secret_printed_or_stored() {
             assert!(!seen.contains("dXNlcjp1cmwtcGFzc3dvcmQtMTcxNw"), "{status} {v:?}: {seen}");
         }
     }
+}
+
+/// The first 401 ends the run at once: the requests in flight (hanging
+/// here) and the waits for `Retry-After` are cancelled, no request is
+/// sent after it, and the run exits 2 with one line naming the key's
+/// variable, never the key the server quotes back.
+#[test]
+fn a_refused_key_ends_requests_in_flight_and_waits_at_once() {
+    const KEY: &str = "sekrit-refused-key-5151";
+    let server = Server::start(Behaviour::RefuseAmid {
+        n: 4,
+        delay: Duration::from_millis(300),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let s = spec(
+        dir.path(),
+        &server.url(),
+        "api_key_env = \"BDS_KEY\"\nmax_concurrency = 4\ntimeout_secs = 60",
+        "1000..1999",
+    );
+    let r = run(&["run", &s], &[("BDS_KEY", KEY)], None, Duration::from_secs(30));
+    assert_eq!(r.code, Some(2), "{}", r.out);
+    let hits = server.hits();
+    let refused_at = hits[3] + Duration::from_millis(300);
+    let later = hits.iter().filter(|h| **h > refused_at).count();
+    assert!(later <= 1, "{later} requests sent after the 401: {}", r.out);
+    let after = r.ended.duration_since(refused_at).as_secs_f64();
+    eprintln!("refused amid hanging requests and 429 waits: exit 2 {after:.2} s after the 401");
+    assert!(after < 1.0, "exited {after:.2} s after the 401: {}", r.out);
+    assert_eq!(r.out.lines().filter(|l| l.starts_with("error")).count(), 1, "{}", r.out);
+    assert!(r.out.contains("$BDS_KEY") && !r.out.contains(KEY), "{}", r.out);
+    let mut kept = String::new();
+    for f in walk(&dir.path().join("out/_chainetl")) {
+        kept.push_str(&String::from_utf8_lossy(&std::fs::read(f).unwrap()));
+    }
+    assert!(!kept.contains(KEY), "the key is stored: {kept}");
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

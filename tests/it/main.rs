@@ -52,6 +52,8 @@ mod operator;
 mod ops;
 /// `chainetl plan` of a started job: frozen windows, units done and left.
 mod planning;
+/// A refused key stops the run at once, spends no request a unit, and leaves the rest not started.
+mod refused;
 /// Changing a job's layout (partition keys, codec, bloom filters) from the files it holds, with no request.
 mod relayout;
 /// `chainetl report`: the page and its JSON, in headless Chromium.

@@ -66,19 +66,49 @@ fn json_logs_parse_line_by_line_through_failed_units_signals_and_spec_errors() {
         "api_key_env = \"OPS_KEY\"",
         "window = \"100..2099\"\nchunk_blocks = 500",
     );
-    // Units fail (the key is refused): the failed-unit list is one JSON line.
+    // The key is refused: one JSON line says so, naming the variable.
     let o = bin()
         .args(["run", &s, "--log-format", "json", "-v", "--summary", "json"])
         .env("OPS_KEY", secret)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(summary["status"], "failed", "{summary}");
+    assert_eq!(summary["refused"][0]["variable"], "OPS_KEY", "{summary}");
+    let lines = json_lines(&o.stderr);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(secret), "the key leaked");
+    let ev = events(&lines);
+    assert!(ev.contains(&"plan".into()), "{ev:?}");
+    let refused: Vec<&Value> = lines.iter().filter(|l| l["fields"]["event"] == "refused").collect();
+    assert_eq!(refused.len(), 1, "{ev:?}");
+    assert_eq!(
+        (refused[0]["level"].as_str(), refused[0]["fields"]["refused"]["status"].as_u64()),
+        (Some("ERROR"), Some(401))
+    );
+    assert!(!ev.contains(&"failed_units".into()), "no unit failed: {ev:?}");
+
+    // Units fail (the service answers 5xx): the failed-unit list is one JSON line.
+    let failing = Sim::start(SimOptions {
+        error_rate: 1.0,
+        ..frozen()
+    });
+    let failing_dir = tempfile::tempdir().unwrap();
+    let f = spec(
+        failing_dir.path(),
+        "jf",
+        &failing.url(),
+        "max_retries = 1",
+        "window = \"100..2099\"\nchunk_blocks = 500",
+    );
+    let o = bin()
+        .args(["run", &f, "--log-format", "json", "-v", "--summary", "json"])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let summary: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(summary["status"], "failed", "{summary}");
     let lines = json_lines(&o.stderr);
-    assert!(!String::from_utf8_lossy(&o.stderr).contains(secret), "the key leaked");
-    let ev = events(&lines);
-    assert!(ev.contains(&"plan".into()), "{ev:?}");
     let failed = lines
         .iter()
         .find(|l| l["fields"]["event"] == "failed_units")

@@ -10,9 +10,14 @@ use std::path::Path;
 const KEY_VAR: &str = "BDS_REPORT_KEY";
 
 fn spec(dir: &Path, url: &str, uri: &str) -> String {
+    spec_in(dir, "r.toml", url, uri)
+}
+
+/// The job's spec in file `name`, for the service at `url`.
+fn spec_in(dir: &Path, name: &str, url: &str, uri: &str) -> String {
     write_spec(
         dir,
-        "r.toml",
+        name,
         &format!(
             "name = \"rp\"\n[source]\nbase_url = \"{url}\"\napi_key_env = \"{KEY_VAR}\"\nmax_retries = 1\n[output]\nuri = \"{uri}\"\n\
              [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"100..2099\"\nchunk_blocks = 500\n"
@@ -146,16 +151,48 @@ fn a_failed_a_killed_and_a_finished_run_each_show_on_the_page() {
     let spec = spec(dir.path(), &sim.url(), &out.to_string_lossy());
     // Before any run: not started, and a page all the same.
     assert_eq!(overview(&spec, "x")["state"], "not_started");
-    // Every unit fails: the key is refused.
+    // A refused key: the run stops at the first 401, every unit is left
+    // not started (none failed), and the report says so once.
     let secret = "sk-live-REPORT-NEVER-SHOWN-77";
     let o = bin().args(["run", &spec, "-q"]).env(KEY_VAR, secret).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let doc = overview(&spec, secret);
+    assert_eq!(doc["counts"]["not_started"], 5, "{doc}");
+    assert!(doc["failures"].as_array().unwrap().is_empty(), "{doc}");
+    assert_eq!(doc["refused"][0]["variable"], KEY_VAR, "{doc}");
+    let page = dir.path().join("refused.html");
+    let o = bin()
+        .args(["report", &spec, "--out", &page.to_string_lossy()])
+        .env(KEY_VAR, secret)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains(secret) && !doc.to_string().contains(secret),
+        "no secret in the report"
+    );
+    assert!(html.contains("refused the API key"), "the page says the key was refused");
+    assert!(!html.contains("Failed units"), "and lists no failed unit");
+    // Every unit fails: the service answers 5xx to each request.
+    let failing = Sim::start(SimOptions {
+        api_key: Some("the-right-key".into()),
+        error_rate: 1.0,
+        ..frozen()
+    });
+    let failing_spec = spec_in(dir.path(), "failing.toml", &failing.url(), &out.to_string_lossy());
+    let o = bin()
+        .args(["run", &failing_spec, "-q"])
+        .env(KEY_VAR, "the-right-key")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let doc = overview(&spec, secret);
     assert_eq!(doc["counts"]["failed"], 5, "{doc}");
     let failures = doc["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 5, "{doc}");
-    assert!(failures[0]["error"].as_str().unwrap().contains(KEY_VAR), "{doc}");
-    assert_eq!(doc["runs"].as_array().unwrap().len(), 1);
+    assert!(failures[0]["error"].as_str().unwrap().contains("HTTP 5"), "{doc}");
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 2);
     assert_eq!(doc["next_run"]["units"], 5);
     let page = dir.path().join("failed.html");
     let o = bin()
@@ -198,8 +235,8 @@ fn a_failed_a_killed_and_a_finished_run_each_show_on_the_page() {
     assert!(doc["failures"].as_array().unwrap().is_empty(), "a unit done is no failure: {doc}");
     assert_eq!(doc["next_run"]["units"], 0);
     let runs = doc["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 2, "the killed run wrote no report: {doc}");
-    let this_run = runs[1]["rows"].as_u64().unwrap();
+    assert_eq!(runs.len(), 3, "the killed run wrote no report: {doc}");
+    let this_run = runs[2]["rows"].as_u64().unwrap();
     assert!(
         this_run > 0 && this_run < 2000,
         "the rows the last run committed, after the killed one's: {doc}"

@@ -288,6 +288,41 @@ fn api_key_is_optional_but_a_wrong_one_is_refused() {
     let (s, v) = get_with(&sim, "/v2/base/blocks/latest", Some("wrong"));
     assert_eq!(s, 401);
     assert_eq!(v["error"]["code"], "unauthorized");
+    // It quotes the key it was sent, as careless servers do.
+    assert!(v["error"]["message"].as_str().unwrap().contains("wrong"), "{v}");
+}
+
+#[test]
+fn forbidden_resources_get_403_whatever_the_key_and_every_answer_is_counted() {
+    let sim = Sim::start(SimOptions {
+        api_key: Some("s3cret".into()),
+        forbid: vec!["arbitrum/events".into(), "*/portfolio".into()],
+        ..frozen()
+    });
+    let wallet = "/wallets/0x00000000000000000000000000000000000000aa/portfolio/daily";
+    let (s, v) = get_with(&sim, "/v2/arbitrum/events?window=200000000..200000010", Some("s3cret"));
+    assert_eq!((s, v["error"]["code"].as_str()), (403, Some("forbidden")), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("events on arbitrum"), "{v}");
+    assert_eq!(get_with(&sim, &format!("/v2/base{wallet}"), None).0, 403);
+    assert_eq!(get_with(&sim, "/v2/arbitrum/blocks/latest", Some("s3cret")).0, 200);
+    assert_eq!(get_with(&sim, "/v2/base/events?window=100..110", Some("s3cret")).0, 200);
+    // A wrong key is refused before the plan is looked at.
+    assert_eq!(get_with(&sim, "/v2/arbitrum/events?window=1..2", Some("wrong")).0, 401);
+    let (s, stats) = get(&sim, "/_sim/stats");
+    assert_eq!(s, 200);
+    assert_eq!(
+        (
+            stats["requests"].as_u64(),
+            stats["forbidden"].as_u64(),
+            stats["unauthorized"].as_u64()
+        ),
+        (Some(5), Some(2), Some(1)),
+        "{stats}"
+    );
+    assert!(stats["first_refusal_ms"].as_i64().unwrap() > 1_700_000_000_000, "{stats}");
+    // A bad entry is refused when the simulator starts.
+    let bad = chainetl(&["sim", "--port", "0", "--forbid", "ethereum/logs"]);
+    assert!(!bad.status.success() && text(&bad).contains("ethereum/logs"), "{}", text(&bad));
 }
 
 #[test]

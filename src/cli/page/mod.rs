@@ -379,6 +379,13 @@ fn failures(doc: &Overview, out: &mut String) {
         }
         out.push_str("</ul>");
     }
+    if !doc.refused.is_empty() {
+        out.push_str("<h3>Refused by the service</h3><ul>");
+        for r in &doc.refused {
+            let _ = write!(out, r#"<li class="err">The newest run stopped: {}</li>"#, esc(&r.text));
+        }
+        out.push_str("</ul>");
+    }
     if doc.failures.is_empty() {
         out.push_str("<p>No unit failed in the runs reported.</p>");
     } else {
@@ -513,6 +520,24 @@ mod tests {
         let end = page.rfind("</script>").unwrap();
         let back: Overview = serde_json::from_str(&page[start..end]).unwrap();
         assert_eq!(back, doc, "the page holds the document whole");
+    }
+
+    #[test]
+    fn a_refusal_shows_once_escaped_and_no_unit_as_failed() {
+        let text = "the service at <h> refused the API key in $BDS_API_KEY (HTTP 401: no)";
+        let doc = Overview {
+            refused: vec![crate::job::run::report_format::RefusedLine {
+                status: 401,
+                text: text.into(),
+                ..Default::default()
+            }],
+            ..Overview::default()
+        };
+        let mut out = String::new();
+        failures(&doc, &mut out);
+        assert_eq!(out.matches("refused the API key").count(), 1, "{out}");
+        assert!(out.contains(&esc(text)) && !out.contains("<h>"), "{out}");
+        assert!(out.contains("No unit failed"), "{out}");
     }
 
     #[test]

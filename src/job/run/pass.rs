@@ -18,7 +18,9 @@
 //! 6. **Again or stop**: after a reorg repair, pass again (at most
 //!    [`crate::job::MAX_REPAIR_PASSES`]); following, compact now and then
 //!    ([`Passes::compact_finished`]) and wait for the next poll
-//!    ([`Passes::wait_for_poll`]); otherwise stop.
+//!    ([`Passes::wait_for_poll`]); otherwise stop. A signal, a failure or
+//!    a refusal of the service (the key, or a chain's endpoint) stops it
+//!    after the pass (a refused key at once: no unit starts after it).
 //!
 //! At the end, finished units' checkpoints are folded into a manifest
 //! ([`Passes::fold_state`]) and finished partitions compacted.
@@ -110,7 +112,9 @@ impl<'a> Passes<'a> {
                 self.publish_replacing().await?;
             }
             self.close_segments().await?;
-            if self.shared.stopping() || !self.out.failed.is_empty() {
+            // A refused chain's endpoint ends the run too: passing again
+            // (a repair, the next poll) would only meet it again.
+            if self.shared.stopping() || !self.out.failed.is_empty() || !self.shared.client.refusals().is_empty() {
                 break;
             }
             if self.opts.follow {
@@ -125,7 +129,7 @@ impl<'a> Passes<'a> {
         }
         self.out.periods = self.pending.iter().filter(|s| s.chain.is_none()).map(|s| s.window).collect();
         self.fold_state().await;
-        if !self.shared.stopping() && self.out.failed.is_empty() {
+        if !self.shared.stopping() && self.out.failed.is_empty() && self.shared.client.refusals().is_empty() {
             self.compact_finished(true).await?;
             // After a run that did something (a re-run with nothing to do
             // lists nothing), and never failing a run whose rows are in.

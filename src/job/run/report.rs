@@ -8,9 +8,9 @@
 use super::RunOptions;
 use super::live::MarkProgress;
 use super::reorg::Reorg;
-use super::report_format::{CoveredSegment, Keyed, REPORT_VERSION, RunStatus, SegmentStatus};
+use super::report_format::{CoveredSegment, Keyed, REPORT_VERSION, RefusedLine, RunStatus, SegmentStatus};
 use super::setup::Shared;
-use crate::api::Stats;
+use crate::api::{Endpoint, Resource, Stats};
 use crate::plan::{Segment, Unit};
 use crate::state::{JobState, Mark, StateStore};
 use crate::vocab::Chain;
@@ -175,8 +175,12 @@ pub struct RunSummary {
     pub failed: Vec<FailedUnit>,
     /// Whether a signal stopped the run.
     pub interrupted: bool,
-    /// What stopped the whole job, said once (the service could not be reached).
+    /// What stopped the whole job, said once (the service could not be
+    /// reached; the key refused: `refused[0].text`).
     pub error: Option<String>,
+    /// What the service refused (the key, or chains' endpoints), said once
+    /// each; the units it left are not in `failed`.
+    pub refused: Vec<RefusedLine>,
     /// Seconds elapsed.
     pub elapsed_secs: f64,
     /// Start (RFC 3339).
@@ -314,11 +318,16 @@ pub(crate) async fn summarize(
     let segments = covered_segments(shared, &outcome.covered).await?;
     let total = |f: fn(&Tally) -> u64| tallies.values().map(f).sum::<u64>();
     let interrupted = *shared.cancel.borrow();
-    let error = shared.client.service_down().map(|e| e.to_string());
+    let refused = refused_lines(shared, &tallies);
+    let error = shared.client.service_down().map(|e| e.to_string()).or_else(|| {
+        // The key refused stopped the whole job; a chain's endpoint did not.
+        refused.first().filter(|r| r.chain.is_none()).map(|r| r.text.clone())
+    });
     let ran = total(|t| t.units) > outcome.units_already_done as u64 || !outcome.reorgs.is_empty();
+    let failed = error.is_some() || !outcome.failed.is_empty() || !refused.is_empty();
     let mut summary = RunSummary {
         version: REPORT_VERSION,
-        status: RunStatus::of(interrupted, error.is_some() || !outcome.failed.is_empty(), ran),
+        status: RunStatus::of(interrupted, failed, ran),
         run_id: format!("{}-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"), std::process::id()),
         job: job.name.clone(),
         spec_hash: job.spec_hash.clone(),
@@ -333,6 +342,7 @@ pub(crate) async fn summarize(
         failed: outcome.failed,
         interrupted,
         error,
+        refused,
         elapsed_secs: shared.started.elapsed().as_secs_f64(),
         started_at,
         finished_at: chrono::Utc::now().to_rfc3339(),
@@ -355,6 +365,29 @@ pub(crate) async fn summarize(
     };
     summary.report = write_report(&shared.state, &summary).await;
     Ok(summary)
+}
+
+/// A line for each refusal the run met, with the units it left: every
+/// unit's for the key, the refused endpoint's on its chain for a 403.
+fn refused_lines(shared: &Shared, tallies: &BTreeMap<ExportKey, Tally>) -> Vec<RefusedLine> {
+    let base = shared.client.shown_base_url();
+    shared
+        .client
+        .refusals()
+        .iter()
+        .map(|r| {
+            let (units, done) = tallies
+                .iter()
+                .filter(|(k, _)| {
+                    r.covers(Resource {
+                        chain: k.chain,
+                        endpoint: Endpoint::of(k.dataset),
+                    })
+                })
+                .fold((0, 0), |(u, d), (_, t)| (u + t.units, d + t.units_done));
+            RefusedLine::of(r, base, units, units.saturating_sub(done))
+        })
+        .collect()
 }
 
 /// The segments finished or found finished, then those still recorded

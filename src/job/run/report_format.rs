@@ -9,12 +9,13 @@
 //! written are version 1.
 
 use super::report::ExportKey;
+use crate::api::Refusal;
 use crate::plan::Segment;
 use crate::spec::Spec;
 use crate::vocab::Chain;
 use crate::vocab::Dataset;
 use crate::vocab::window::Resolved;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Version of the run report's schema (its `version`).
 /// 2: `version`, `status`, `run_id`, `tallies`, `segments`, `incremental`,
@@ -30,7 +31,8 @@ pub enum RunStatus {
     /// Nothing was left to export: every unit was done already, no new
     /// block was confirmed, the period was exported (exit 0).
     NothingToDo,
-    /// Units failed, or the job stopped on an error (exit 1).
+    /// Units failed, or the job stopped on an error (exit 1; 2 when the
+    /// service refused the key or a chain's endpoint: `refused`).
     Failed,
     /// A signal stopped it; committed work is kept (exit 130/143).
     Interrupted,
@@ -140,9 +142,120 @@ impl CoveredSegment {
     }
 }
 
+/// What the service refused, said once for the run, not once a unit (the
+/// run report's `refused[]`; `status` and `report` show the newest run's):
+/// the key (401: the run stopped at once) or one chain's endpoint (403:
+/// its requests stopped, the rest of the job ran). The units it left are
+/// not failed: those never tried stay not started, those begun resume.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RefusedLine {
+    /// 401 (the key) or 403 (a chain's endpoint).
+    pub status: u16,
+    /// The chain refused (403); None: every chain (401).
+    pub chain: Option<String>,
+    /// The endpoint refused (403): `blocks`, `events`, `portfolio`, `tokens`.
+    pub endpoint: Option<String>,
+    /// The variable the key was read from, never the key; None: no key was sent.
+    pub variable: Option<String>,
+    /// The service's message, secrets masked.
+    pub message: String,
+    /// Units (of the refused endpoint, for a 403) in the run's plan.
+    pub units: u64,
+    /// Of those, units not done when the run ended.
+    pub units_left: u64,
+    /// The line as the run printed it: what was refused, what to check,
+    /// what is left.
+    pub text: String,
+}
+
+impl RefusedLine {
+    /// The line of `r`, met by a run of the service at `base_url` (as
+    /// shown: any password masked) whose plan held `units`, `units_left`
+    /// of them not done, of what `r` covers.
+    pub fn of(r: &Refusal, base_url: &str, units: u64, units_left: u64) -> RefusedLine {
+        let left = format!("{units_left} of {units} unit{} left to do", if units == 1 { "" } else { "s" });
+        let kept = "work already committed is kept, and the next run resumes from it";
+        let message = &r.message;
+        let text = match (&r.resource, &r.variable) {
+            (None, Some(var)) => format!(
+                "the service at {base_url} refused the API key in ${var} (HTTP {}: {message}): check that the \
+                 variable holds a valid, current key for this service; the run stopped at once, {left}; {kept}",
+                r.status
+            ),
+            (None, None) => format!(
+                "the service at {base_url} wants an API key (HTTP {}: {message}): check that source.api_key_env \
+                 names a variable holding one; the run stopped at once, {left}; {kept}",
+                r.status
+            ),
+            (Some(res), Some(var)) => format!(
+                "the service at {base_url} refused {res} to the API key in ${var} (HTTP {}: {message}): check \
+                 that the key's plan includes {res}, or leave {} out of the exports that need it; those requests \
+                 stopped at once, {left}, the rest of the job ran; {kept}",
+                r.status, res.chain
+            ),
+            (Some(res), None) => format!(
+                "the service at {base_url} refused {res} without an API key (HTTP {}: {message}): check that \
+                 source.api_key_env names a variable holding a key whose plan includes it, or leave {} out of \
+                 the exports that need it; those requests stopped at once, {left}, the rest of the job ran; {kept}",
+                r.status, res.chain
+            ),
+        };
+        RefusedLine {
+            status: r.status,
+            chain: r.resource.map(|x| x.chain.name().to_string()),
+            endpoint: r.resource.map(|x| x.endpoint.name().to_string()),
+            variable: r.variable.clone(),
+            message: r.message.clone(),
+            units,
+            units_left,
+            text,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_is_one_line_naming_the_variable_once_what_to_check_and_what_is_left() {
+        use crate::api::{Endpoint, Resource};
+        let mut r = Refusal {
+            status: 401,
+            resource: None,
+            variable: Some("BDS_API_KEY".into()),
+            url: "https://h/v2/base/events?window=1..2".into(),
+            message: "unauthorized: bad key".into(),
+        };
+        let key = RefusedLine::of(&r, "https://h", 3528, 3528);
+        assert_eq!(key.text.matches("$BDS_API_KEY").count(), 1, "{}", key.text);
+        assert!(!key.text.contains('\n'));
+        for part in [
+            "HTTP 401",
+            "unauthorized: bad key",
+            "check that",
+            "3528 of 3528 units left",
+            "committed is kept",
+        ] {
+            assert!(key.text.contains(part), "{part}: {}", key.text);
+        }
+        assert_eq!((key.chain.as_deref(), key.endpoint.as_deref()), (None, None));
+        r.variable = None;
+        assert!(RefusedLine::of(&r, "https://h", 1, 1).text.contains("source.api_key_env"));
+        r.status = 403;
+        r.resource = Some(Resource {
+            chain: Chain::Arbitrum,
+            endpoint: Endpoint::Events,
+        });
+        let res = RefusedLine::of(&r, "https://h", 100, 40);
+        assert!(res.text.contains("refused events on arbitrum without an API key"), "{}", res.text);
+        assert!(res.text.contains("40 of 100 units left") && res.text.contains("the rest of the job ran"));
+        assert_eq!((res.chain.as_deref(), res.endpoint.as_deref()), (Some("arbitrum"), Some("events")));
+        // A report that lacks a field still reads.
+        let read: RefusedLine = serde_json::from_str(r#"{"status": 401}"#).unwrap();
+        assert_eq!((read.status, read.units_left, read.text.as_str()), (401, 0, ""));
+    }
 
     #[test]
     fn interrupted_wins_then_failed_then_work_done() {

@@ -11,7 +11,9 @@
 //! only then writes the unit's checkpoint with the cursor after the last
 //! page they hold: a crash between the two leaves files no checkpoint
 //! covers, removed as orphans by the next run. On an error the rows since
-//! the last commit are discarded; a signal commits them first.
+//! the last commit are discarded; a signal, or a refusal of the key or of
+//! the unit's endpoint (said once for the run, not as the unit's failure),
+//! commits them first.
 
 use super::counters::unit_credit;
 use super::report::ExportKey;
@@ -268,8 +270,11 @@ impl UnitRun<'_> {
             let f = match pager.next().await {
                 Ok(Some(f)) => f,
                 Ok(None) => return Ok(true),
-                // A signal: keep what is buffered (committed by the caller).
-                Err(FetchError::Api(ApiError::Cancelled)) => return Ok(false),
+                // A signal, or a refusal of the key or of this unit's
+                // endpoint: keep what is buffered (committed by the
+                // caller); the pages before are whole, and the unit is
+                // left to resume, not failed.
+                Err(FetchError::Api(e)) if matches!(e, ApiError::Cancelled) || crate::job::error::refused(&e) => return Ok(false),
                 Err(e) => return Err(e.into()),
             };
             let page = f.page?;

@@ -3,7 +3,9 @@
 //! most [`units_in_flight`] at once. The request slots themselves are the
 //! client's ([`crate::api::Limiter`]); this only keeps them busy, and tells
 //! the client once every unit has started, from when a free slot goes to
-//! the unit with the most requests left.
+//! the unit with the most requests left. Once the service refuses the key
+//! no unit starts; a unit whose chain's endpoint it refused (a 403) is not
+//! started either: both stay *not started*, said once for the run.
 
 use super::report::FailedUnit;
 use super::setup::{Shared, units_in_flight};
@@ -37,6 +39,9 @@ pub(crate) async fn execute(shared: &Arc<Shared>, todo: Vec<Todo>) -> Vec<Failed
         };
         if shared.stopping() {
             break;
+        }
+        if shared.client.refused(crate::fetch::resource(&unit)) {
+            continue;
         }
         let task_shared = shared.clone();
         let task_unit = unit.clone();

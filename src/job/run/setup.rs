@@ -194,10 +194,10 @@ impl Shared {
         }
     }
 
-    /// Whether the run must stop starting work: a signal, or the service
-    /// unreachable.
+    /// Whether the run must stop starting work: a signal, the service
+    /// unreachable, or the key refused.
     pub(crate) fn stopping(&self) -> bool {
-        *self.cancel.borrow() || self.client.service_down().is_some()
+        *self.cancel.borrow() || self.client.service_down().is_some() || self.client.key_refused()
     }
 }
 

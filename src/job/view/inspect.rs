@@ -4,6 +4,7 @@
 //! checkpoint). None takes the lease or writes anything.
 
 use crate::job::error::RunError;
+use crate::job::run::report_format::RefusedLine;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::{JobIdentity, OutputFormat, Spec};
@@ -26,6 +27,9 @@ pub struct JobStatus {
     /// Operations begun and not finished (a compaction swap, a repair, a
     /// `--fresh` clearing).
     pub interrupted: Vec<Interrupted>,
+    /// What the service refused in the run that ended last (its report's
+    /// `refused[]`), while units are left to do.
+    pub refused: Vec<RefusedLine>,
 }
 
 impl JobStatus {
@@ -75,13 +79,34 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         interrupted.insert(0, Interrupted::conversion(&m));
     }
     interrupted.extend(state.interrupted_repair().await?);
-    Ok(JobStatus {
+    let mut status = JobStatus {
         units,
         states,
         marks: state.load_marks().await?,
         periods: state.load_periods().await?,
         interrupted,
-    })
+        refused: Vec::new(),
+    };
+    if status.state() != "complete" {
+        status.refused = last_refusals(&state).await?;
+    }
+    Ok(status)
+}
+
+/// What the service refused in the run that ended last, as its report
+/// says (a report that does not say reads as nothing refused).
+async fn last_refusals(state: &StateStore) -> Result<Vec<RefusedLine>, RunError> {
+    /// The part of a run report read here.
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Refusals {
+        refused: Vec<RefusedLine>,
+    }
+    let latest = state.load_latest_report().await?;
+    Ok(latest
+        .and_then(|doc| serde_json::from_value::<Refusals>(doc).ok())
+        .map(|r| r.refused)
+        .unwrap_or_default())
 }
 
 /// What `verify` found: operations begun and not finished, and committed

@@ -25,6 +25,7 @@
 
 use super::status_view::{InterruptedLine, PeriodLine};
 use crate::job::error::RunError;
+use crate::job::run::report_format::RefusedLine;
 use crate::job::run::series::Series;
 use crate::sink::Sink;
 use crate::spec::Spec;
@@ -260,6 +261,11 @@ pub struct Overview {
     pub runs: Vec<RunLine>,
     /// Units not done whose newest try failed.
     pub failures: Vec<Failure>,
+    /// What the service refused in the newest run (the key, or a chain's
+    /// endpoint), once each, while units are left (as `status` says it);
+    /// the units it left are not started, not failed. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedLine>,
     /// Operations begun and not finished.
     pub interrupted: Vec<InterruptedLine>,
     /// What the next run will do.
@@ -491,6 +497,7 @@ pub async fn overview(spec: &Spec) -> Result<Overview, RunError> {
             .map(|(i, r)| run_line(r, i + SERIES_RUNS >= reports.len()))
             .collect(),
         failures,
+        refused: status.refused.clone(),
         interrupted: status.interrupted.iter().map(InterruptedLine::from).collect(),
         next_run: next,
         tables: tables(spec, &sink, &state, &records).await?,

@@ -5,9 +5,10 @@
 //! # Invariants
 //!
 //! - **The JSON is a contract.** Its fields (`job`, `state`, `units`,
-//!   `units_done`, `rows`, `periods_exported`, `marks`, `interrupted`) are
-//!   added to, never renamed or reshaped. What only the text shows is
-//!   `#[serde(skip)]`, so it never changes the document.
+//!   `units_done`, `rows`, `periods_exported`, `marks`, `interrupted`, and
+//!   `refused` while the newest run met a refusal) are added to, never
+//!   renamed or reshaped. What only the text shows is `#[serde(skip)]`, so
+//!   it never changes the document.
 //! - **Instants stay whole.** Times are kept as the state recorded them
 //!   (RFC 3339, to the nanosecond); the text shows them to the second.
 //! - The lines of the other views that say the same thing are these
@@ -16,6 +17,7 @@
 
 use super::inspect::JobStatus;
 use crate::job::run::report::ExportKey;
+use crate::job::run::report_format::RefusedLine;
 use crate::spec::Spec;
 use crate::state::Interrupted;
 use crate::vocab::{Chain, Dataset};
@@ -42,6 +44,11 @@ pub struct StatusView {
     pub marks: Vec<MarkLine>,
     /// Operations begun and not finished.
     pub interrupted: Vec<InterruptedLine>,
+    /// What the service refused in the newest run (the key, or a chain's
+    /// endpoint), once each, while units are left; absent otherwise. The
+    /// units it left are not started (or resume), never failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedLine>,
     /// Text only: the output's location, as the spec names it.
     #[serde(skip)]
     pub output: String,
@@ -183,6 +190,7 @@ pub fn status_view(spec: &Spec, status: &JobStatus) -> StatusView {
             })
             .collect(),
         interrupted: status.interrupted.iter().map(InterruptedLine::from).collect(),
+        refused: status.refused.clone(),
         output: spec.output.uri.clone(),
         exports,
         per_run: spec.exports.iter().any(|e| e.per_run()),

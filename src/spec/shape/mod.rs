@@ -82,6 +82,7 @@ const SIM: &[Key] = &[
     opt("freeze_head", Kind::Bool),
     opt("frozen_at", Kind::Str),
     opt("api_key", Kind::Str),
+    opt("forbid", Kind::StrList),
     opt("inclusive_end", Kind::Bool),
     opt("topics_as_numbers", Kind::Bool),
     opt("scan_budget", Kind::UInt(u64::MAX)),

@@ -144,6 +144,12 @@ impl Validator<'_> {
                 o.api_key = Some(k.clone());
             }
         }
+        for entry in r.forbid.iter().flat_map(|l| l.get_ref()) {
+            match crate::spec::parse_forbid(entry.get_ref()) {
+                Ok(_) => o.forbid.push(entry.get_ref().clone()),
+                Err(m) => self.err(entry.span(), key("forbid"), m),
+            }
+        }
         o
     }
 }
