@@ -17,9 +17,10 @@
 //! in progress kept; gone with the rest of the state on `--fresh`.
 
 use super::docs::Versioned;
-use super::{STATE_VERSION, StateError, StateStore, UnitState};
+use super::{JobState, STATE_VERSION, StateError, StateStore, UnitState};
+use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A repair in progress (`repair.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,12 +44,18 @@ impl Versioned for Repair {
 impl Repair {
     /// The units of the repair not yet exported again, as `states` say:
     /// not done, or (`publishes`) not yet published, or still to replace
-    /// the files they had.
-    pub fn pending<'a>(&'a self, states: &HashMap<String, UnitState>, publishes: bool) -> Vec<&'a str> {
+    /// the files they had; or with no checkpoint while the job still plans
+    /// them (`planned`: restarted, not begun). A unit with no checkpoint
+    /// the job no longer plans is finished: its period or segment closed,
+    /// which drops the checkpoints of its finished units.
+    pub fn pending<'a>(&'a self, states: &HashMap<String, UnitState>, publishes: bool, planned: &HashSet<String>) -> Vec<&'a str> {
         let finished = |s: &UnitState| s.done && (!publishes || s.published) && s.replaces.is_empty() && s.together.is_empty();
         self.units
             .iter()
-            .filter(|u| !states.get(u.as_str()).is_some_and(finished))
+            .filter(|u| match states.get(u.as_str()) {
+                Some(s) => !finished(s),
+                None => planned.contains(u.as_str()),
+            })
             .map(String::as_str)
             .collect()
     }
@@ -90,25 +97,36 @@ impl StateStore {
 
     /// The repair in progress as an operation begun and not finished, if
     /// any of its units is still to export again.
-    pub async fn interrupted_repair(&self) -> Result<Option<super::Interrupted>, StateError> {
+    pub async fn interrupted_repair(&self, spec: &Spec, job: &JobState) -> Result<Option<super::Interrupted>, StateError> {
         let Some(repair) = self.load_repair().await? else {
             return Ok(None);
         };
-        let pending = repair.pending(&self.load_units().await?, self.publishes()).len();
+        let planned = self.planned_units(spec, job).await?;
+        let pending = repair.pending(&self.load_units().await?, self.publishes(), &planned).len();
         Ok((pending > 0).then(|| super::Interrupted::repair(pending)))
     }
 
     /// Ends the repair in progress once every unit of it is exported
     /// again; whether one ended.
-    pub async fn end_repair(&self) -> Result<bool, StateError> {
+    pub async fn end_repair(&self, spec: &Spec, job: &JobState) -> Result<bool, StateError> {
         let Some(repair) = self.load_repair().await? else {
             return Ok(false);
         };
-        if !repair.pending(&self.load_units().await?, self.publishes()).is_empty() {
+        let planned = self.planned_units(spec, job).await?;
+        if !repair.pending(&self.load_units().await?, self.publishes(), &planned).is_empty() {
             return Ok(false);
         }
         self.sink.delete(&self.repair_path()).await?;
         Ok(true)
+    }
+
+    /// The units `spec`'s job plans now (with its pending segments).
+    async fn planned_units(&self, spec: &Spec, job: &JobState) -> Result<HashSet<String>, StateError> {
+        let segments = self.load_segments().await?;
+        Ok(crate::plan::plan(spec, &job.windows, job.cutting(spec), &segments)
+            .into_iter()
+            .map(|u| u.id)
+            .collect())
     }
 }
 
@@ -138,10 +156,13 @@ mod tests {
             ("c".to_string(), state(false, false, &[])),
         ]
         .into();
-        // d has no checkpoint: restarted, not exported again yet.
-        assert_eq!(repair.pending(&states, false), ["b", "c", "d"]);
-        assert_eq!(repair.pending(&states, true), ["a", "b", "c", "d"]);
+        // d has no checkpoint: restarted, not exported again yet while
+        // the job plans it; once its period closed, done.
+        let planned: HashSet<String> = ["a", "b", "c", "d"].map(String::from).into();
+        assert_eq!(repair.pending(&states, false, &planned), ["b", "c", "d"]);
+        assert_eq!(repair.pending(&states, true, &planned), ["a", "b", "c", "d"]);
+        assert_eq!(repair.pending(&states, false, &HashSet::new()), ["b", "c"]);
         let states: HashMap<String, UnitState> = ["a", "b", "c", "d"].map(|u| (u.to_string(), state(true, true, &[]))).into();
-        assert!(repair.pending(&states, true).is_empty());
+        assert!(repair.pending(&states, true, &planned).is_empty());
     }
 }

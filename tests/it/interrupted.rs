@@ -78,3 +78,49 @@ fn a_compaction_killed_before_its_swap_hides_no_missing_file() {
     let name = lost.file_name().unwrap().to_string_lossy().to_string();
     assert!(t.contains(&name) && t.contains("missing"), "{t}");
 }
+
+/// A `verify --repair` of a unit of an aligned period still open: the run
+/// that exports it again also finishes the period, which drops the
+/// period's checkpoints; the repair then counts as ended (its record
+/// goes), so `verify` passes again, rather than naming the repair for
+/// ever.
+#[test]
+fn a_repair_whose_period_closes_in_the_same_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let s = write_spec(
+        dir.path(),
+        "daily.toml",
+        &format!(
+            "name = \"daily\"\n[source]\nbase_url = \"sim\"\nmax_concurrency = 1\n[source.sim]\nfrozen_at = \
+             \"2025-06-01T13:00:00Z\"\n[output]\nuri = \"{}\"\n[[export]]\ndataset = \"blocks\"\nchains = \
+             [\"base\"]\nwindow = \"1d\"\nalign = \"day\"\nchunk_duration = \"6h\"\n",
+            out.display()
+        ),
+    );
+    // The period part done: its first unit's file and checkpoint in place.
+    let o = crash_bin("during-checkpoint:2").args(["run", &s, "-q"]).output().unwrap();
+    assert!(!o.status.success(), "the failpoint must crash the run: {}", text(&o));
+    let day = out.join("blocks/chain=base/date=2025-05-31");
+    let files: Vec<_> = std::fs::read_dir(&day)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    assert!(!files.is_empty(), "a unit's file is in place");
+    // Every file: the committed ones among them are the repair's.
+    for f in &files {
+        let mut bytes = std::fs::read(f).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 1;
+        std::fs::write(f, bytes).unwrap();
+    }
+    assert_eq!(chainetl(&["verify", &s]).status.code(), Some(1));
+    let o = chainetl(&["verify", &s, "--repair"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v = chainetl(&["verify", &s]);
+    assert_eq!(v.status.code(), Some(0), "the repair ended with its period: {}", text(&v));
+    assert!(!out.join("_chainetl/daily/repair.json").exists(), "the record went");
+    let st = chainetl(&["status", &s]);
+    assert!(!text(&st).contains("repair"), "{}", text(&st));
+}

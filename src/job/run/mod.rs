@@ -293,7 +293,7 @@ async fn run_leased(
         sim.task.abort();
     }
     result?;
-    if shared.state.end_repair().await? {
+    if shared.state.end_repair(&shared.spec, &job).await? {
         tracing::info!("repair finished: every unit it exported again is done");
     }
     Ok(report::summarize(&shared, &job, &opts, passes.out, started_at).await?)

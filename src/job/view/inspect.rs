@@ -68,17 +68,20 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         });
     }
     let (units, states, mut interrupted) = match state.load_job().await? {
-        Some(job) => (
-            plan::plan(spec, &job.windows, job.cutting(spec), &[]),
-            state.load_units().await?,
-            Interrupted::of_compactions(&state.load_compactions().await?),
-        ),
+        Some(job) => {
+            let mut interrupted = Interrupted::of_compactions(&state.load_compactions().await?);
+            interrupted.extend(state.interrupted_repair(spec, &job).await?);
+            (
+                plan::plan(spec, &job.windows, job.cutting(spec), &[]),
+                state.load_units().await?,
+                interrupted,
+            )
+        }
         None => (Vec::new(), HashMap::new(), Vec::new()),
     };
     if let Some(m) = state.load_migration().await? {
         interrupted.insert(0, Interrupted::conversion(&m));
     }
-    interrupted.extend(state.interrupted_repair().await?);
     let mut status = JobStatus {
         units,
         states,
@@ -176,7 +179,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
         None => Vec::new(),
     };
     let mut interrupted = Interrupted::of_compactions(&state.load_compactions().await?);
-    interrupted.extend(state.interrupted_repair().await?);
+    interrupted.extend(state.interrupted_repair(spec, &job).await?);
     Ok(Verification {
         interrupted,
         problems: verified.problems,

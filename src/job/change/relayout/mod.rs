@@ -31,10 +31,10 @@
 //! killed meanwhile writes only the groups without one (hidden files no
 //! document names are deleted first). Phase `swap` then:
 //!
-//! - `parquet`: each group's outputs are revealed (renamed from their hidden names), then its
-//!   inputs deleted;
-//! - `delta`: every output is revealed (no table reads it yet), then one
-//!   commit a table removes the inputs and adds the outputs
+//! - `parquet`: table by table, each group's outputs are revealed
+//!   (renamed from their hidden names), then its inputs deleted;
+//! - `delta`: table by table, its outputs are revealed (no version reads
+//!   them yet), then one commit removes the inputs and adds the outputs
 //!   (`dataChange = false`) with the transaction
 //!   `(chainetl-<job>-relayout, n)`, so a commit made again after a crash
 //!   finds itself in the log; where `partition_by` or `hash_encoding`

@@ -28,8 +28,11 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
     replace(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), rearranges, relayouts).await?;
     crate::util::failpoint::hit("rewrite-committed");
     // Groups waiting for their segment (in a format that publishes) are
-    // in no version: their outputs wait in their place.
-    let waiting: Vec<&Rewrite> = docs.iter().filter(|d| !d.live).collect();
+    // in no version: their outputs wait in their place. (A hive folder's
+    // readers see every group; a document of an older release may say
+    // otherwise.)
+    let publishes = sink.format().publishes();
+    let waiting: Vec<&Rewrite> = docs.iter().filter(|d| publishes && !d.live).collect();
     reveal(sink, waiting.iter().flat_map(|d| d.outputs.iter())).await?;
     state.apply_rewrites(docs).await?;
     crate::util::failpoint::hit("rewrite-checkpointed");
@@ -63,8 +66,12 @@ async fn delete(state: &StateStore, files: impl Iterator<Item = &String>) -> Res
 /// `dataChange = false`; else a data change, for derived tables), with the
 /// transaction `(chainetl-<job>-relayout, version)` and each unit's and
 /// the compactions' versions; where the table's partition columns or
-/// column types change, the same change gives it its new layout. What the
-/// format leaves to delete (a hive folder's inputs) goes group by group.
+/// column types change, the same change gives it its new layout. In a
+/// format that publishes, the table's outputs are revealed before its one
+/// commit (no reader sees them until it); in a hive folder, whose readers
+/// see a file once revealed, a group's outputs are revealed just before
+/// its inputs are deleted, so a reader sees one group's rows twice at
+/// most, for as long as that takes.
 async fn replace(
     spec: &Spec,
     sink: &Arc<Sink>,
@@ -75,8 +82,9 @@ async fn replace(
     relayouts: bool,
 ) -> Result<(), RunError> {
     let units = state.load_units().await?;
+    let publishes = sink.format().publishes();
     let mut tables: BTreeMap<String, Vec<&Rewrite>> = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.live) {
+    for d in docs.iter().filter(|d| d.live || !publishes) {
         for t in d
             .inputs
             .iter()
@@ -104,8 +112,10 @@ async fn replace(
             .flat_map(|d| d.outputs.iter())
             .filter(|f| f.path.starts_with(&dir))
             .collect();
-        reveal(sink, outputs.iter().copied()).await?;
-        crate::util::failpoint::hit("rewrite-published");
+        if publishes {
+            reveal(sink, outputs.iter().copied()).await?;
+            crate::util::failpoint::hit("rewrite-published");
+        }
         let mut joining = vec![Joining {
             files: outputs
                 .iter()
@@ -154,6 +164,9 @@ async fn replace(
         let doomed: HashSet<String> = sink.format().replace(sink, &table, r).await?.into_iter().collect();
         crate::util::failpoint::hit("during-rewrite-commit");
         for d in &docs {
+            if !publishes {
+                reveal(sink, d.outputs.iter().filter(|f| f.path.starts_with(&dir))).await?;
+            }
             delete(state, d.inputs.iter().filter(|r| doomed.contains(*r))).await?;
             crate::util::failpoint::hit("during-rewrite-swap");
         }
