@@ -156,9 +156,9 @@ async fn replace(
                 .collect(),
             rearranges,
             again: true,
+            schema: schemas.get(&table).cloned(),
             // Only when the spec changed them: a column a newer release
             // added is never dropped here.
-            schema: schemas.get(&table).cloned(),
             relayout: relayouts,
         };
         let doomed: HashSet<String> = sink.format().replace(sink, &table, r).await?.into_iter().collect();
