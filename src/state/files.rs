@@ -77,10 +77,15 @@ impl StateStore {
         self.sink.format()
     }
 
-    /// The version application `app` last recorded in `table` (see
+    /// The highest version application `app` recorded in any of
+    /// `tables`: 0 where none (see
     /// [`crate::sink::format::TableFormat::recorded_version`]).
-    pub async fn recorded_version(&self, table: &str, app: &str) -> Result<i64, StateError> {
-        Ok(self.sink.format().recorded_version(&self.sink, table, app).await?)
+    pub async fn recorded_version<'a>(&self, tables: impl IntoIterator<Item = &'a str>, app: &str) -> Result<i64, StateError> {
+        let mut top = 0;
+        for table in tables {
+            top = top.max(self.sink.format().recorded_version(&self.sink, table, app).await?);
+        }
+        Ok(top)
     }
 
     /// Whether file name `name` is one of this job's data files (a unit's

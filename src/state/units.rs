@@ -106,15 +106,11 @@ impl StateStore {
             }
         }
         let states = self.load_units().await?;
-        let format = self.sink.format();
         for id in ids {
             // Above the version the tables record for the unit, too: its
             // replacing commit's version must be new to them.
-            let mut logged = 0;
             let app = format!("chainetl-{}", self.file_prefix(id));
-            for table in tables {
-                logged = logged.max(format.recorded_version(&self.sink, table, &app).await?.max(0) as u64);
-            }
+            let logged = self.recorded_version(tables.iter().map(String::as_str), &app).await?.max(0) as u64;
             let next_seq = [
                 Some(logged + 1),
                 states.get(id).map(|s| s.next_seq),

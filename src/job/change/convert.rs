@@ -555,7 +555,7 @@ pub(crate) async fn published_files(state: &StateStore, tables: &BTreeSet<String
             let version = match recorded.get(&table) {
                 Some(v) => *v,
                 None => {
-                    let v = state.recorded_version(&table, &unit_app_id(state, &st.unit)).await?;
+                    let v = state.recorded_version([table.as_str()], &unit_app_id(state, &st.unit)).await?;
                     recorded.insert(table, v);
                     v
                 }

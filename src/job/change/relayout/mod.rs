@@ -127,7 +127,12 @@ pub(crate) async fn rewrite(
             let mut m = Migration::new(spec.output.format, spec.output.format, identity.clone());
             m.layout = change.layout.clone();
             m.phase = Phase::Rewrite;
-            m.rewrite_version = Some(recorded_version(spec, sink, &relayout_app_id(spec)).await? + 1);
+            m.rewrite_version = Some(
+                state
+                    .recorded_version(spec.tables().iter().map(String::as_str), &relayout_app_id(spec))
+                    .await?
+                    + 1,
+            );
             state.save_migration(&m).await?;
             crate::util::failpoint::hit("rewrite-recorded");
             m
@@ -222,16 +227,6 @@ async fn refuse(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobStat
         return Err(unfinished(format!("a reorg repair of export[{}] on {}", m.export, m.chain)));
     }
     Ok(())
-}
-
-/// The version application `app` has recorded in the job's tables (the
-/// highest; 0 for none, or where the format records none).
-async fn recorded_version(spec: &Spec, sink: &Arc<Sink>, app: &str) -> Result<i64, RunError> {
-    let mut top = 0;
-    for table in spec.tables() {
-        top = top.max(sink.format().recorded_version(sink, &table, app).await?);
-    }
-    Ok(top)
 }
 
 /// The job's files a reader sees (and, where the format publishes, those
@@ -380,7 +375,10 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         .chain(listed.iter().filter_map(|f| f.kind.generation()))
         .max()
         .unwrap_or(0);
-    let logged = recorded_version(spec, sink, &compaction_app_id(spec)).await?.max(0) as u64;
+    let logged = state
+        .recorded_version(spec.tables().iter().map(String::as_str), &compaction_app_id(spec))
+        .await?
+        .max(0) as u64;
     let mut generation = used.max(logged);
     for g in groups.iter_mut().filter(|g| g.partition.is_some()) {
         generation += 1;

@@ -120,12 +120,10 @@ impl TableFormat for DeltaTables {
         let removes = if removes.is_empty() {
             removes
         } else {
-            let live: HashSet<String> = self
-                .table(sink, table)
-                .blocking(|t| t.live_files())
-                .await
-                .map_err(|e| log_unread(table, e))?
+            let live: HashSet<String> = TableFormat::live_files(self, sink, table)
+                .await?
                 .into_iter()
+                .flatten()
                 .map(|f| f.path)
                 .collect();
             removes.into_iter().filter(|p| live.contains(p)).collect()
