@@ -45,7 +45,9 @@
 //! version)`: one already in the table is not made again.
 
 pub mod delta;
+mod group;
 pub mod hive;
+pub mod iceberg;
 
 use super::{Sink, SinkError, WrittenFile};
 use crate::spec::{Output, OutputFormat};
@@ -119,6 +121,11 @@ pub struct TableVersion {
     pub version: u64,
     /// The newest commits, newest first.
     pub last_commits: Vec<CommitLine>,
+    /// Whether the format's versions hold snapshots (Iceberg's metadata
+    /// versions) rather than being the log's (Delta's).
+    pub of_snapshots: bool,
+    /// The current snapshot's id and sequence number, where there is one.
+    pub snapshot: Option<(i64, i64)>,
 }
 
 /// What a vacuum keeps of a table besides its current version.
@@ -174,6 +181,13 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// Creates `table` for rows of `schema` (the writer's) unless it
     /// exists, and checks one that exists has the job's layout.
     async fn check_table(&self, sink: &Sink, table: &str, schema: &SchemaRef) -> Result<(), SinkError>;
+
+    /// The schema a file of `table` is written with, for `schema` (its
+    /// columns): as it is, or with what the format's readers resolve
+    /// columns by (Iceberg's field ids).
+    fn file_schema(&self, _table: &str, schema: SchemaRef) -> SchemaRef {
+        schema
+    }
 
     /// The files readers of `table` see now (paths relative to the table),
     /// with the sizes the format records; `None` where every data file in
@@ -289,7 +303,7 @@ pub async fn withdraw_everywhere(sink: &Sink, table: &str, owned: Owned) -> Resu
 
 /// One implementation of each format (statistics on no column but the
 /// tables' own).
-fn every_format() -> [Arc<dyn TableFormat>; 2] {
+fn every_format() -> [Arc<dyn TableFormat>; 3] {
     OutputFormat::ALL.map(|f| implementation(f, Vec::new()))
 }
 
@@ -307,5 +321,43 @@ fn implementation(format: OutputFormat, stats_columns: Vec<String>) -> Arc<dyn T
             crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
             stats_columns,
         )),
+        OutputFormat::Iceberg => Arc::new(iceberg::IcebergTables::new()),
     }
+}
+
+/// Why stored file `rel`, whose footer's columns are `have`, cannot be
+/// adopted as it is into a table (`words`: "Delta table") whose writers
+/// write `want` (the file columns): a file an older release wrote without
+/// a column, or with another type, would break the table's schema for
+/// readers. `None`: it can.
+pub(crate) fn adoption_refusal(rel: &str, have: &arrow_schema::Schema, want: &arrow_schema::Schema, words: &str) -> Option<SinkError> {
+    use arrow_schema::DataType;
+    let plain = |t: &DataType| match t {
+        DataType::Dictionary(_, v) => v.as_ref().clone(),
+        t => t.clone(),
+    };
+    let mut why = Vec::new();
+    for f in want.fields() {
+        match have.field_with_name(f.name()) {
+            Err(_) => why.push(format!("it has no column {}", f.name())),
+            Ok(g) if plain(g.data_type()) != plain(f.data_type()) => {
+                why.push(format!("its column {} is {}, not {}", f.name(), g.data_type(), f.data_type()))
+            }
+            Ok(_) => {}
+        }
+    }
+    for g in have.fields() {
+        if want.field_with_name(g.name()).is_err() {
+            why.push(format!("it has a column {} the table does not", g.name()));
+        }
+    }
+    (!why.is_empty()).then(|| SinkError::Config {
+        uri: rel.into(),
+        message: format!(
+            "{}: a file another release wrote cannot join the {words} as it is; convert with that release, or start \
+             over with --fresh",
+            why.join("; ")
+        ),
+        source: None,
+    })
 }
