@@ -39,7 +39,12 @@ def rows_of(table, columns):
 
 
 def keys_of(t, keys):
-    return set(zip(*[t.column(k).to_pylist() for k in keys])) if t.num_rows else set()
+    """The rows' keys, hashes as 0x-hex whether stored as text or bytes (a
+    rewrite into another hash encoding keeps every key)."""
+    def plain(v):
+        return "0x" + v.hex() if isinstance(v, bytes) else v
+    cols = [[plain(v) for v in t.column(k).to_pylist()] for k in keys]
+    return set(zip(*cols)) if t.num_rows else set()
 
 
 def broken_links(t):

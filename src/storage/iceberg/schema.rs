@@ -598,7 +598,9 @@ fn tag(f: &Field, id: i32, t: &Type, path: &str) -> Result<Field, SchemaError> {
                 .collect::<Result<Vec<_>, _>>()?;
             DataType::Struct(Fields::from(tagged))
         }
-        (dt, Type::Primitive(_)) if !matches!(dt, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) => dt.clone(),
+        // Of the column's type: a file's value of another type (text
+        // rewritten as bytes) under the column's id would be read as it.
+        (dt, Type::Primitive(_)) if type_of(dt, path, &mut 0).is_ok_and(|w| w.same_shape(t)) => dt.clone(),
         _ => return Err(mismatch()),
     };
     let metadata = f.metadata().clone().with(FIELD_ID_KEY, id.to_string());

@@ -137,17 +137,26 @@ impl IcebergTables {
     }
 
     /// `schema` (a file's columns) with the ids of `table`'s columns, as
-    /// this process last read the table; as it is where the table is not
-    /// read yet, or a column is not the table's as it is (a rewrite into
-    /// another type: the file is read by name until the rewrite commits).
+    /// this process last read the table. A column of another type than
+    /// the table's (a rewrite into another hash encoding) takes the id
+    /// the rewrite's snapshot gives it ([`Table::new_layout`] numbers the
+    /// changed columns the same way, after the table's last id). As it is
+    /// where the table is not read yet: read by the name mapping.
     pub fn file_schema(&self, table: &str, schema: SchemaRef) -> SchemaRef {
         let cached = {
             let tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
             tables.get(table).and_then(|c| c.table.cached())
         };
-        match cached.map(|c| ice::schema::with_field_ids(&schema, c.schema())) {
-            Some(Ok(tagged)) => Arc::new(tagged),
-            _ => schema,
+        let Some(current) = cached else {
+            return schema;
+        };
+        let tagged = ice::schema::with_field_ids(&schema, current.schema()).or_else(|_| {
+            let (relaid, _) = ice::schema::relaid(current.schema(), current.metadata.last_column_id, &schema, 0, &[])?;
+            ice::schema::with_field_ids(&schema, &relaid)
+        });
+        match tagged {
+            Ok(tagged) => Arc::new(tagged),
+            Err(_) => schema,
         }
     }
 
