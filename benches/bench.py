@@ -21,6 +21,9 @@
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
+  (n) formats: the (b) job in parquet, delta and iceberg, CPU µs per row, rows/s, peak RSS on
+      local disk; and a 20-unit job on moto S3 behind a counting proxy, every store request
+      by method and per committed unit (benches/formats.py)
 (b)-(g) run with output.compact = false, so they measure the export alone. (b) states CPU µs
 per row at 1 M, 4 M and (full mode) 16 M rows: `cpu_us_per_row_by_rows`.
 
@@ -37,6 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import formats  # noqa: E402
 import scale  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -304,6 +308,7 @@ def main():
 
     res["h_compaction"] = compaction_bench(smoke)
     res["i_scale"] = scale.scale_bench(smoke)
+    res["n_formats"] = formats.formats_bench(smoke)
 
     b, c = res["b_chainetl"], res["c_python"]
     res["ratios"] = {"chainetl_over_python": round(b["rows_per_sec"] / c["rows_per_sec"], 1)}
