@@ -262,42 +262,7 @@ fn conversions_to_and_from_iceberg_are_made_from_the_files_through_kill_9() {
 /// once, then an unsharded run: one exact table, every snapshot exact.
 #[test]
 fn three_shards_at_once_then_an_unsharded_run_make_one_exact_iceberg_table() {
-    let sim = Sim::start(frozen());
-    let dir = tempfile::tempdir().unwrap();
-    let (pq, ice) = (dir.path().join("pq"), dir.path().join("ice"));
-    let body = |out: &Path, format: &str| {
-        format!(
-            "name = \"is\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
-             [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"20000000..20000599\"\nchunk_blocks = 50\n",
-            sim.url(),
-            out.display()
-        )
-    };
-    let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq, "parquet"))]);
-    assert!(o.status.success(), "{}", text(&o));
-    let spec = write_spec(dir.path(), "ice.toml", &body(&ice, "iceberg"));
-    let shards: Vec<_> = (1..=3)
-        .map(|k| {
-            bin()
-                .args(["run", &spec, "--shard", &format!("{k}/3")])
-                .env_remove("RUST_LOG")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for s in shards {
-        let o = s.wait_with_output().unwrap();
-        assert!(o.status.success(), "{}", text(&o));
-    }
-    let o = chainetl(&["run", &spec]);
-    assert!(o.status.success(), "{}", text(&o));
-    let doc = check(&ice.join("events"), keys_of("events"), Some(&pq.join("events")));
-    every_snapshot_exact(&doc, "events");
-    assert_eq!(doc["rows"], doc["parquet_rows"]);
-    let v = chainetl(&["verify", &spec]);
-    assert!(v.status.success(), "{}", text(&v));
+    crate::delta::three_shards_then_unsharded("iceberg", check, every_snapshot_exact);
 }
 
 /// A shard killed after its unit's snapshot and before its checkpoint

@@ -1,8 +1,10 @@
 //! The table format: how the files a job writes become the tables readers
 //! read. One interface ([`TableFormat`]), one implementation a format,
 //! each in its own room: [`hive`] (`parquet`: a hive-partitioned folder of
-//! Parquet files) and [`delta`] (`delta`: a Delta Lake table over each
-//! folder, its log kept by [`crate::storage::delta`]). [`for_output`] is the
+//! Parquet files), [`delta`] (`delta`: a Delta Lake table over each
+//! folder, its log kept by [`crate::storage::delta`]) and [`iceberg`]
+//! (`iceberg`: an Apache Iceberg table over each folder, its metadata
+//! kept by [`crate::storage::iceberg`]). [`for_output`] is the
 //! one place that picks the implementation; the job asks the interface,
 //! never which format it writes.
 //!
@@ -24,6 +26,8 @@
 //!   anything is written into it.
 //! - **The store** ([`TableFormat::store_refusal`]): whether the output's
 //!   store can hold the format's tables at all.
+//! - **How a file is written** ([`TableFormat::file_schema`]): what the
+//!   format's readers resolve a file's columns by (Iceberg's field ids).
 //! - **Replacing files** ([`TableFormat::replace`]): compaction, a
 //!   rewrite into another layout; one commit where the format has them
 //!   (readers see the old files or the new, never both), and where it
@@ -323,6 +327,36 @@ fn implementation(format: OutputFormat, stats_columns: Vec<String>) -> Arc<dyn T
         )),
         OutputFormat::Iceberg => Arc::new(iceberg::IcebergTables::new()),
     }
+}
+
+/// Deletes every object under `dir` (a format's own records of a table,
+/// `<table>/_delta_log/`, `<table>/metadata/`) in the order `rank` gives
+/// (lowest first; by path among equals), then the folder: a reader
+/// meanwhile fails rather than read an older version as current.
+/// Whether there were any.
+pub(crate) async fn delete_records<K: Ord>(sink: &Sink, dir: &str, rank: impl Fn(&str) -> K) -> Result<bool, SinkError> {
+    let unlisted = |e| SinkError::Write {
+        path: dir.to_string(),
+        source: Box::new(e),
+    };
+    let mut found: Vec<String> = sink
+        .storage()
+        .list(dir)
+        .await
+        .map_err(unlisted)?
+        .iter()
+        .map(|m| sink.storage().rel_of(&m.location))
+        .collect();
+    if found.is_empty() {
+        return Ok(false);
+    }
+    found.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+    for rel in found {
+        sink.delete(&rel).await?;
+        crate::util::failpoint::hit("during-log-delete");
+    }
+    sink.storage().remove_empty_dir(dir).await.map_err(unlisted)?;
+    Ok(true)
 }
 
 /// Why stored file `rel`, whose footer's columns are `have`, cannot be

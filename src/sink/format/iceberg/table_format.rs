@@ -377,23 +377,7 @@ async fn vacuum(tables: &IcebergTables, sink: &Sink, table: &str, keep: &Retenti
 /// version still there, or no table, and never an older version read as
 /// current. Whether there was any.
 async fn forget(sink: &Sink, table: &str) -> Result<bool, SinkError> {
-    let dir = format!("{table}/metadata/");
-    let unlisted = |e| SinkError::Write {
-        path: dir.clone(),
-        source: Box::new(e),
-    };
-    let mut found: Vec<String> = sink
-        .storage()
-        .list(&dir)
-        .await
-        .map_err(unlisted)?
-        .iter()
-        .map(|m| sink.storage().rel_of(&m.location))
-        .collect();
-    if found.is_empty() {
-        return Ok(false);
-    }
-    let rank = |rel: &String| {
+    let rank = |rel: &str| {
         let name = rel.rsplit('/').next().unwrap_or_default();
         match ice::version_of(name) {
             _ if name == "version-hint.text" => (0, 0),
@@ -401,11 +385,5 @@ async fn forget(sink: &Sink, table: &str) -> Result<bool, SinkError> {
             None => (2, 0),
         }
     };
-    found.sort_by_key(|r| (rank(r), r.clone()));
-    for rel in found {
-        sink.delete(&rel).await?;
-        crate::util::failpoint::hit("during-log-delete");
-    }
-    sink.storage().remove_empty_dir(&dir).await.map_err(unlisted)?;
-    Ok(true)
+    crate::sink::format::delete_records(sink, &format!("{table}/metadata/"), rank).await
 }
