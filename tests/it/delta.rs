@@ -311,9 +311,9 @@ fn delta_specs_are_checked_before_anything_is_written() {
             out.display()
         )
     };
-    let o = chainetl(&["run", &write_spec(dir.path(), "ice.toml", &base("iceberg"))]);
+    let o = chainetl(&["run", &write_spec(dir.path(), "orc.toml", &base("orc"))]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("parquet or delta"), "{}", text(&o));
+    assert!(text(&o).contains("parquet, delta or iceberg"), "{}", text(&o));
     assert!(!out.exists(), "nothing written for a bad spec");
     // A job started as parquet goes on as delta, its files adopted (see
     // tests/it/changing.rs), unless something else changed too.
