@@ -602,6 +602,39 @@ mod tests {
     }
 
     #[test]
+    fn columns_left_out_are_a_layout_change_and_a_column_brought_back_is_refused() {
+        let spec = |extra: &str| {
+            let text = format!(
+                "name = \"c\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"1..9\"\n{extra}\n"
+            );
+            JobIdentity::of(&Spec::parse("c.toml", &text).unwrap())
+        };
+        let all = spec("");
+        // Absent: every column, as a job recorded before columns could be chosen.
+        assert!(!all.exports[0].keys.contains_key(COLUMNS_KEY));
+        let fewer = spec("exclude_columns = [\"logs_bloom\"]");
+        let c = all.compare(&fewer);
+        assert!(c.changes.is_empty(), "{c:?}");
+        assert_eq!(c.layout.len(), 1, "{c:?}");
+        assert!(c.layout[0].changes_columns() && !c.layout[0].is_derived());
+        assert_eq!(
+            c.layout[0].to_string(),
+            "export[0].exclude_columns: was unset, now [\"logs_bloom\"]"
+        );
+        assert!(
+            fewer
+                .compare(&spec("exclude_columns = [\"extra_data\", \"logs_bloom\"]"))
+                .changes
+                .is_empty()
+        );
+        let back = fewer.compare(&all);
+        assert!(back.layout.is_empty(), "{back:?}");
+        assert_eq!(back.changes.len(), 1, "{back:?}");
+        assert!(back.changes[0].contains("do not hold column `logs_bloom`"), "{back:?}");
+        assert!(fewer.compare(&fewer).changes.is_empty() && fewer.compare(&fewer).layout.is_empty());
+    }
+
+    #[test]
     fn an_export_inserted_among_the_jobs_is_named_alone() {
         let tokens = export(&[("dataset", json!("tokens"))]);
         let events = export(&[("dataset", json!("events"))]);
