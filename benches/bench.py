@@ -23,6 +23,9 @@
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
   (n) columns: a blocks job with every column, and with exclude_columns = ["logs_bloom",
       "extra_data"]: bytes written, CPU µs per row and rows/s of each
+  (o) formats: the (b) job in parquet, delta and iceberg, CPU µs per row, rows/s, peak RSS on
+      local disk; and a 20-unit job on moto S3 behind a counting proxy, every store request
+      by method and per committed unit (benches/formats.py)
 (b)-(g) and (n) run with output.compact = false, so they measure the export alone. (b) states CPU µs
 per row at 1 M, 4 M and (full mode) 16 M rows: `cpu_us_per_row_by_rows`.
 
@@ -39,6 +42,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import formats  # noqa: E402
 import scale  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -308,6 +312,7 @@ def main():
 
     res["h_compaction"] = compaction_bench(smoke)
     res["i_scale"] = scale.scale_bench(smoke)
+    res["o_formats"] = formats.formats_bench(smoke)
 
     b, c = res["b_chainetl"], res["c_python"]
     res["ratios"] = {"chainetl_over_python": round(b["rows_per_sec"] / c["rows_per_sec"], 1)}

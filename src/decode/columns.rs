@@ -192,6 +192,13 @@ pub fn partition_keys(columns: &[&str]) -> &'static [&'static str] {
         .unwrap_or(&["chain"])
 }
 
+/// The column whose UTC day is the `date` partition of a table with
+/// `columns` (see [`natural_key`] for how the table is known): a
+/// timestamp, or a `date`; None where its rows have no day.
+pub fn day_column(columns: &[&str]) -> Option<&'static str> {
+    DECLARATIONS.iter().find(|d| columns.contains(&d.key[0])).and_then(|d| d.day)
+}
+
 /// The schema as the JSON document kept in `schemas/<dataset>.json`.
 pub fn schema_json(dataset: Dataset) -> String {
     let s = schema(dataset, HashEncoding::Hex);

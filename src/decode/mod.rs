@@ -14,7 +14,9 @@ pub mod portfolio;
 pub mod tokens;
 mod values;
 
-pub use columns::{Column, DECLARATIONS, Declaration, Kind, declaration, natural_key, partition_keys, schema, schema_json, type_name};
+pub use columns::{
+    Column, DECLARATIONS, Declaration, Kind, day_column, declaration, natural_key, partition_keys, schema, schema_json, type_name,
+};
 pub use hex::topic_hex;
 pub(crate) use hex::{HexCol, HexListCol, check_hex0x};
 pub(crate) use values::{parse_i64, parse_i128, parse_ts_micros};

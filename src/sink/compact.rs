@@ -285,7 +285,8 @@ impl Sink {
                 .into(),
             }));
         }
-        let (schema, _) = self.file_columns(first.schema());
+        let table = opened[0].rel.split('/').next().unwrap_or_default();
+        let (schema, _) = self.file_schema(table, first.schema());
         let (key, props) = self.output_encoding(&schema, sorted);
         let input_rows: Vec<u64> = opened.iter().map(|i| i.rows).collect();
         let rows: u64 = input_rows.iter().sum();

@@ -42,6 +42,15 @@ impl Sink {
     }
 }
 
+impl Sink {
+    /// [`Sink::file_columns`] as a file of `table` is written in the
+    /// output's format (with Iceberg's field ids).
+    pub fn file_schema(&self, table: &str, schema: &SchemaRef) -> (SchemaRef, Vec<usize>) {
+        let (columns, keep) = self.file_columns(schema);
+        (self.format.file_schema(table, columns), keep)
+    }
+}
+
 /// File name of sequence `seq` of a unit whose files are named
 /// `<prefix>-…` (`prefix` is `<job>-<unit>`).
 pub fn file_name(prefix: &str, seq: u64) -> String {

@@ -72,7 +72,7 @@ impl UnitWriter {
         memory_share: usize,
     ) -> UnitWriter {
         let flush_bytes = memory_share.max(1024 * 1024);
-        let (schema, _) = sink.file_columns(&schema);
+        let (schema, _) = sink.file_schema(table, &schema);
         let sorted = declared_order(&sink, &schema);
         let props = for_schema(&sink.props, &schema, &[]);
         UnitWriter {

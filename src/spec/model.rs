@@ -76,17 +76,21 @@ pub enum OutputFormat {
     Parquet,
     /// A Delta Lake table per dataset and decoded table (`storage::delta`).
     Delta,
+    /// An Apache Iceberg table per dataset and decoded table
+    /// (`storage::iceberg`).
+    Iceberg,
 }
 
 impl OutputFormat {
     /// Every format this build writes.
-    pub const ALL: [OutputFormat; 2] = [OutputFormat::Parquet, OutputFormat::Delta];
+    pub const ALL: [OutputFormat; 3] = [OutputFormat::Parquet, OutputFormat::Delta, OutputFormat::Iceberg];
 
     /// The name a spec uses.
     pub fn name(self) -> &'static str {
         match self {
             OutputFormat::Parquet => "parquet",
             OutputFormat::Delta => "delta",
+            OutputFormat::Iceberg => "iceberg",
         }
     }
 

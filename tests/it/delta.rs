@@ -249,9 +249,20 @@ fn a_delta_export_is_exact_at_every_version_after_kill_9_at_every_point() {
 
 #[test]
 fn three_shards_at_once_then_an_unsharded_run_make_one_exact_table() {
+    three_shards_then_unsharded("delta", check, every_version_exact);
+}
+
+/// Three shards of one job committing to the same `format` tables at
+/// once, then an unsharded run: one table, each version exact (`exact`,
+/// over what `check` reads), the last holding the parquet export's rows.
+pub(crate) fn three_shards_then_unsharded(
+    format: &str,
+    check: fn(&Path, &[&str], Option<&Path>) -> serde_json::Value,
+    exact: fn(&serde_json::Value, &str) -> u64,
+) {
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
-    let (pq, dl) = (dir.path().join("pq"), dir.path().join("dl"));
+    let (pq, out) = (dir.path().join("pq"), dir.path().join("out"));
     let body = |out: &Path, format: &str| {
         format!(
             "name = \"ds\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\n[output]\nuri = \"{}\"\nformat = \"{format}\"\ncommit_pages = 1\ncompact = false\n\
@@ -262,11 +273,11 @@ fn three_shards_at_once_then_an_unsharded_run_make_one_exact_table() {
     };
     let o = chainetl(&["run", &write_spec(dir.path(), "pq.toml", &body(&pq, "parquet"))]);
     assert!(o.status.success(), "{}", text(&o));
-    let dl_spec = write_spec(dir.path(), "dl.toml", &body(&dl, "delta"));
+    let spec = write_spec(dir.path(), "out.toml", &body(&out, format));
     let shards: Vec<_> = (1..=3)
         .map(|k| {
             bin()
-                .args(["run", &dl_spec, "--shard", &format!("{k}/3")])
+                .args(["run", &spec, "--shard", &format!("{k}/3")])
                 .env_remove("RUST_LOG")
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
@@ -278,11 +289,13 @@ fn three_shards_at_once_then_an_unsharded_run_make_one_exact_table() {
         let o = s.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", text(&o));
     }
-    let o = chainetl(&["run", &dl_spec]);
+    let o = chainetl(&["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
-    let doc = check(&dl.join("events"), keys_of("events"), Some(&pq.join("events")));
-    every_version_exact(&doc, "events");
+    let doc = check(&out.join("events"), keys_of("events"), Some(&pq.join("events")));
+    exact(&doc, "events");
     assert_eq!(doc["rows"], doc["parquet_rows"]);
+    let v = chainetl(&["verify", &spec]);
+    assert!(v.status.success(), "{}", text(&v));
 }
 
 #[test]

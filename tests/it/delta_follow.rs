@@ -16,6 +16,20 @@ use std::path::Path;
 /// around the commits, then a re-run: exact.
 #[test]
 fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
+    incremental_reorg("delta", check);
+}
+
+/// [`an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit`] in
+/// Iceberg tables: the repair is one `overwrite` snapshot a table.
+#[test]
+fn an_incremental_iceberg_job_swaps_a_reorged_branch_in_one_snapshot() {
+    incremental_reorg("iceberg", crate::iceberg_format::check);
+}
+
+/// A table's reading as a format's checker gives it (`versions`, `rows`).
+type Checker = fn(&Path, &[&str], Option<&Path>) -> serde_json::Value;
+
+fn incremental_reorg(format: &str, check: Checker) {
     let sim = Sim::start(frozen());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -26,14 +40,14 @@ fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
         dir.path(),
         "inc.toml",
         &format!(
-            "name = \"dinc\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"delta\"\n\
+            "name = \"dinc\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n\
              [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 20\nchunk_blocks = 64\n\
              [[export]]\ndataset = \"events\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 20\nchunk_blocks = 64\n",
             sim.url(),
             out.display()
         ),
     );
-    let exact = |last: u64| assert_eq!(incremental_exact(&out, &data, start), last);
+    let exact = |last: u64| assert_eq!(incremental_exact(&out, &data, start, check), last);
     let o = chainetl(&["run", &spec, "--progress-secs", "0"]);
     assert!(o.status.success(), "{}", text(&o));
     exact(head - 20);
@@ -64,7 +78,7 @@ fn an_incremental_delta_job_swaps_a_reorged_branch_in_one_commit() {
 /// every version no block twice, no blocks of two branches side by side,
 /// none missing, never fewer; the last version exactly the chain's blocks
 /// from `start` and their events. Returns the last block.
-fn incremental_exact(out: &Path, data: &SimData, start: u64) -> u64 {
+fn incremental_exact(out: &Path, data: &SimData, start: u64, check: Checker) -> u64 {
     let doc = check(&out.join("blocks"), keys_of("blocks"), None);
     for v in doc["versions"].as_array().unwrap() {
         assert_eq!(v["rows"], v["distinct"], "blocks version {}: a block twice", v["version"]);
@@ -145,6 +159,6 @@ fn following_into_delta_tables_across_a_reorg_keeps_every_version_exact() {
     std::thread::sleep(std::time::Duration::from_millis(2500));
     let stderr = stop(child);
     assert!(stderr.contains("reorg"), "the reorg is logged: {stderr}");
-    let last = incremental_exact(&out, &data, start);
+    let last = incremental_exact(&out, &data, start, check);
     assert!(last > head - 20 + 30, "followed the head: last block {last}, head {head}");
 }

@@ -167,6 +167,56 @@ def snapshots(uri, since):
     }
 }
 
+/// An Apache Iceberg table: readers read the files the current metadata
+/// version's snapshot names, so a unit's files join in one snapshot and a
+/// replace is one snapshot.
+pub(crate) struct Iceberg;
+
+impl TableFormat for Iceberg {
+    fn name(&self) -> &'static str {
+        "iceberg"
+    }
+
+    /// pyiceberg's `StaticTable` over the table's folder (its version
+    /// hint), a snapshot at a time by sequence number (time travel).
+    fn reader(&self) -> &'static str {
+        r#"
+def snapshots(uri, since):
+    from pyiceberg.table import StaticTable
+    from pyarrow import fs as pafs
+    fs, base = filesystem(uri)
+    if fs.get_file_info(base + "/metadata/version-hint.text").type == pafs.FileType.NotFound:
+        return [(0, None)]
+    props = {}
+    if uri.startswith("s3://"):
+        o = s3()
+        props = {"s3.endpoint": o["AWS_ENDPOINT_URL"], "s3.access-key-id": o["AWS_ACCESS_KEY_ID"],
+                 "s3.secret-access-key": o["AWS_SECRET_ACCESS_KEY"], "s3.region": o["AWS_REGION"]}
+    t = StaticTable.from_metadata(uri, properties=props)
+    current = t.metadata.current_snapshot()
+    if current is None:
+        return [(0, None)]
+    first = current.sequence_number if since < 0 else since
+    snaps = sorted((s for s in t.metadata.snapshots if s.sequence_number >= first), key=lambda s: s.sequence_number)
+    return [(s.sequence_number, t.scan(snapshot_id=s.snapshot_id).to_arrow()) for s in snaps]
+"#
+    }
+
+    fn atomic_replace(&self) -> bool {
+        true
+    }
+
+    fn publish_steps(&self) -> &'static [&'static str] {
+        &["before-delta-commit", "after-delta-commit"]
+    }
+
+    /// The merged files published (renamed from hidden), then the one
+    /// snapshot replacing the inputs with them.
+    fn swap_steps(&self) -> &'static [&'static str] {
+        &["compact-published", "compact-committed"]
+    }
+}
+
 /// Steps of publishing a unit's files every format has: within a file
 /// (not yet complete), and after its files are durable, before its
 /// checkpoint. (A checkpoint's own atomicity is `storage.rs`'s.)
@@ -837,7 +887,7 @@ macro_rules! conformance {
 }
 
 conformance!(
-    [parquet = super::super::Parquet, delta = super::super::Delta];
+    [parquet = super::super::Parquet, delta = super::super::Delta, iceberg = super::super::Iceberg];
     every_committed_row_is_seen_once,
     a_replace_never_shows_old_and_new_rows_together,
     kill_9_at_each_step_of_publish_and_replace,

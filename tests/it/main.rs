@@ -36,6 +36,8 @@ mod forms;
 mod hostile;
 /// Iceberg tables written by the storage module, read exactly by pyiceberg and DuckDB at every snapshot.
 mod iceberg;
+/// `format = "iceberg"` through the CLI: every reader, conversions, shards, vacuum.
+mod iceberg_format;
 /// Careless specs and flags: every error at once, with file, line and key.
 mod input;
 /// Operations begun and not finished: what verify, status and repair say and do.

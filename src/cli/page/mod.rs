@@ -406,7 +406,7 @@ fn failures(doc: &Overview, out: &mut String) {
 }
 
 fn tables(doc: &Overview, out: &mut String) {
-    out.push_str(r#"<section id="tables"><h2>Tables</h2><table><tr><th>table</th><th class="n">rows</th><th class="n">files</th><th class="n">compacted files</th><th class="n">bytes</th><th class="n">Delta version</th></tr>"#);
+    out.push_str(r#"<section id="tables"><h2>Tables</h2><table><tr><th>table</th><th class="n">rows</th><th class="n">files</th><th class="n">compacted files</th><th class="n">bytes</th><th class="n">version</th></tr>"#);
     for t in &doc.tables {
         let _ = write!(
             out,
@@ -416,7 +416,7 @@ fn tables(doc: &Overview, out: &mut String) {
             grouped(t.files),
             grouped(t.compacted_files),
             bytes(t.bytes),
-            t.delta_version.map_or("—".to_string(), |v| v.to_string())
+            esc(&table_version(t))
         );
     }
     out.push_str("</table>");
@@ -483,6 +483,16 @@ pub(super) fn render(doc: &Overview) -> String {
     );
     out.push('\n');
     out
+}
+
+/// A table's version as its format names it: a Delta version, or an
+/// Iceberg snapshot's sequence number and id; `—` where there is none.
+fn table_version(t: &crate::job::view::overview::TableLine) -> String {
+    match (t.delta_version, t.snapshot_id, t.sequence_number) {
+        (Some(v), _, _) => v.to_string(),
+        (None, Some(id), Some(seq)) => format!("snapshot {id} (sequence {seq})"),
+        _ => "—".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -648,7 +658,7 @@ mod tests {
                 grouped(doc.next_run.requests_estimated)
             ));
             for t in &doc.tables {
-                let version = t.delta_version.map_or("—".to_string(), |v| v.to_string());
+                let version = esc(&table_version(t));
                 shows(format!(
                     r#"<tr><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{version}</td></tr>"#,
                     t.table,

@@ -198,6 +198,15 @@ pub struct TableLine {
     pub rows: u64,
     /// `delta`: the table's version (None: no table yet).
     pub delta_version: Option<u64>,
+    /// `iceberg`: the current snapshot's id (None: no snapshot yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    /// `iceberg`: its sequence number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_number: Option<i64>,
+    /// `iceberg`: the table's metadata version (`v<N>.metadata.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata_version: Option<u64>,
     /// `delta`: its newest [`COMMITS`] commits the log still has, newest first.
     pub last_commits: Vec<CommitLine>,
 }
@@ -567,10 +576,14 @@ async fn tables(
             .iter()
             .filter(|f| table_of(&f.rel) == *t && !matches!(f.kind, JobFile::Hidden(_)))
             .collect();
-        let (delta_version, last_commits) = match sink.format().table_version(sink, t, COMMITS).await? {
-            Some(v) => (Some(v.version), v.last_commits),
-            None => (None, Vec::new()),
+        let version = sink.format().table_version(sink, t, COMMITS).await?;
+        let snapshot = version.as_ref().and_then(|v| v.snapshot);
+        let (delta_version, metadata_version) = match &version {
+            Some(v) if v.of_snapshots => (None, Some(v.version)),
+            Some(v) => (Some(v.version), None),
+            None => (None, None),
         };
+        let last_commits = version.map(|v| v.last_commits).unwrap_or_default();
         out.push(TableLine {
             table: t.clone(),
             files: files.len() as u64,
@@ -578,6 +591,9 @@ async fn tables(
             compacted_files: files.iter().filter(|f| matches!(f.kind, JobFile::Compacted(..))).count() as u64,
             rows: by_table.get(t).copied().unwrap_or(0),
             delta_version,
+            snapshot_id: snapshot.map(|s| s.0),
+            sequence_number: snapshot.map(|s| s.1),
+            metadata_version,
             last_commits,
         });
     }

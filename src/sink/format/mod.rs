@@ -1,8 +1,10 @@
 //! The table format: how the files a job writes become the tables readers
 //! read. One interface ([`TableFormat`]), one implementation a format,
 //! each in its own room: [`hive`] (`parquet`: a hive-partitioned folder of
-//! Parquet files) and [`delta`] (`delta`: a Delta Lake table over each
-//! folder, its log kept by [`crate::storage::delta`]). [`for_output`] is the
+//! Parquet files), [`delta`] (`delta`: a Delta Lake table over each
+//! folder, its log kept by [`crate::storage::delta`]) and [`iceberg`]
+//! (`iceberg`: an Apache Iceberg table over each folder, its metadata
+//! kept by [`crate::storage::iceberg`]). [`for_output`] is the
 //! one place that picks the implementation; the job asks the interface,
 //! never which format it writes.
 //!
@@ -24,6 +26,8 @@
 //!   anything is written into it.
 //! - **The store** ([`TableFormat::store_refusal`]): whether the output's
 //!   store can hold the format's tables at all.
+//! - **How a file is written** ([`TableFormat::file_schema`]): what the
+//!   format's readers resolve a file's columns by (Iceberg's field ids).
 //! - **Replacing files** ([`TableFormat::replace`]): compaction, a
 //!   rewrite into another layout; one commit where the format has them
 //!   (readers see the old files or the new, never both), and where it
@@ -45,7 +49,9 @@
 //! version)`: one already in the table is not made again.
 
 pub mod delta;
+mod group;
 pub mod hive;
+pub mod iceberg;
 
 use super::{Sink, SinkError, WrittenFile};
 use crate::spec::{Output, OutputFormat};
@@ -120,6 +126,11 @@ pub struct TableVersion {
     pub version: u64,
     /// The newest commits, newest first.
     pub last_commits: Vec<CommitLine>,
+    /// Whether the format's versions hold snapshots (Iceberg's metadata
+    /// versions) rather than being the log's (Delta's).
+    pub of_snapshots: bool,
+    /// The current snapshot's id and sequence number, where there is one.
+    pub snapshot: Option<(i64, i64)>,
 }
 
 /// What a vacuum keeps of a table besides its current version.
@@ -175,6 +186,13 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// Creates `table` for rows of `schema` (the writer's) unless it
     /// exists, and checks one that exists has the job's layout.
     async fn check_table(&self, sink: &Sink, table: &str, schema: &SchemaRef) -> Result<(), SinkError>;
+
+    /// The schema a file of `table` is written with, for `schema` (its
+    /// columns): as it is, or with what the format's readers resolve
+    /// columns by (Iceberg's field ids).
+    fn file_schema(&self, _table: &str, schema: SchemaRef) -> SchemaRef {
+        schema
+    }
 
     /// The files readers of `table` see now (paths relative to the table),
     /// with the sizes the format records; `None` where every data file in
@@ -300,7 +318,7 @@ pub async fn withdraw_everywhere(sink: &Sink, table: &str, owned: Owned) -> Resu
 
 /// One implementation of each format (statistics on no column but the
 /// tables' own).
-fn every_format() -> [Arc<dyn TableFormat>; 2] {
+fn every_format() -> [Arc<dyn TableFormat>; 3] {
     OutputFormat::ALL.map(|f| implementation(f, Vec::new()))
 }
 
@@ -318,5 +336,73 @@ fn implementation(format: OutputFormat, stats_columns: Vec<String>) -> Arc<dyn T
             crate::spec::defaults::DELTA_CHECKPOINT_INTERVAL,
             stats_columns,
         )),
+        OutputFormat::Iceberg => Arc::new(iceberg::IcebergTables::new()),
     }
+}
+
+/// Deletes every object under `dir` (a format's own records of a table,
+/// `<table>/_delta_log/`, `<table>/metadata/`) in the order `rank` gives
+/// (lowest first; by path among equals), then the folder: a reader
+/// meanwhile fails rather than read an older version as current.
+/// Whether there were any.
+pub(crate) async fn delete_records<K: Ord>(sink: &Sink, dir: &str, rank: impl Fn(&str) -> K) -> Result<bool, SinkError> {
+    let unlisted = |e| SinkError::Write {
+        path: dir.to_string(),
+        source: Box::new(e),
+    };
+    let mut found: Vec<String> = sink
+        .storage()
+        .list(dir)
+        .await
+        .map_err(unlisted)?
+        .iter()
+        .map(|m| sink.storage().rel_of(&m.location))
+        .collect();
+    if found.is_empty() {
+        return Ok(false);
+    }
+    found.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
+    for rel in found {
+        sink.delete(&rel).await?;
+        crate::util::failpoint::hit("during-log-delete");
+    }
+    sink.storage().remove_empty_dir(dir).await.map_err(unlisted)?;
+    Ok(true)
+}
+
+/// Why stored file `rel`, whose footer's columns are `have`, cannot be
+/// adopted as it is into a table (`words`: "Delta table") whose writers
+/// write `want` (the file columns): a file an older release wrote without
+/// a column, or with another type, would break the table's schema for
+/// readers. `None`: it can.
+pub(crate) fn adoption_refusal(rel: &str, have: &arrow_schema::Schema, want: &arrow_schema::Schema, words: &str) -> Option<SinkError> {
+    use arrow_schema::DataType;
+    let plain = |t: &DataType| match t {
+        DataType::Dictionary(_, v) => v.as_ref().clone(),
+        t => t.clone(),
+    };
+    let mut why = Vec::new();
+    for f in want.fields() {
+        match have.field_with_name(f.name()) {
+            Err(_) => why.push(format!("it has no column {}", f.name())),
+            Ok(g) if plain(g.data_type()) != plain(f.data_type()) => {
+                why.push(format!("its column {} is {}, not {}", f.name(), g.data_type(), f.data_type()))
+            }
+            Ok(_) => {}
+        }
+    }
+    for g in have.fields() {
+        if want.field_with_name(g.name()).is_err() {
+            why.push(format!("it has a column {} the table does not", g.name()));
+        }
+    }
+    (!why.is_empty()).then(|| SinkError::Config {
+        uri: rel.into(),
+        message: format!(
+            "{}: a file another release wrote cannot join the {words} as it is; convert with that release, or start \
+             over with --fresh",
+            why.join("; ")
+        ),
+        source: None,
+    })
 }

@@ -178,12 +178,13 @@ impl Validator<'_> {
         match o.format.as_ref().map(|c| c.get_ref().as_str()) {
             None | Some("parquet") => OutputFormat::Parquet,
             Some("delta") => OutputFormat::Delta,
+            Some("iceberg") => OutputFormat::Iceberg,
             Some(other) => {
                 if let Some(c) = &o.format {
                     self.err(
                         c.span(),
                         "output.format",
-                        format!("`{}`: expected parquet or delta", super::short(other)),
+                        format!("`{}`: expected parquet, delta or iceberg", super::short(other)),
                     );
                 }
                 OutputFormat::Parquet

@@ -17,6 +17,7 @@
 
 use super::manifest::{self, ManifestContext, ManifestEntry, ManifestFile, Status};
 use super::metadata::{MetadataLogEntry, Operation, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata, uuid4};
+use super::relayout::NewLayout;
 use super::stats::DataFile;
 use super::{Current, ENGINE, IcebergError, TXN_PREFIX, Table, backoff};
 use crate::storage::Storage;
@@ -55,6 +56,10 @@ pub struct Change {
     /// Keys of the snapshot's summary besides the counts and
     /// transaction ids (which win on a clash).
     pub summary: BTreeMap<String, String>,
+    /// The layout the table takes in the same version, its files made
+    /// for it ([`Table::new_layout`]); refused when the table's schema or
+    /// spec changed since it was made.
+    pub layout: Option<NewLayout>,
 }
 
 impl Change {
@@ -179,7 +184,6 @@ impl Table {
         attempt: u32,
         staged: &mut Staged,
     ) -> Result<Attempt, IcebergError> {
-        let spec = base.spec();
         let location = base.metadata.location.clone();
         if base.metadata.snapshot(snapshot_id).is_some() {
             return Err(self.refused(format!("snapshot id {snapshot_id} is taken")));
@@ -199,6 +203,16 @@ impl Table {
         if kept.is_empty() && (change.removes.is_empty() || has_txn) {
             return Ok(Attempt::AlreadyIn(Arc::new(base.clone())));
         }
+        let (schema, spec) = match &change.layout {
+            Some(l) if !l.fits(base) => {
+                return Err(self.layout(format!(
+                    "its schema or partitioning changed while this change was made for {}",
+                    l.spec.show(&l.schema)
+                )));
+            }
+            Some(l) => (&l.schema, &l.spec),
+            None => (base.schema(), base.spec()),
+        };
         let adds: Vec<&DataFile> = kept.iter().flat_map(|&i| &change.parts[i].files).collect();
         let mut seen = HashSet::new();
         for f in &adds {
@@ -208,7 +222,7 @@ impl Table {
                     f.path,
                     f.spec_id,
                     spec.spec_id,
-                    spec.show(base.schema())
+                    spec.show(schema)
                 )));
             }
             if !seen.insert(f.path.as_str()) {
@@ -217,7 +231,7 @@ impl Table {
         }
         let seq = base.metadata.last_sequence_number + 1;
         let ctx = ManifestContext {
-            schema: base.schema(),
+            schema,
             spec,
             location: &location,
         };
@@ -264,8 +278,12 @@ impl Table {
                     e
                 })
                 .collect();
-            let spec_of = base.metadata.spec_by_id(m.spec_id).unwrap_or(spec);
-            let ctx_of = ManifestContext { spec: spec_of, ..ctx };
+            let spec_of = base.metadata.spec_by_id(m.spec_id).unwrap_or(base.spec());
+            let ctx_of = ManifestContext {
+                spec: spec_of,
+                schema: base.schema(),
+                ..ctx
+            };
             manifests.push(self.put_manifest(storage, &ctx_of, &rewritten, snapshot_id, seq, staged).await?);
         }
         if deleted.len() != removes.len() {
@@ -318,7 +336,13 @@ impl Table {
         let list_abs = format!("{location}/metadata/{name}");
         staged.attempt.push(list_abs.clone());
         let summary = summary(change, &kept, &adds, &deleted, base.snapshot());
-        let metadata = self.next_metadata(base, snapshot_id, seq, list_abs, summary);
+        let mut metadata = self.next_metadata(base, snapshot_id, seq, list_abs, summary);
+        if let Some(l) = &change.layout {
+            l.apply(&mut metadata);
+            if let Some(s) = metadata.snapshots.last_mut() {
+                s.schema_id = Some(l.schema.schema_id);
+            }
+        }
         match self.write_version(storage, Some(base), metadata).await? {
             Some(c) => {
                 staged.attempt.clear();

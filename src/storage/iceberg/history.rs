@@ -66,6 +66,32 @@ impl Table {
         Ok(out)
     }
 
+    /// The data files (paths relative to the table) any snapshot of
+    /// `current` reads: what a vacuum leaves. Each manifest is read once,
+    /// however many snapshots list it.
+    pub async fn referenced_files(&self, storage: &Storage, current: &Current) -> Result<HashSet<String>, IcebergError> {
+        let mut seen = HashSet::new();
+        let mut files = HashSet::new();
+        for s in &current.metadata.snapshots {
+            let Some(list) = self.manifest_list(storage, current, &s.manifest_list).await? else {
+                return Err(self.unreadable(
+                    &self.rel_of(current, &s.manifest_list)?,
+                    "missing (a kept snapshot's manifest list)",
+                ));
+            };
+            for m in list {
+                if !seen.insert(m.path.clone()) {
+                    continue;
+                }
+                let Some(entries) = self.manifest_entries(storage, current, &m).await? else {
+                    return Err(self.unreadable(&self.rel_of(current, &m.path)?, "missing (a kept snapshot's manifest)"));
+                };
+                files.extend(entries.into_iter().filter(|e| e.status != Status::Deleted).map(|e| e.file.path));
+            }
+        }
+        Ok(files)
+    }
+
     /// Adds the columns of `arrow` (a writer's schema) that the table
     /// lacks, optional, with new ids, in one metadata-only commit (no
     /// snapshot): files written before read them as null. A conflict is
@@ -145,6 +171,20 @@ impl Table {
             let ids: Vec<i64> = dropped.iter().map(|s| s.snapshot_id).collect();
             let lists: Vec<String> = dropped.iter().map(|s| s.manifest_list.clone()).collect();
             let mut m = base.metadata.clone();
+            // The transaction ids only dropped snapshots record move into
+            // the table's properties: a unit committed before the
+            // retention is still known to be in.
+            for s in &dropped {
+                for (app, v) in Current::txns(s) {
+                    if base.recorded_version_kept(&app, &keep).is_none_or(|k| k < v) {
+                        let key = format!("{}{app}", super::TXN_PREFIX);
+                        let was = m.properties.get(&key).and_then(|x| x.parse::<i64>().ok());
+                        if was.is_none_or(|w| w < v) {
+                            m.properties.insert(key, v.to_string());
+                        }
+                    }
+                }
+            }
             m.snapshots.retain(|s| keep.contains(&s.snapshot_id));
             // The log starts after the last snapshot it no longer has.
             if let Some(last) = m.snapshot_log.iter().rposition(|e| !keep.contains(&e.snapshot_id)) {

@@ -66,6 +66,7 @@ pub mod stats;
 
 mod commit;
 mod history;
+mod relayout;
 #[cfg(test)]
 mod tests;
 
@@ -73,6 +74,7 @@ pub use commit::{Attempt, Change, Part};
 pub use history::{Expired, Retention};
 pub use metadata::{Operation, Snapshot, TableMetadata};
 pub use partition::{PartitionKey, PartitionSpec, PartitionValue, Transform};
+pub use relayout::NewLayout;
 pub use stats::DataFile;
 
 use super::{Storage, StorageError};
@@ -190,13 +192,31 @@ impl Current {
     }
 
     /// The highest version application `app` recorded in the summaries of
-    /// the current snapshot and its ancestors still kept.
+    /// the current snapshot and its ancestors still kept, or in the table's
+    /// properties (where [`Table::expire`] moves the ids of the snapshots
+    /// it drops).
     pub fn recorded_version(&self, app: &str) -> Option<i64> {
         let key = format!("{TXN_PREFIX}{app}");
+        let kept = self.metadata.properties.get(&key).and_then(|v| v.parse().ok());
         self.metadata
             .ancestry()
             .iter()
             .filter_map(|s| s.summary.get(&key)?.parse().ok())
+            .chain(kept)
+            .max()
+    }
+
+    /// The highest version `app` recorded in the summaries of the current
+    /// snapshot's ancestors among `kept`, or in the properties.
+    pub(crate) fn recorded_version_kept(&self, app: &str, kept: &std::collections::HashSet<i64>) -> Option<i64> {
+        let key = format!("{TXN_PREFIX}{app}");
+        let props = self.metadata.properties.get(&key).and_then(|v| v.parse().ok());
+        self.metadata
+            .ancestry()
+            .iter()
+            .filter(|s| kept.contains(&s.snapshot_id))
+            .filter_map(|s| s.summary.get(&key)?.parse().ok())
+            .chain(props)
             .max()
     }
 
@@ -257,6 +277,12 @@ impl Table {
     /// The limits it commits with.
     pub fn limits(&self) -> Limits {
         self.limits
+    }
+
+    /// The version this process last read or wrote, without reading
+    /// storage: the ids its writers tag their files' columns with.
+    pub fn cached(&self) -> Option<Arc<Current>> {
+        self.last.lock().ok().and_then(|l| l.clone())
     }
 
     pub(crate) fn storage_error(&self, source: StorageError) -> IcebergError {
@@ -433,6 +459,25 @@ impl Table {
         if let Some(c) = self.load(storage).await? {
             return Ok((false, c));
         }
+        let draft = self.draft(arrow, keys, properties)?;
+        match self.write_version(storage, None, draft.metadata).await? {
+            Some(c) => Ok((true, c)),
+            // Another creator won: its table is the table.
+            None => match self.load(storage).await? {
+                Some(c) => Ok((false, c)),
+                None => Err(self.refused("version 1 was created by another writer and is gone")),
+            },
+        }
+    }
+
+    /// Version 1 of the table as [`Table::create_if_absent`] makes it,
+    /// not written.
+    pub fn draft(
+        &self,
+        arrow: &arrow_schema::Schema,
+        keys: &[PartitionKey],
+        properties: &BTreeMap<String, String>,
+    ) -> Result<Current, IcebergError> {
         let (mut schema, last_column_id) = schema::from_arrow(arrow).map_err(|e| self.layout(e.to_string()))?;
         // Files adopted from hive folders lack the identity-partitioned
         // columns (`chain`): readers fill them from the partition tuple,
@@ -468,14 +513,7 @@ impl Table {
             statistics: Vec::new(),
             partition_statistics: Vec::new(),
         };
-        match self.write_version(storage, None, metadata).await? {
-            Some(c) => Ok((true, c)),
-            // Another creator won: its table is the table.
-            None => match self.load(storage).await? {
-                Some(c) => Ok((false, c)),
-                None => Err(self.refused("version 1 was created by another writer and is gone")),
-            },
-        }
+        Ok(Current { version: 1, metadata })
     }
 
     /// The table ready for files of rows of `arrow` partitioned by `keys`:

@@ -517,6 +517,46 @@ pub fn evolve(current: &Schema, last_column_id: i32, arrow: &ArrowSchema) -> Res
     }))
 }
 
+/// The schema (id `schema_id`) of a table rewritten for rows of `arrow`
+/// (every file replaced in one change): a column `current` has with the
+/// same name and shape keeps its id and whether it is required; any
+/// other gets a new id after `last_column_id` (a column whose type
+/// changed is a new column under the old name: its old values are not
+/// read as the new type); a column `arrow` lacks is dropped. Columns
+/// named in `optional` are never required. Returns it and the highest
+/// id assigned.
+pub fn relaid(
+    current: &Schema,
+    last_column_id: i32,
+    arrow: &ArrowSchema,
+    schema_id: i32,
+    optional: &[&str],
+) -> Result<(Schema, i32), SchemaError> {
+    let mut last = last_column_id.max(current.highest_id());
+    let mut fields = Vec::with_capacity(arrow.fields().len());
+    for f in arrow.fields() {
+        let want = type_of(f.data_type(), f.name(), &mut 0)?;
+        let kept = current.field(f.name()).filter(|have| have.field_type.same_shape(&want));
+        let mut nf = match kept {
+            Some(have) => NestedField {
+                required: have.required && !f.is_nullable(),
+                ..have.clone()
+            },
+            None => {
+                last += 1;
+                let id = last;
+                let t = type_of(f.data_type(), f.name(), &mut last)?;
+                field(id, f, t, !f.is_nullable())
+            }
+        };
+        if optional.contains(&f.name().as_str()) {
+            nf.required = false;
+        }
+        fields.push(nf);
+    }
+    Ok((Schema::new(schema_id, fields), last))
+}
+
 /// `arrow` with each field's id from `schema` in its metadata
 /// ([`FIELD_ID_KEY`]), nested fields too, so the Parquet files written
 /// with it carry ids: what a reader resolves columns by. Every field must
@@ -558,7 +598,9 @@ fn tag(f: &Field, id: i32, t: &Type, path: &str) -> Result<Field, SchemaError> {
                 .collect::<Result<Vec<_>, _>>()?;
             DataType::Struct(Fields::from(tagged))
         }
-        (dt, Type::Primitive(_)) if !matches!(dt, DataType::List(_) | DataType::LargeList(_) | DataType::Struct(_)) => dt.clone(),
+        // Of the column's type: a file's value of another type (text
+        // rewritten as bytes) under the column's id would be read as it.
+        (dt, Type::Primitive(_)) if type_of(dt, path, &mut 0).is_ok_and(|w| w.same_shape(t)) => dt.clone(),
         _ => return Err(mismatch()),
     };
     let metadata = f.metadata().clone().with(FIELD_ID_KEY, id.to_string());

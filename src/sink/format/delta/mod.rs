@@ -164,35 +164,8 @@ impl DeltaTables {
     /// would break the table's schema for readers.
     pub async fn add_adopted(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, want: &Schema) -> Result<AddFile, SinkError> {
         let (footer, schema) = footer_of(sink, rel, bytes).await?;
-        let plain = |t: &DataType| match t {
-            DataType::Dictionary(_, v) => v.as_ref().clone(),
-            t => t.clone(),
-        };
-        let mut why = Vec::new();
-        for f in want.fields() {
-            match schema.field_with_name(f.name()) {
-                Err(_) => why.push(format!("it has no column {}", f.name())),
-                Ok(g) if plain(g.data_type()) != plain(f.data_type()) => {
-                    why.push(format!("its column {} is {}, not {}", f.name(), g.data_type(), f.data_type()))
-                }
-                Ok(_) => {}
-            }
-        }
-        for g in schema.fields() {
-            if want.field_with_name(g.name()).is_err() {
-                why.push(format!("it has a column {} the table does not", g.name()));
-            }
-        }
-        if !why.is_empty() {
-            return Err(SinkError::Config {
-                uri: rel.into(),
-                message: format!(
-                    "{}: a file another release wrote cannot join the Delta table as it is; convert with that release, \
-                     or start over with --fresh",
-                    why.join("; ")
-                ),
-                source: None,
-            });
+        if let Some(refusal) = super::adoption_refusal(rel, &schema, want, "Delta table") {
+            return Err(refusal);
         }
         let rows = footer.file_metadata().num_rows().max(0) as u64;
         self.add(table, &schema, rel, bytes, rows, &footer)
@@ -408,7 +381,7 @@ impl DeltaTables {
 
 /// The footer of stored file `rel` (`bytes` long) and the Arrow schema it
 /// records.
-async fn footer_of(sink: &Sink, rel: &str, bytes: u64) -> Result<(Arc<ParquetMetaData>, Schema), SinkError> {
+pub(super) async fn footer_of(sink: &Sink, rel: &str, bytes: u64) -> Result<(Arc<ParquetMetaData>, Schema), SinkError> {
     let storage = sink.storage();
     let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
     let unreadable = |e: String| SinkError::Read {

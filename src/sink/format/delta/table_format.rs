@@ -243,7 +243,12 @@ impl TableFormat for DeltaTables {
         }
         let version = t.blocking(|t| t.snapshot().map(|s| s.version())).await.map_err(failed)?;
         let last_commits = t.last_commits(sink.storage(), version, commits).await;
-        Ok(Some(TableVersion { version, last_commits }))
+        Ok(Some(TableVersion {
+            version,
+            last_commits,
+            of_snapshots: false,
+            snapshot: None,
+        }))
     }
 
     async fn vacuum(&self, sink: &Sink, table: &str, keep: &Retention) -> Result<Vacuumed, SinkError> {

@@ -80,27 +80,6 @@ pub(super) async fn vacuum(tables: &DeltaTables, sink: &Sink, table: &str, keep:
 /// gone, and fails; never an older version whose removed files are
 /// deleted already, read as if current. Whether there was one.
 pub(super) async fn delete_log(sink: &Sink, table: &str) -> Result<bool, SinkError> {
-    let log = format!("{table}/_delta_log/");
-    let unlisted = |e| SinkError::Write {
-        path: log.clone(),
-        source: Box::new(e),
-    };
-    let mut found: Vec<String> = sink
-        .storage()
-        .list(&log)
-        .await
-        .map_err(unlisted)?
-        .iter()
-        .map(|m| sink.storage().rel_of(&m.location))
-        .collect();
-    if found.is_empty() {
-        return Ok(false);
-    }
-    found.sort();
-    for rel in found {
-        sink.delete(&rel).await?;
-        crate::util::failpoint::hit("during-log-delete");
-    }
-    sink.storage().remove_empty_dir(&log).await.map_err(unlisted)?;
-    Ok(true)
+    // Log files are named by version: their names sort oldest first.
+    crate::sink::format::delete_records(sink, &format!("{table}/_delta_log/"), |_| ()).await
 }

@@ -546,7 +546,13 @@ async fn expiring_drops_old_snapshots_their_metadata_and_names_the_files_no_one_
     let avro = names.iter().filter(|n| n.ends_with(".avro")).count();
     assert_eq!(avro, 3, "the kept snapshot's list and its two manifests: {names:?}");
     assert_eq!(gone.metadata_files_deleted, 1 + 3 + 4, "v3, three lists, four manifests");
-    // The unit records of expired snapshots are gone with them.
-    assert_eq!(now.recorded_version("u1"), None);
-    assert_eq!((now.recorded_version("compact"), now.recorded_version("u3")), (None, Some(1)));
+    // The unit records of expired snapshots move into the properties: a
+    // unit committed before the retention is still known to be in.
+    assert_eq!(now.recorded_version("u1"), Some(1));
+    assert_eq!(now.metadata.properties.get("chainetl.txn.u1").map(String::as_str), Some("1"));
+    assert_eq!((now.recorded_version("compact"), now.recorded_version("u3")), (Some(1), Some(1)));
+    assert!(
+        !now.metadata.properties.contains_key("chainetl.txn.u3"),
+        "a record the kept snapshot has stays in its summary"
+    );
 }

@@ -149,6 +149,15 @@ fn arrow_fields_get_their_ids_for_the_parquet_writer_nested_too() {
         schema::with_field_ids(&stranger, &s).unwrap_err(),
         SchemaError::Unknown { column: "nope".into() }
     );
+    // A column of another type (hashes as bytes, the table's as text)
+    // takes no id: the file is read by name once the table's column is
+    // the new one.
+    let retyped = Schema::new(vec![Field::new("transaction_hash", DataType::Binary, false)]);
+    assert!(
+        matches!(schema::with_field_ids(&retyped, &s), Err(SchemaError::TypeChanged { .. })),
+        "{:?}",
+        schema::with_field_ids(&retyped, &s)
+    );
     let mapping = s.name_mapping();
     assert_eq!(mapping[0], serde_json::json!({"field-id": 1, "names": ["chain"]}));
     assert_eq!(mapping[8]["fields"][0]["field-id"], 10);
