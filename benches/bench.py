@@ -21,10 +21,12 @@
   (i) scale: plan time, state objects, `status` time and no-op re-run time for jobs of ~1k, 6k
       and 10k units and a synthetic 100k-unit state, on local disk and on moto S3, and how each
       grows with units (benches/scale.py; CHAINETL_BIN_BEFORE=<older build> adds its figures)
-  (n) formats: the (b) job in parquet, delta and iceberg, CPU µs per row, rows/s, peak RSS on
+  (n) columns: a blocks job with every column, and with exclude_columns = ["logs_bloom",
+      "extra_data"]: bytes written, CPU µs per row and rows/s of each
+  (o) formats: the (b) job in parquet, delta and iceberg, CPU µs per row, rows/s, peak RSS on
       local disk; and a 20-unit job on moto S3 behind a counting proxy, every store request
       by method and per committed unit (benches/formats.py)
-(b)-(g) run with output.compact = false, so they measure the export alone. (b) states CPU µs
+(b)-(g) and (n) run with output.compact = false, so they measure the export alone. (b) states CPU µs
 per row at 1 M, 4 M and (full mode) 16 M rows: `cpu_us_per_row_by_rows`.
 
 usage: bench.py full|smoke     (smoke: small sizes, for CI)
@@ -265,6 +267,8 @@ def main():
             "peak_rss_mib_defaults_big": dflt_big["peak_rss_mib"],
             "rows_big": dflt_big["rows"],
         }
+        # (n) a blocks job with and without its widest columns.
+        res["n_columns"] = columns_bench(sim.url, 20_000 if smoke else 200_000, reps)
         # (k) DuckDB on the same pages.
         res["k_duckdb"] = duckdb_comparison(sim.url, 500 if smoke else 2_000)
         # (c) the Python exporter, on a slice (its rate does not depend on size).
@@ -308,7 +312,7 @@ def main():
 
     res["h_compaction"] = compaction_bench(smoke)
     res["i_scale"] = scale.scale_bench(smoke)
-    res["n_formats"] = formats.formats_bench(smoke)
+    res["o_formats"] = formats.formats_bench(smoke)
 
     b, c = res["b_chainetl"], res["c_python"]
     res["ratios"] = {"chainetl_over_python": round(b["rows_per_sec"] / c["rows_per_sec"], 1)}
@@ -538,6 +542,49 @@ def query_times(root):
             times.append(time.time() - t)
         out[k] = round(median(times), 4)
     return out
+
+
+def columns_bench(url, blocks, reps):
+    """(n): blocks of ethereum with every column, then without `logs_bloom`
+    and `extra_data`: the bytes of the files, CPU µs per row, rows/s
+    (medians of `reps` runs)."""
+    res = {}
+    for label, extra in (("all_columns", ""), ("without_logs_bloom_extra_data", 'exclude_columns = ["logs_bloom", "extra_data"]\n')):
+        runs = []
+        for _ in range(reps):
+            name = f"blocks_{label}"
+            path = os.path.join(OUT, f"{name}.toml")
+            with open(path, "w") as f:
+                f.write(f"""name = "{name}"
+[source]
+base_url = "{url}"
+max_concurrency = 8
+max_retries = 50
+[output]
+uri = "{OUT}/{name}"
+compact = false
+[[export]]
+dataset = "blocks"
+chains = ["ethereum"]
+window = "{FIRST}..{FIRST + blocks - 1}"
+{extra}""")
+            shutil.rmtree(os.path.join(OUT, name), ignore_errors=True)
+            cpu = []
+            secs, _ = run_rss([BIN, "run", path, "-q"], cpu)
+            rows = sum(t["rows"] for t in report(name)["exports"].values())
+            data = os.path.join(OUT, name, "blocks")
+            size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(data) for f in fs)
+            runs.append({"rows": rows, "bytes": size, "cpu_us_per_row": round(cpu[0] / rows * 1e6, 3), "rows_per_sec": round(rows / secs)})
+        res[label] = {
+            "rows": runs[0]["rows"],
+            "bytes": median([r["bytes"] for r in runs]),
+            "cpu_us_per_row": median([r["cpu_us_per_row"] for r in runs]),
+            "rows_per_sec": median([r["rows_per_sec"] for r in runs]),
+        }
+    a, b = res["all_columns"], res["without_logs_bloom_extra_data"]
+    res["bytes_ratio"] = round(b["bytes"] / max(a["bytes"], 1), 3)
+    res["cpu_ratio"] = round(b["cpu_us_per_row"] / max(a["cpu_us_per_row"], 1e-9), 3)
+    return res
 
 
 def compaction_bench(smoke):

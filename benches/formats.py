@@ -1,4 +1,4 @@
-"""(n) formats: the same events job in parquet, delta and iceberg.
+"""(o) formats: the same events job in parquet, delta and iceberg.
 
 - CPU per row, rows/s and peak RSS on local disk: the 1 M-row job of (b)
   (`compact = false`), the three formats interleaved, `reps` runs each,
@@ -8,7 +8,7 @@
   defaults), each format from an empty prefix: every request the run
   sent to the store, by method, and divided by the units committed.
 
-usage: formats.py full|smoke    (also section (n) of bench.py)
+usage: formats.py full|smoke    (also section (o) of bench.py)
 """
 import http.client
 import http.server

@@ -226,6 +226,9 @@ pub fn status_table(view: &StatusView) -> String {
             e.last_commit.as_deref().map_or_else(|| "-".to_string(), iso_to_second)
         );
     }
+    for (table, columns) in &view.columns {
+        let _ = writeln!(out, "{table} holds the columns {} (columns the spec selects)", columns.join(", "));
+    }
     let per_run_state = view.marks.len() + view.periods_exported.len();
     let _ = writeln!(
         out,

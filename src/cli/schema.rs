@@ -62,6 +62,7 @@ fn decoded(table: &str, sig: &str, wide: U256Columns, enc: HashEncoding, format:
 fn spec_schemas(path: &str, format: &str) -> Result<String, CliError> {
     let spec = Spec::load(path).map_err(CliError::Spec)?;
     let enc = spec.output.hash_encoding;
+    // Its tables as the spec writes them: the columns it selects.
     let mut seen = Vec::new();
     let mut out = String::new();
     for e in &spec.exports {
@@ -76,7 +77,7 @@ fn spec_schemas(path: &str, format: &str) -> Result<String, CliError> {
         let raw = e.decoding.as_ref().is_none_or(|d| d.also_raw);
         if raw && !seen.contains(&e.dataset.name().to_string()) {
             seen.push(e.dataset.name().to_string());
-            let s = crate::decode::schema(e.dataset, enc);
+            let s = crate::sink::export_schema(e, &spec.output);
             out += &super::ddl::table_schema_text(e.dataset.name(), &s, format).map_err(CliError::Usage)?;
         }
     }

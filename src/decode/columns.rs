@@ -252,6 +252,28 @@ mod tests {
     }
 
     #[test]
+    fn the_vocabulary_names_each_datasets_columns_and_those_always_kept() {
+        for d in DECLARATIONS {
+            let names: Vec<&str> = d.columns.iter().map(|c| c.name).collect();
+            assert_eq!(d.dataset.columns(), names.as_slice(), "{:?}", d.dataset);
+            // `date` is a partition key of rows without a `date` column too.
+            let mut kept: Vec<&str> = d
+                .key
+                .iter()
+                .chain(d.partition_by)
+                .chain(&d.day)
+                .copied()
+                .filter(|c| names.contains(c))
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
+            let mut said = d.dataset.kept_columns().to_vec();
+            said.sort_unstable();
+            assert_eq!(said, kept, "{:?}", d.dataset);
+        }
+    }
+
+    #[test]
     fn a_batch_is_filled_by_name_whatever_the_order() {
         let d = &super::super::tokens::DECLARATION;
         let text = |v: &str| Arc::new(StringArray::from(vec![v])) as ArrayRef;

@@ -11,17 +11,18 @@
 
 use crate::decode::abi::LogDecoder;
 use crate::job::error::RunError;
-use crate::sink::schema_for;
+use crate::sink::export_schema;
 use crate::spec::Spec;
 use arrow_schema::SchemaRef;
 use std::sync::Arc;
 
 /// Each table `export` writes, and its schema (the table's, partition
-/// columns included), in the order of its writers;
+/// columns included, the columns it does not write left out), in the
+/// order of its writers;
 /// `logs`: its decoder of logs, if it decodes.
 pub(crate) fn export_tables(spec: &Spec, export: &crate::spec::Export, logs: Option<&LogDecoder>) -> Vec<(String, SchemaRef)> {
     let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
-    let schemas = schemas.chain(std::iter::repeat_with(|| schema_for(export.dataset, &spec.output)));
+    let schemas = schemas.chain(std::iter::repeat_with(|| export_schema(export, &spec.output)));
     export.tables().into_iter().zip(schemas).collect()
 }
 

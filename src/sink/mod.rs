@@ -198,6 +198,18 @@ pub fn schema_for(dataset: Dataset, output: &Output) -> SchemaRef {
     schema(dataset, output.hash_encoding)
 }
 
+/// The schema of the table `export` writes of its dataset: its
+/// dataset's under `output`'s encoding, without the columns it does not
+/// write (`columns`, `exclude_columns`).
+pub fn export_schema(export: &crate::spec::Export, output: &Output) -> SchemaRef {
+    let full = schema_for(export.dataset, output);
+    if export.dropped_columns.is_empty() {
+        return full;
+    }
+    let fields: Vec<_> = full.fields().iter().filter(|f| export.writes_column(f.name())).cloned().collect();
+    Arc::new(arrow_schema::Schema::new_with_metadata(fields, full.metadata().clone()))
+}
+
 /// The Parquet writer properties a unit's data file of `schema` is
 /// written with under `output`, rows declared sorted by `key` (column
 /// names; empty for none). The writer's own, so `benches/parquet_floor.rs`

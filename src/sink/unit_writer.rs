@@ -34,9 +34,9 @@ pub struct UnitWriter {
     chain: Chain,
     unit_id: String,
     /// The schema of the files: the table's, without partition keys.
+    /// Batches are matched to it by column name: a decoder's hold every
+    /// column of the dataset, of which the table may hold fewer.
     schema: SchemaRef,
-    /// The columns of the table's batches that the files hold.
-    keep: Vec<usize>,
     /// Sequence number of the next file to open.
     pub next_seq: u64,
     open: BTreeMap<Option<i32>, OpenFile>,
@@ -72,7 +72,7 @@ impl UnitWriter {
         memory_share: usize,
     ) -> UnitWriter {
         let flush_bytes = memory_share.max(1024 * 1024);
-        let (schema, keep) = sink.file_schema(table, &schema);
+        let (schema, _) = sink.file_schema(table, &schema);
         let sorted = declared_order(&sink, &schema);
         let props = for_schema(&sink.props, &schema, &[]);
         UnitWriter {
@@ -81,7 +81,6 @@ impl UnitWriter {
             chain,
             unit_id: unit_id.into(),
             schema,
-            keep,
             next_seq,
             open: BTreeMap::new(),
             flush_bytes,
@@ -154,7 +153,14 @@ impl UnitWriter {
     }
 
     async fn write_part(&mut self, day: Option<i32>, batch: &arrow_array::RecordBatch) -> Result<(), SinkError> {
-        let batch = batch.project(&self.keep).map_err(|e| self.error(e))?;
+        let keep = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| batch.schema_ref().index_of(f.name()))
+            .collect::<Result<Vec<usize>, _>>()
+            .map_err(|e| self.error(e))?;
+        let batch = batch.project(&keep).map_err(|e| self.error(e))?;
         self.check_order(day, &batch).await?;
         if !self.open.contains_key(&day) {
             let rel = format!(

@@ -81,6 +81,18 @@ pub enum LayoutChange {
         /// The spec's, shown.
         now: String,
     },
+    /// An export leaves out columns it wrote (`columns`,
+    /// `exclude_columns`; shown as the columns not written): its tables'
+    /// files are written again without them, and where the format records
+    /// a table's schema, the schema loses them.
+    Columns {
+        /// The export's index.
+        export: usize,
+        /// The columns it did not write, shown.
+        was: String,
+        /// The columns it does not write now, shown.
+        now: String,
+    },
     /// A key of an export that decides the tables derived from its stored
     /// rows (`crate::spec::ExportIdentity::derivable`).
     Derived {
@@ -102,9 +114,14 @@ impl LayoutChange {
         matches!(self, LayoutChange::Derived { .. })
     }
 
-    /// Whether this changes a table's partition columns or a column's type.
+    /// Whether this changes a table's partition columns, a column's type,
+    /// or which columns it has.
     pub fn changes_columns(&self) -> bool {
-        matches!(self, LayoutChange::Output { key, .. } if key.changes_columns())
+        match self {
+            LayoutChange::Output { key, .. } => key.changes_columns(),
+            LayoutChange::Columns { .. } => true,
+            LayoutChange::Derived { .. } => false,
+        }
     }
 }
 
@@ -112,6 +129,9 @@ impl fmt::Display for LayoutChange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LayoutChange::Output { key, was, now } => write!(f, "output.{}: was {was}, now {now}", key.name()),
+            LayoutChange::Columns { export, was, now } => {
+                write!(f, "export[{export}].{}: was {was}, now {now}", super::identity::COLUMNS_KEY)
+            }
             LayoutChange::Derived { export, key, was, now } => write!(f, "export[{export}].{key}: was {was}, now {now}"),
         }
     }
@@ -143,6 +163,9 @@ impl std::str::FromStr for LayoutChange {
         let export = export.parse().map_err(|_| bad())?;
         if key.is_empty() {
             return Err(bad());
+        }
+        if key == super::identity::COLUMNS_KEY {
+            return Ok(LayoutChange::Columns { export, was, now });
         }
         Ok(LayoutChange::Derived {
             export,
@@ -224,6 +247,11 @@ mod tests {
                 key: "u256".into(),
                 was: r#""decimal""#.into(),
                 now: r#""text""#.into(),
+            },
+            LayoutChange::Columns {
+                export: 2,
+                was: "unset".into(),
+                now: r#"["extra_data","logs_bloom"]"#.into(),
             },
         ];
         for c in changes {

@@ -103,6 +103,11 @@ impl ExportIdentity {
             k.insert("u256".into(), json!(d.u256));
             k.insert("also_raw".into(), json!(d.also_raw));
         }
+        // Only when some are left out, so a job recorded before columns
+        // could be chosen keeps its identity (absent: every column).
+        if !e.dropped_columns.is_empty() {
+            k.insert(COLUMNS_KEY.into(), json!(e.dropped_columns));
+        }
         ExportIdentity {
             chains: e.chains.iter().map(|c| c.name().to_string()).collect(),
             keys: k,
@@ -112,6 +117,32 @@ impl ExportIdentity {
     /// The dataset this export recorded (None: a record without one).
     pub fn dataset(&self) -> Option<&str> {
         self.keys.get("dataset").and_then(Value::as_str)
+    }
+
+    /// The columns this export does not write, as recorded (none: every
+    /// column, also for a record made before columns could be chosen).
+    pub fn dropped_columns(&self) -> Vec<String> {
+        self.keys
+            .get(COLUMNS_KEY)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+            .unwrap_or_default()
+    }
+
+    /// The change of `now` from `self` that leaves out columns this
+    /// export wrote and brings none back ([`LayoutChange::Columns`],
+    /// made from the stored files); None when the columns are the same,
+    /// or one comes back (the stored rows do not hold it).
+    pub fn columns_dropped(&self, now: &ExportIdentity, index: usize) -> Option<LayoutChange> {
+        let (was, is) = (self.dropped_columns(), now.dropped_columns());
+        if was == is || !was.iter().all(|c| is.contains(c)) {
+            return None;
+        }
+        Some(LayoutChange::Columns {
+            export: index,
+            was: show(self.keys.get(COLUMNS_KEY).unwrap_or(&Value::Null)),
+            now: show(now.keys.get(COLUMNS_KEY).unwrap_or(&Value::Null)),
+        })
     }
 
     /// The u256 columns a decoding export recorded (None: not decoding);
@@ -162,8 +193,29 @@ impl ExportIdentity {
                 self.keys.get(key).filter(|v| !v.is_null()),
                 now.keys.get(key).filter(|v| !v.is_null()),
             );
-            if a != b {
+            if a == b {
+                continue;
+            }
+            let back: Vec<String> = match key.as_str() {
+                COLUMNS_KEY => {
+                    let is = now.dropped_columns();
+                    self.dropped_columns().into_iter().filter(|c| !is.contains(c)).collect()
+                }
+                _ => Vec::new(),
+            };
+            if back.is_empty() {
                 out.push(key_change(index, key, a, b).to_string());
+            } else {
+                out.push(format!(
+                    "{}: the job's files do not hold {} `{}`, so the stored rows cannot give {} back; --fresh \
+                     fetches export[{index}] ({} on {}) again, with every column the spec selects",
+                    key_change(index, key, a, b),
+                    if back.len() == 1 { "column" } else { "columns" },
+                    back.join("`, `"),
+                    if back.len() == 1 { "it" } else { "them" },
+                    show(now.keys.get("dataset").unwrap_or(&Value::Null)),
+                    now.chains.join(", ")
+                ));
             }
         }
         let removed: Vec<&str> = self.chains.iter().filter(|c| !now.chains.contains(c)).map(String::as_str).collect();
@@ -178,6 +230,10 @@ impl ExportIdentity {
         out
     }
 }
+
+/// The key of an export's identity that records the columns it does not
+/// write, in its dataset's order (absent: every column).
+pub(crate) const COLUMNS_KEY: &str = "exclude_columns";
 
 /// Keys of a decoding export whose change is made from the rows the job
 /// stored (`crate::job`'s relayout): decoded tables built from the stored
@@ -207,6 +263,11 @@ impl ExportIdentity {
                 .unwrap_or_default()
         };
         if self.keys == now.keys || rest(self) != rest(now) || topics(self) != topics(now) {
+            return false;
+        }
+        // Logs are decoded from their topics and data: without them the
+        // stored rows cannot make a decoded table.
+        if self.dropped_columns().iter().any(|c| c == "topics" || c == "data") {
             return false;
         }
         let key = |i: &ExportIdentity, k: &str| i.keys.get(k).cloned();
@@ -359,6 +420,15 @@ impl JobIdentity {
                 None => stored.output.remove(key),
             };
         }
+        for (i, (was, is)) in self.exports.iter().zip(&now.exports).enumerate() {
+            if let Some(change) = was.columns_dropped(is, i) {
+                layout.push(change);
+                match is.keys.get(COLUMNS_KEY) {
+                    Some(v) => stored.exports[i].keys.insert(COLUMNS_KEY.to_string(), v.clone()),
+                    None => stored.exports[i].keys.remove(COLUMNS_KEY),
+                };
+            }
+        }
         let mut derived = Vec::new();
         for (i, (was, is)) in self.exports.iter().zip(&now.exports).enumerate() {
             if !was.derivable(is) {
@@ -396,6 +466,16 @@ impl JobIdentity {
         self.exports.iter().flat_map(|e| e.tables()).filter(|t| !t.is_empty()).collect()
     }
 
+    /// The columns the exports writing `table` leave out of it (none: every
+    /// column; validation holds them to one set a table).
+    fn dropped_columns(&self, table: &str) -> Vec<String> {
+        self.exports
+            .iter()
+            .find(|e| e.tables().iter().any(|t| t == table))
+            .map(ExportIdentity::dropped_columns)
+            .unwrap_or_default()
+    }
+
     /// Where a job of this identity and one of `other`'s would mix in the
     /// table folders both write: each shared table with the keys of
     /// [`SHARED_KEYS`] they differ in, `key: value here, value there`. A
@@ -414,7 +494,7 @@ impl JobIdentity {
                     (_, v) => v,
                 }
             };
-            let keys: Vec<String> = SHARED_KEYS
+            let mut keys: Vec<String> = SHARED_KEYS
                 .iter()
                 .filter(|k| **k == "format" || other.output.contains_key(**k))
                 .filter_map(|k| {
@@ -422,6 +502,11 @@ impl JobIdentity {
                     (here != there).then(|| format!("{k}: {} here, {} there", show(&here), show(&there)))
                 })
                 .collect();
+            // One set of columns a folder, as one type a column.
+            let (here, there) = (self.dropped_columns(&table), other.dropped_columns(&table));
+            if here != there {
+                keys.push(format!("{COLUMNS_KEY}: {} here, {} there", show(&json!(here)), show(&json!(there))));
+            }
             if !keys.is_empty() {
                 out.push((table, keys));
             }
@@ -514,6 +599,39 @@ mod tests {
         assert_eq!(was.changes(&now, 4), Vec::<String>::new());
         let blocks = export(&[("dataset", json!("blocks"))]);
         assert_eq!(was.changes(&blocks, 4), ["export[4].dataset: was \"events\", now \"blocks\""]);
+    }
+
+    #[test]
+    fn columns_left_out_are_a_layout_change_and_a_column_brought_back_is_refused() {
+        let spec = |extra: &str| {
+            let text = format!(
+                "name = \"c\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"o\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"1..9\"\n{extra}\n"
+            );
+            JobIdentity::of(&Spec::parse("c.toml", &text).unwrap())
+        };
+        let all = spec("");
+        // Absent: every column, as a job recorded before columns could be chosen.
+        assert!(!all.exports[0].keys.contains_key(COLUMNS_KEY));
+        let fewer = spec("exclude_columns = [\"logs_bloom\"]");
+        let c = all.compare(&fewer);
+        assert!(c.changes.is_empty(), "{c:?}");
+        assert_eq!(c.layout.len(), 1, "{c:?}");
+        assert!(c.layout[0].changes_columns() && !c.layout[0].is_derived());
+        assert_eq!(
+            c.layout[0].to_string(),
+            "export[0].exclude_columns: was unset, now [\"logs_bloom\"]"
+        );
+        assert!(
+            fewer
+                .compare(&spec("exclude_columns = [\"extra_data\", \"logs_bloom\"]"))
+                .changes
+                .is_empty()
+        );
+        let back = fewer.compare(&all);
+        assert!(back.layout.is_empty(), "{back:?}");
+        assert_eq!(back.changes.len(), 1, "{back:?}");
+        assert!(back.changes[0].contains("do not hold column `logs_bloom`"), "{back:?}");
+        assert!(fewer.compare(&fewer).changes.is_empty() && fewer.compare(&fewer).layout.is_empty());
     }
 
     #[test]

@@ -307,6 +307,11 @@ pub struct Export {
     /// Decoded events: the tables this export writes (None: raw events only).
     #[serde(skip)]
     pub decoding: Option<crate::spec::Decoding>,
+    /// The dataset's columns this export does not write (`columns`,
+    /// `exclude_columns`), in the dataset's order; empty: every column.
+    /// Never one of [`Dataset::kept_columns`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_columns: Vec<String>,
 }
 
 impl Export {
@@ -326,6 +331,11 @@ impl Export {
         }
     }
 
+    /// Whether its tables hold column `name` (when they have it at all).
+    pub fn writes_column(&self, name: &str) -> bool {
+        !self.dropped_columns.iter().any(|c| c == name)
+    }
+
     /// Whether its range is decided per run (aligned or incremental)
     /// rather than frozen once for the job.
     pub fn per_run(&self) -> bool {
@@ -337,6 +347,26 @@ impl Spec {
     /// Every table the job writes: directories under the output.
     pub fn tables(&self) -> std::collections::BTreeSet<String> {
         self.exports.iter().flat_map(Export::tables).collect()
+    }
+
+    /// The columns each table holds whose exports leave some out
+    /// (`columns`, `exclude_columns`), in file order; tables that hold
+    /// every column of their dataset are not listed.
+    pub fn selected_columns(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        let mut out = std::collections::BTreeMap::new();
+        for e in self.exports.iter().filter(|e| !e.dropped_columns.is_empty()) {
+            let written: Vec<String> = e
+                .dataset
+                .columns()
+                .iter()
+                .filter(|c| e.writes_column(c))
+                .map(|c| c.to_string())
+                .collect();
+            for t in e.tables() {
+                out.insert(t, written.clone());
+            }
+        }
+        out
     }
 }
 

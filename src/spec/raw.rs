@@ -191,4 +191,9 @@ pub(crate) struct RawExport {
     pub(crate) u256: Option<Spanned<Vec<Spanned<String>>>>,
     /// Decoded: also write the raw `events` table.
     pub(crate) also_raw: Option<Spanned<bool>>,
+    /// The columns written, exactly (key, sort and partition columns are
+    /// always written, listed or not).
+    pub(crate) columns: Option<Spanned<Vec<Spanned<String>>>>,
+    /// The columns not written: every other is.
+    pub(crate) exclude_columns: Option<Spanned<Vec<Spanned<String>>>>,
 }

@@ -4,6 +4,8 @@
 mod changing;
 /// The typed client against each simulator fault: exact results, retries accounted, the key never shown.
 mod client;
+/// Choosing the columns an export writes, and leaving more out of a finished job's files with no request.
+mod columns;
 /// CLI comforts: completions, man pages, `--version`, the container image and its Kubernetes example.
 mod comforts;
 /// Fixtures: the simulator, the binary, Parquet read-back, ground truth as rows.

@@ -259,7 +259,7 @@ fn walk(dir: &Path) -> Vec<String> {
 /// Runs `spec`, a Delta rewrite of `out`, killed at each of its steps in
 /// turn; after each, every version of every table holds each key once
 /// and never fewer rows than the one before.
-fn killed_at_every_delta_rewrite_step(spec: &str, out: &Path) {
+pub(crate) fn killed_at_every_delta_rewrite_step(spec: &str, out: &Path) {
     for point in [
         "during-rewrite:3",
         "rewrite-published:1",

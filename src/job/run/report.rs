@@ -206,6 +206,10 @@ pub struct RunSummary {
     /// the output holds (no request).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conversion: Option<crate::job::change::convert::Converted>,
+    /// The columns of each table whose exports leave some out (`columns`,
+    /// `exclude_columns`); absent where every table holds all its columns.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub columns: BTreeMap<String, Vec<String>>,
     /// `exports` as a list, each keyed by `export`, `dataset` and `chain`.
     pub tallies: Vec<Keyed<Tally>>,
     /// Aligned periods and incremental segments this run covered.
@@ -354,6 +358,7 @@ pub(crate) async fn summarize(
         passes: outcome.passes,
         compaction: outcome.compaction,
         conversion: outcome.conversion,
+        columns: shared.spec.selected_columns(),
         segments,
         incremental: shared.marks_live().iter().map(|(k, m)| Keyed::new(k, m.clone())).collect(),
         chainetl_version: env!("CARGO_PKG_VERSION").into(),

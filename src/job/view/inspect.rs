@@ -300,7 +300,7 @@ pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunE
     let conversion = match compared.format {
         Some((from, to)) => Some(conversion_plan(spec, &sink, &state, &job, from, to).await?),
         None if !compared.layout.is_empty() => {
-            let (files, bytes) = crate::job::change::relayout::planned(spec, &state, &job).await?;
+            let (files, bytes) = crate::job::change::relayout::planned(spec, &state, &job, &compared.layout).await?;
             let format = spec.output.format.name().to_string();
             Some(ConversionPlan {
                 from: format.clone(),

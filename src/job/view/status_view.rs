@@ -49,6 +49,10 @@ pub struct StatusView {
     /// units it left are not started (or resume), never failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refused: Vec<RefusedLine>,
+    /// The columns of each table whose exports leave some out (`columns`,
+    /// `exclude_columns`); absent where every table holds all its columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub columns: BTreeMap<String, Vec<String>>,
     /// Text only: the output's location, as the spec names it.
     #[serde(skip)]
     pub output: String,
@@ -191,6 +195,7 @@ pub fn status_view(spec: &Spec, status: &JobStatus) -> StatusView {
             .collect(),
         interrupted: status.interrupted.iter().map(InterruptedLine::from).collect(),
         refused: status.refused.clone(),
+        columns: spec.selected_columns(),
         output: spec.output.uri.clone(),
         exports,
         per_run: spec.exports.iter().any(|e| e.per_run()),

@@ -85,6 +85,12 @@ impl TableFormat for Hive {
         true
     }
 
+    // A folder's schema is its files': they are written again without the
+    // columns.
+    fn drops_columns_in_place(&self) -> bool {
+        false
+    }
+
     async fn has_table(&self, _: &Sink, _: &str) -> Result<bool, SinkError> {
         Ok(false)
     }

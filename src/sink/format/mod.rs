@@ -108,9 +108,10 @@ pub struct Replacement {
     /// The table's schema (the writer's): a table not yet made is made
     /// with it.
     pub schema: Option<SchemaRef>,
-    /// The spec changed the table's partition columns or column types:
-    /// where the table was made otherwise, the change gives it `schema`'s
-    /// layout too.
+    /// The spec changed the table's partition columns, column types or
+    /// the columns it holds: where the table was made otherwise, the
+    /// change gives it `schema`'s layout too (a column `schema` lacks
+    /// leaves the table).
     pub relayout: bool,
 }
 
@@ -268,6 +269,16 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
 
     /// Whether a change of the output may drop columns a table has.
     fn drops_columns(&self) -> bool;
+    /// Whether leaving columns out of a table (`columns`,
+    /// `exclude_columns`) is a change of its schema alone: its files stay
+    /// as they are and readers no longer see the columns, made by
+    /// [`TableFormat::replace`] with no file and [`Replacement::relayout`]
+    /// set. Else (the default) the table's files are written again without
+    /// them, and replace the old ones in one change that also gives the
+    /// table `schema`'s columns, where the format records them.
+    fn drops_columns_in_place(&self) -> bool {
+        false
+    }
 
     /// Whether the format has made `table` (its own records of it exist),
     /// rather than there being only files in a folder.

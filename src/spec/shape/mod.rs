@@ -147,6 +147,8 @@ const EXPORT: &[Key] = &[
     opt("table", Kind::Str),
     opt("u256", Kind::StrList),
     opt("also_raw", Kind::Bool),
+    opt("columns", Kind::StrList),
+    opt("exclude_columns", Kind::StrList),
 ];
 
 /// The whole spec.

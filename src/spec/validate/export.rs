@@ -50,6 +50,8 @@ fn keys_of(dataset: Dataset) -> &'static [&'static str] {
             "confirmations",
             "poll_interval",
             "roll_interval",
+            "columns",
+            "exclude_columns",
         ],
         Dataset::Events => &[
             "window",
@@ -68,9 +70,20 @@ fn keys_of(dataset: Dataset) -> &'static [&'static str] {
             "confirmations",
             "poll_interval",
             "roll_interval",
+            "columns",
+            "exclude_columns",
         ],
-        Dataset::Portfolio => &["window", "wallets", "token_address", "align", "incremental", "start"],
-        Dataset::Tokens => &["addresses"],
+        Dataset::Portfolio => &[
+            "window",
+            "wallets",
+            "token_address",
+            "align",
+            "incremental",
+            "start",
+            "columns",
+            "exclude_columns",
+        ],
+        Dataset::Tokens => &["addresses", "columns", "exclude_columns"],
     }
 }
 
@@ -121,6 +134,7 @@ impl Validator<'_> {
         } else {
             None
         };
+        let dropped_columns = self.columns(&at, dataset, decoding.is_some());
         self.unit_bound(&at, &chains, &selection, incremental.is_some());
         Some(Export {
             index: i,
@@ -133,6 +147,7 @@ impl Validator<'_> {
             poll_interval,
             roll_interval,
             decoding,
+            dropped_columns,
         })
     }
 
@@ -184,7 +199,7 @@ impl Validator<'_> {
     /// Refuses keys that belong to other datasets.
     fn keys_apply(&mut self, at: &At<'_>, dataset: Dataset) {
         let e = at.raw;
-        let present: [(&str, Option<Range<usize>>); 20] = [
+        let present: [(&str, Option<Range<usize>>); 22] = [
             ("window", e.window.as_ref().map(|x| x.span())),
             ("numbers", e.numbers.as_ref().map(|x| x.span())),
             ("contract_address", e.contract_address.as_ref().map(|x| x.span())),
@@ -205,6 +220,8 @@ impl Validator<'_> {
             ("table", e.table.as_ref().map(|x| x.span())),
             ("u256", e.u256.as_ref().map(|x| x.span())),
             ("also_raw", e.also_raw.as_ref().map(|x| x.span())),
+            ("columns", e.columns.as_ref().map(|x| x.span())),
+            ("exclude_columns", e.exclude_columns.as_ref().map(|x| x.span())),
         ];
         let allowed = keys_of(dataset);
         for (name, span) in present {

@@ -7,6 +7,7 @@
 //! pass reports every problem; [`Validator::spec`] yields the typed
 //! [`Spec`], which is only handed out when nothing was reported.
 
+mod columns;
 mod decoding;
 mod export;
 mod output;
@@ -84,6 +85,7 @@ impl<'a> Validator<'a> {
         }
         self.overlaps(&raw.export, &exports);
         self.shared_tables(&raw.export, &exports);
+        self.same_columns(&raw.export, &exports);
         Spec {
             file: self.file.into(),
             name,

@@ -1,13 +1,16 @@
 //! Rewriting a job's stored files into the layout its spec now asks for
 //! (`partition_by`, `bloom_filters`, `compression`, `row_group_rows`,
-//! `hash_encoding`: see `crate::spec`'s layout keys), or with derived
+//! `hash_encoding`: see `crate::spec`'s layout keys), without columns an
+//! export no longer writes (`columns`, `exclude_columns`), or with derived
 //! tables made from them (`derive`), from the rows the output holds, with
 //! no request to the service. The data side is `crate::sink`'s relayout.
 //!
 //! # What is rewritten, and who owns it after
 //!
-//! Every file of the job a reader sees, in groups, each written again
-//! whole:
+//! Every file of the job a reader sees (for a change that only leaves
+//! columns out, every file of the tables that lose them; none where the
+//! format drops a column from its schema alone), in groups, each written
+//! again whole:
 //!
 //! - **a unit's files** (those its checkpoint counts, or all of a unit of
 //!   a closed period or segment, which has none) become new files of the
@@ -37,9 +40,9 @@
 //!   them yet), then one commit removes the inputs and adds the outputs
 //!   (`dataChange = false`) with the transaction
 //!   `(chainetl-<job>-relayout, n)`, so a commit made again after a crash
-//!   finds itself in the log; where `partition_by` or `hash_encoding`
-//!   changed, the same commit also replaces the table's metadata (partition
-//!   columns, schema), every file a data change; files of units waiting for
+//!   finds itself in the log; where `partition_by`, `hash_encoding` or the
+//!   columns written changed, the same commit also replaces the table's
+//!   metadata (partition columns, schema), every file a data change; files of units waiting for
 //!   their incremental segment stay out of the tables, as before;
 //!
 //! and last the checkpoints and records are set from the documents, which
@@ -179,9 +182,9 @@ pub(crate) async fn rewrite(
     Ok((job, out))
 }
 
-/// What a rewrite would read: files and bytes (for `plan`).
-pub(crate) async fn planned(spec: &Spec, state: &StateStore, job: &JobState) -> Result<(usize, u64), RunError> {
-    let groups = inventory(spec, state, job).await?;
+/// What a rewrite making `layout` would read: files and bytes (for `plan`).
+pub(crate) async fn planned(spec: &Spec, state: &StateStore, job: &JobState, layout: &[LayoutChange]) -> Result<(usize, u64), RunError> {
+    let groups = rewritten(spec, layout, state.format(), inventory(spec, state, job).await?);
     let files = groups.iter().flat_map(|g| g.inputs.values().flatten());
     Ok((files.clone().count(), files.map(|f| f.bytes).sum()))
 }
@@ -336,6 +339,34 @@ async fn inventory(spec: &Spec, state: &StateStore, job: &JobState) -> Result<Ve
     derive::select(spec, job, groups, &derived, state.format())
 }
 
+/// The groups a change writes again: where it only leaves columns out
+/// ([`LayoutChange::Columns`]), the files of the tables that lose them —
+/// none where the format drops columns from a table's schema alone
+/// ([`crate::sink::format::TableFormat::drops_columns_in_place`]), whose
+/// swap then changes every table's schema with no file — else all.
+fn rewritten(spec: &Spec, layout: &[LayoutChange], format: &dyn crate::sink::format::TableFormat, groups: Vec<Group>) -> Vec<Group> {
+    if layout.is_empty() {
+        return groups;
+    }
+    let mut tables = BTreeSet::new();
+    for change in layout {
+        match change {
+            LayoutChange::Columns { export, .. } => tables.extend(spec.exports.get(*export).map(|e| e.tables()).unwrap_or_default()),
+            _ => return groups,
+        }
+    }
+    if format.drops_columns_in_place() {
+        return Vec::new();
+    }
+    groups
+        .into_iter()
+        .filter_map(|mut g| {
+            g.inputs.retain(|table, _| tables.contains(table));
+            (!g.inputs.is_empty()).then_some(g)
+        })
+        .collect()
+}
+
 fn day_of(rel: &str) -> &str {
     rel.split('/').find_map(|d| d.strip_prefix("date=")).unwrap_or("")
 }
@@ -361,7 +392,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         }
     }
     let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
-    let mut groups = inventory(spec, state, job).await?;
+    let mut groups = rewritten(spec, layout, state.format(), inventory(spec, state, job).await?);
     // Compacted files get generations above every one the job has used:
     // in records (a swap's rolled back too), documents, and any file's
     // name (one no record names too).

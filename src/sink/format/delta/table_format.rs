@@ -221,6 +221,13 @@ impl TableFormat for DeltaTables {
         false
     }
 
+    // Readers of a Delta table read the columns of its schema, but the bytes
+    // of a column left out would stay in its files: they are written again,
+    // and the commit that swaps them in gives the table its new schema.
+    fn drops_columns_in_place(&self) -> bool {
+        false
+    }
+
     async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
         self.table(sink, table)
             .exists(sink.storage())

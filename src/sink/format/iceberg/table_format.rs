@@ -195,6 +195,10 @@ impl TableFormat for IcebergTables {
             }
             _ => None,
         };
+        if !adds_any && r.removes.is_empty() && layout.is_none() {
+            // Laid out so already, and nothing to replace.
+            return Ok(Vec::new());
+        }
         let mut parts = Vec::with_capacity(r.joining.len());
         for j in &r.joining {
             let footed = self.joining_files(sink, j).await?;
@@ -225,6 +229,12 @@ impl TableFormat for IcebergTables {
     }
 
     fn drops_columns(&self) -> bool {
+        true
+    }
+
+    /// A column left out is dropped from the table's schema alone: the
+    /// files stay, and readers, who read by field id, no longer see it.
+    fn drops_columns_in_place(&self) -> bool {
         true
     }
 

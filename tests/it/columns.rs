@@ -1,0 +1,344 @@
+//! Choosing the columns an export writes (`columns`, `exclude_columns`):
+//! files and Delta tables hold only those, every engine reads them with
+//! the rows of a full export; a finished job leaves more out from the
+//! files it holds, with no request, exact through kill -9; a column left
+//! out cannot come back from the stored rows.
+
+use crate::changing::{TABLES, dead_url, run_without_requests};
+use crate::common::*;
+use crate::delta::{check, every_version_exact, keys_of};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// A job of blocks on ethereum, `extra` among the export's keys.
+fn blocks_spec(url: &str, uri: &Path, format: &str, extra: &str) -> String {
+    format!(
+        "name = \"cols\"\n[source]\nbase_url = \"{url}\"\nmax_concurrency = 4\nmax_retries = 1\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n\
+         [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\n{extra}\n",
+        uri.display()
+    )
+}
+
+/// The five-table job of `crate::changing`, its blocks export cut in four
+/// units, not compacted (a group a unit to rewrite), `blocks` among its keys.
+fn job_spec(url: &str, uri: &Path, format: &str, blocks: &str) -> String {
+    crate::changing::body(url, &uri.to_string_lossy(), format, "compact = false").replace(
+        "dataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\n",
+        &format!("dataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n{blocks}\n"),
+    )
+}
+
+/// The columns any Parquet file of `table` under `out` holds.
+fn file_columns(out: &Path, table: &str) -> BTreeSet<String> {
+    let rows = duckdb(&format!(
+        "select column_name from (describe select * from read_parquet('{}/{table}/**/*.parquet', hive_partitioning = false, union_by_name = true))",
+        out.display()
+    ));
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `table` under `out` holds the rows of `reference`'s, each as often, over
+/// the columns `out`'s files have (DuckDB, partition keys from the paths).
+fn same_rows_over_own_columns(out: &Path, reference: &Path, table: &str) {
+    let cols = file_columns(out, table)
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let q = |a: &Path, b: &Path| {
+        format!(
+            "select count(*) from (select chain, {cols} from read_parquet('{}/{table}/**/*.parquet', hive_partitioning = true) \
+             except all select chain, {cols} from read_parquet('{}/{table}/**/*.parquet', hive_partitioning = true))",
+            a.display(),
+            b.display()
+        )
+    };
+    assert_eq!(duckdb(&q(out, reference))[0][0], "0", "{table}: a row the reference lacks");
+    assert_eq!(duckdb(&q(reference, out))[0][0], "0", "{table}: a row of the reference missing");
+    let keys = keys_of(table);
+    let got = read_rows(&out.join(table), keys);
+    assert!(!got.is_empty(), "{table} has rows");
+    assert_eq!(got, read_rows(&reference.join(table), keys), "{table}: each key once");
+}
+
+#[test]
+fn a_blocks_export_without_logs_bloom_is_read_exactly_by_every_engine() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (full, except, only) = (dir.path().join("full"), dir.path().join("except"), dir.path().join("only"));
+    let run = |name: &str, uri: &Path, extra: &str| {
+        let s = write_spec(dir.path(), name, &blocks_spec(&sim.url(), uri, "parquet", extra));
+        let o = chainetl(&["run", &s, "--summary", "json"]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        (s, serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap())
+    };
+    run("full.toml", &full, "");
+    let (except_spec, summary) = run("except.toml", &except, "exclude_columns = [\"logs_bloom\"]");
+    let (_, only_summary) = run("only.toml", &only, "columns = [\"hash\", \"miner\", \"gas_used\"]");
+    let all: BTreeSet<String> = file_columns(&full, "blocks");
+    assert!(all.contains("logs_bloom"), "{all:?}");
+    let mut without = all.clone();
+    without.remove("logs_bloom");
+    assert_eq!(file_columns(&except, "blocks"), without);
+    // Key, sort and partition columns are kept though not listed (`chain`
+    // and `date` live in the paths).
+    let listed: BTreeSet<String> = ["gas_used", "hash", "miner", "number", "timestamp"].map(String::from).into();
+    assert_eq!(file_columns(&only, "blocks"), listed);
+    assert!(
+        summary["columns"]["blocks"]
+            .as_array()
+            .is_some_and(|c| c.len() == 20 && !c.contains(&"logs_bloom".into())),
+        "the report names the columns: {summary}"
+    );
+    assert_eq!(
+        only_summary["columns"]["blocks"].as_array().map(Vec::len),
+        Some(6),
+        "{only_summary}"
+    );
+    let rows = read_rows(&full.join("blocks"), &["chain", "number"]).len() as u64;
+    assert!(rows > 0);
+    for out in [&except, &only] {
+        same_rows_over_own_columns(out, &full, "blocks");
+        let r = check_script("engines_check.py", &[out.to_str().unwrap(), "blocks"], &[]);
+        let cols = file_columns(out, "blocks");
+        for engine in ["duckdb", "polars", "pyarrow", "spark"] {
+            assert_eq!(r["blocks"][engine]["rows"].as_u64(), Some(rows), "{engine} counts differently: {r}");
+            let seen: BTreeSet<String> = r["blocks"][engine]["types"].as_object().unwrap().keys().cloned().collect();
+            let want: BTreeSet<String> = cols.iter().cloned().chain(["chain".to_string(), "date".to_string()]).collect();
+            assert_eq!(seen, want, "{engine} sees the columns written and the partition keys: {r}");
+        }
+    }
+    // `schema --spec` and `status` say what the files hold.
+    let o = chainetl(&["schema", "--spec", &except_spec, "--format", "duckdb"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("extra_data") && !text(&o).contains("logs_bloom"), "{}", text(&o));
+    let st = chainetl(&["status", &except_spec, "--format", "json"]);
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    assert!(
+        st["columns"]["blocks"]
+            .as_array()
+            .is_some_and(|c| c.contains(&"extra_data".into()) && !c.contains(&"logs_bloom".into())),
+        "{st}"
+    );
+    let st = chainetl(&["status", &except_spec]);
+    assert!(
+        text(&st).contains("blocks holds the columns chain, base_fee_per_gas"),
+        "{}",
+        text(&st)
+    );
+}
+
+#[test]
+fn a_delta_export_holds_only_the_columns_chosen() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (pq, except, only) = (dir.path().join("pq"), dir.path().join("except"), dir.path().join("only"));
+    for (name, uri, format, extra) in [
+        ("pq.toml", &pq, "parquet", ""),
+        (
+            "except.toml",
+            &except,
+            "delta",
+            "exclude_columns = [\"logs_bloom\", \"extra_data\"]",
+        ),
+        ("only.toml", &only, "delta", "columns = [\"hash\", \"gas_used\"]"),
+    ] {
+        let s = write_spec(dir.path(), name, &blocks_spec(&sim.url(), uri, format, extra));
+        let o = chainetl(&["run", &s]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        assert!(chainetl(&["verify", &s]).status.success(), "{name}");
+    }
+    for (out, absent, present) in [
+        (&except, &["logs_bloom", "extra_data"][..], &["hash", "miner", "parent_hash"][..]),
+        (
+            &only,
+            &["logs_bloom", "miner", "parent_hash"][..],
+            &["hash", "gas_used", "number", "timestamp"][..],
+        ),
+    ] {
+        let doc = check(&out.join("blocks"), keys_of("blocks"), Some(&pq.join("blocks")));
+        every_version_exact(&doc, "blocks");
+        let n = doc["rows"].as_array().unwrap().len() as u64;
+        assert!(n > 0);
+        assert_eq!(
+            doc["rows"], doc["parquet_rows"],
+            "the parquet export's rows, over the table's columns"
+        );
+        assert_eq!(doc["polars_rows"].as_u64(), Some(n));
+        assert_eq!(doc["duckdb_rows"].as_u64(), Some(n));
+        let types = doc["types"].as_object().unwrap();
+        for c in absent {
+            assert!(!types.contains_key(*c), "{c}: {types:?}");
+        }
+        for c in present {
+            assert!(types.contains_key(*c), "{c}: {types:?}");
+        }
+        for c in absent {
+            assert!(!file_columns(out, "blocks").contains(*c), "{c} is in no file");
+        }
+    }
+}
+
+#[test]
+fn a_column_selection_the_dataset_cannot_have_is_refused_with_its_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let s = write_spec(
+        dir.path(),
+        "bad.toml",
+        &blocks_spec(
+            "sim",
+            &out,
+            "parquet",
+            "exclude_columns = [\"logs_bloom\", \"number\", \"logsbloom\"]\ncolumns = [\"hash\"]",
+        ),
+    );
+    let o = chainetl(&["validate", &s]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("bad.toml:"), "{t}");
+    assert!(
+        t.contains("`number` is always written: blocks keeps chain, number, timestamp"),
+        "{t}"
+    );
+    assert!(
+        t.contains("`logsbloom` is not a column of blocks; its columns: chain, base_fee_per_gas, difficulty"),
+        "{t}"
+    );
+    assert!(t.contains("this export has `columns` too"), "{t}");
+    let s = write_spec(
+        dir.path(),
+        "tokens.toml",
+        &format!(
+            "name = \"t\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"{}\"\n[[export]]\ndataset = \"tokens\"\nchains = [\"ethereum\"]\naddresses = [\"0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48\"]\ncolumns = [\"symbol\", \"topic0\"]\n",
+            out.display()
+        ),
+    );
+    let o = chainetl(&["validate", &s]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("`topic0` is not a column of tokens; its columns: chain, address, decimals, name, standard, symbol"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A finished parquet job leaves `logs_bloom` and `extra_data` out of its
+/// blocks: the files are written again from those it holds with no
+/// request, killed at every step, and end equal to a fresh export of the
+/// new spec; the other tables are not rewritten. Bringing a column back
+/// is refused.
+#[test]
+fn a_finished_parquet_job_leaves_columns_out_with_no_request_through_kill_9() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh) = (dir.path().join("out"), dir.path().join("fresh"));
+    let dropped = "exclude_columns = [\"logs_bloom\", \"extra_data\"]";
+    let s = |name: &str, url: &str, uri: &Path, blocks: &str| write_spec(dir.path(), name, &job_spec(url, uri, "parquet", blocks));
+    let o = chainetl(&["run", &s("fresh.toml", &sim.url(), &fresh, dropped)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("p.toml", &sim.url(), &out, "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let events_before: BTreeSet<String> = parquet_files(&out.join("events")).iter().map(|p| p.display().to_string()).collect();
+    let new = s("new-dead.toml", &dead_url(), &out, dropped);
+    let p = chainetl(&["plan", &new]);
+    assert!(p.status.success(), "{}", text(&p));
+    assert!(
+        text(&p).contains("exclude_columns") && text(&p).contains("0 requests"),
+        "{}",
+        text(&p)
+    );
+    for point in [
+        "rewrite-recorded:1",
+        "during-rewrite:2",
+        "rewrite-written:1",
+        "during-rewrite-swap:3",
+        "rewrite-checkpointed:1",
+        "rewrite-applied:1",
+        "migration-recorded:1",
+    ] {
+        let o = crash_bin(point).args(["run", &new, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+    }
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    assert!(summary["conversion"].is_null(), "finished by the run that died last: {summary}");
+    assert_eq!(file_columns(&out, "blocks"), file_columns(&fresh, "blocks"));
+    assert!(!file_columns(&out, "blocks").contains("logs_bloom"));
+    for t in TABLES {
+        same_rows_over_own_columns(&out, &fresh, t);
+    }
+    let events_after: BTreeSet<String> = parquet_files(&out.join("events")).iter().map(|p| p.display().to_string()).collect();
+    assert_eq!(events_before, events_after, "a table whose columns stay is not written again");
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    // Done: the job goes on as one started without them.
+    let again = run_without_requests(bin().args(["run", &s("again.toml", &sim.url(), &out, dropped), "--summary", "json"]));
+    assert!(again["conversion"].is_null(), "{again}");
+    // A column back: the stored rows do not hold it.
+    let back = s("back.toml", &sim.url(), &out, "exclude_columns = [\"extra_data\"]");
+    for cmd in ["run", "plan"] {
+        let o = chainetl(&[cmd, &back]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", text(&o));
+        let t = text(&o);
+        assert!(t.contains("do not hold column `logs_bloom`") && t.contains("--fresh"), "{cmd}: {t}");
+    }
+}
+
+/// A finished Delta job leaves `logs_bloom` out of its blocks: one commit
+/// swaps in files without it and gives the table its new schema, with no
+/// request; killed at every step, every version holds each key once.
+#[test]
+fn a_finished_delta_job_leaves_columns_out_in_one_commit_with_no_request() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq) = (dir.path().join("out"), dir.path().join("pq"));
+    let dropped = "exclude_columns = [\"logs_bloom\"]";
+    let s =
+        |name: &str, url: &str, uri: &Path, format: &str, blocks: &str| write_spec(dir.path(), name, &job_spec(url, uri, format, blocks));
+    let o = chainetl(&["run", &s("pq.toml", &sim.url(), &pq, "parquet", dropped)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("d.toml", &sim.url(), &out, "delta", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let versions = |t: &str| check(&out.join(t), keys_of(t), None)["operations"].as_array().unwrap().len();
+    let before: Vec<usize> = TABLES.iter().map(|t| versions(t)).collect();
+    let new = s("new.toml", &dead_url(), &out, "delta", dropped);
+    crate::relayout::killed_at_every_delta_rewrite_step(&new, &out);
+    let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0]
+            .as_str()
+            .is_some_and(|l| l.contains("exclude_columns")),
+        "the last run finishes it: {summary}"
+    );
+    for (t, before) in TABLES.iter().zip(before) {
+        let doc = check(&out.join(t), keys_of(t), Some(&pq.join(t)));
+        every_version_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: the rows of the parquet export");
+        let ops = doc["operations"].as_array().unwrap().len();
+        let want = if *t == "blocks" { before + 1 } else { before };
+        assert_eq!(ops, want, "{t}: one commit rewrote blocks, none the others");
+    }
+    let doc = check(&out.join("blocks"), keys_of("blocks"), None);
+    assert!(!doc["types"].as_object().unwrap().contains_key("logs_bloom"), "{doc}");
+    let files: Vec<String> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().replace("file://", ""))
+        .collect();
+    let list = files.iter().map(|f| format!("'{f}'")).collect::<Vec<_>>().join(", ");
+    let names = duckdb(&format!(
+        "select column_name from (describe select * from read_parquet([{list}], union_by_name = true))"
+    ));
+    assert!(!names.to_string().contains("logs_bloom"), "no current file holds it: {names}");
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    let back = s("back.toml", &dead_url(), &out, "delta", "");
+    let o = chainetl(&["run", &back]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("do not hold column `logs_bloom`"), "{}", text(&o));
+}
