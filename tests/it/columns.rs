@@ -342,3 +342,65 @@ fn a_finished_delta_job_leaves_columns_out_in_one_commit_with_no_request() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("do not hold column `logs_bloom`"), "{}", text(&o));
 }
+
+/// An Iceberg export with `columns` holds only those; a finished Iceberg
+/// job that leaves a column out drops it from the table's schema alone,
+/// with no request and no file written, killed at each step: the files
+/// stay, readers (pyiceberg, Polars, DuckDB, a SQL catalog) no longer see
+/// the column, every snapshot is exact; a column brought back is refused.
+#[test]
+fn a_finished_iceberg_job_leaves_columns_out_by_a_schema_change_alone() {
+    use crate::iceberg_format::{check as ice_check, every_snapshot_exact};
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, pq, only) = (dir.path().join("out"), dir.path().join("pq"), dir.path().join("only"));
+    let dropped = "exclude_columns = [\"logs_bloom\"]";
+    let s =
+        |name: &str, url: &str, uri: &Path, format: &str, blocks: &str| write_spec(dir.path(), name, &job_spec(url, uri, format, blocks));
+    let o = chainetl(&["run", &s("pq.toml", &sim.url(), &pq, "parquet", dropped)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&["run", &s("i.toml", &sim.url(), &out, "iceberg", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = chainetl(&[
+        "run",
+        &s("only.toml", &sim.url(), &only, "iceberg", "columns = [\"hash\", \"gas_used\"]"),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = ice_check(&only.join("blocks"), keys_of("blocks"), None);
+    let types: BTreeSet<&String> = doc["types"].as_object().unwrap().keys().collect();
+    assert!(
+        types.contains(&"hash".to_string()) && types.contains(&"number".to_string()),
+        "{types:?}"
+    );
+    assert!(
+        !types.contains(&"miner".to_string()) && !types.contains(&"logs_bloom".to_string()),
+        "{types:?}"
+    );
+    let files_before = ice_check(&out.join("blocks"), keys_of("blocks"), None)["files"].clone();
+    let new = s("new.toml", &dead_url(), &out, "iceberg", dropped);
+    for point in ["rewrite-recorded:1", "during-rewrite-commit:1", "rewrite-committed:1"] {
+        let o = crash_bin(point).args(["run", &new, "-q"]).output().unwrap();
+        assert!(!o.status.success(), "{point}: the run should have died\n{}", text(&o));
+        for t in TABLES {
+            every_snapshot_exact(&ice_check(&out.join(t), keys_of(t), None), t);
+        }
+    }
+    run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+    for t in TABLES {
+        let doc = ice_check(&out.join(t), keys_of(t), Some(&pq.join(t)));
+        every_snapshot_exact(&doc, t);
+        assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: the rows of the parquet export");
+        let n = doc["rows"].as_array().unwrap().len() as u64;
+        assert_eq!(doc["polars_rows"].as_u64(), Some(n), "{t}: polars {}", doc["polars_rows"]);
+        assert_eq!(doc["catalog_rows"].as_u64(), Some(n), "{t}: catalog");
+    }
+    let doc = ice_check(&out.join("blocks"), keys_of("blocks"), None);
+    assert!(!doc["types"].as_object().unwrap().contains_key("logs_bloom"), "{doc}");
+    assert_eq!(doc["files"], files_before, "no file written: the schema alone changed");
+    let v = chainetl(&["verify", &new]);
+    assert!(v.status.success(), "{}", text(&v));
+    let back = s("back.toml", &dead_url(), &out, "iceberg", "");
+    let o = chainetl(&["run", &back]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("do not hold column `logs_bloom`"), "{}", text(&o));
+}
