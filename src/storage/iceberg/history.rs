@@ -144,8 +144,8 @@ impl Table {
     }
 
     /// Drops the snapshots `retention` does not keep — neither made since
-    /// `keep_since_ms`, nor among the current one and its last
-    /// `keep_last` ancestors, nor named by a branch or tag — in one
+    /// `keep_since_ms`, nor the one current then, nor among the current one
+    /// and its last `keep_last` ancestors, nor named by a branch or tag — in one
     /// metadata-only commit (retried on conflict, up to `attempts`
     /// times), then deletes the manifest lists and manifests only they
     /// read, the metadata versions before the last
@@ -277,8 +277,14 @@ impl Table {
 /// The ids of the snapshots `retention` keeps in `current`.
 fn kept(current: &Current, retention: Retention) -> HashSet<i64> {
     let mut keep: HashSet<i64> = current.metadata.refs.values().map(|r| r.snapshot_id).collect();
+    let mut at_cutoff = false;
     for (i, s) in current.metadata.ancestry().into_iter().enumerate() {
-        if i <= retention.keep_last || s.timestamp_ms >= retention.keep_since_ms {
+        // The newest ancestor made before the cutoff was current at it:
+        // a reader may have it open, and the files a later snapshot
+        // removed within the retention are its.
+        let current_at_cutoff = !at_cutoff && s.timestamp_ms < retention.keep_since_ms;
+        at_cutoff |= current_at_cutoff;
+        if i <= retention.keep_last || s.timestamp_ms >= retention.keep_since_ms || current_at_cutoff {
             keep.insert(s.snapshot_id);
         }
     }

@@ -269,12 +269,15 @@ impl TableMetadata {
 
     /// The current snapshot and its ancestors still kept, newest first.
     pub fn ancestry(&self) -> Vec<&Snapshot> {
+        // Indexed once: a long table's walk stays linear.
+        let by_id: std::collections::HashMap<i64, &Snapshot> = self.snapshots.iter().map(|s| (s.snapshot_id, s)).collect();
+        let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
         let mut next = self.current_snapshot_id;
         while let Some(id) = next {
-            let Some(s) = self.snapshot(id) else { break };
+            let Some(s) = by_id.get(&id).copied() else { break };
             // A parent loop (a damaged document) ends the walk.
-            if out.iter().any(|o: &&Snapshot| o.snapshot_id == id) {
+            if !seen.insert(id) {
                 break;
             }
             out.push(s);

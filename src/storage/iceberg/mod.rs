@@ -356,6 +356,23 @@ impl Table {
         while let Some(next) = self.read_version(storage, current.version + 1).await? {
             current = Arc::new(next);
         }
+        // Versions older than another writer's last 100 may be deleted by
+        // its expiry: a version this process read long ago can have no
+        // successor on storage and still not be the latest. The hint
+        // (a listing where there is none) says, so a next version is never
+        // written on a stale one, where it would land on a deleted number.
+        let newer = match self.hinted(storage).await? {
+            Some(v) => Some(v).filter(|v| *v > current.version),
+            None => self.listed_latest(storage).await?.filter(|v| *v > current.version),
+        };
+        if let Some(v) = newer
+            && let Some(mut latest) = self.read_version(storage, v).await?.map(Arc::new)
+        {
+            while let Some(next) = self.read_version(storage, latest.version + 1).await? {
+                latest = Arc::new(next);
+            }
+            current = latest;
+        }
         Ok(Some(self.remember(current)))
     }
 

@@ -150,7 +150,13 @@ impl IcebergTables {
         let Some(current) = cached else {
             return schema;
         };
-        let tagged = ice::schema::with_field_ids(&schema, current.schema()).or_else(|_| {
+        let tagged = ice::schema::with_field_ids(&schema, current.schema()).or_else(|e| {
+            // Only a column the table has with another type takes a new
+            // id; one it does not have (dropped) would take an id no
+            // schema records, which a later column could be given.
+            if schema.fields().iter().any(|f| current.schema().field(f.name()).is_none()) {
+                return Err(e);
+            }
             let (relaid, _) = ice::schema::relaid(current.schema(), current.metadata.last_column_id, &schema, 0, &[])?;
             ice::schema::with_field_ids(&schema, &relaid)
         });

@@ -232,12 +232,6 @@ impl TableFormat for IcebergTables {
         true
     }
 
-    /// A column left out is dropped from the table's schema alone: the
-    /// files stay, and readers, who read by field id, no longer see it.
-    fn drops_columns_in_place(&self) -> bool {
-        true
-    }
-
     async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
         Ok(self.current(sink, table).await?.is_some())
     }

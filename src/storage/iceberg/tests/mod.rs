@@ -556,3 +556,77 @@ async fn expiring_drops_old_snapshots_their_metadata_and_names_the_files_no_one_
         "a record the kept snapshot has stays in its summary"
     );
 }
+
+/// The snapshot current at the cutoff stays through an expiry: files a
+/// later snapshot removed within the retention are its, and a reader may
+/// have it open.
+#[tokio::test]
+async fn expiring_keeps_the_snapshot_current_at_the_cutoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = storage(dir.path());
+    let t = Table::new(&s, "events");
+    let (_, c) = t.create_if_absent(&s, &events_schema(), &keys(), &BTreeMap::new()).await.unwrap();
+    let a = put_file(&s, &c, "chain=base/date=2024-01-02/a.parquet", 0, 3).await;
+    let b = put_file(&s, &c, "chain=base/date=2024-01-02/b.parquet", 3, 3).await;
+    committed(t.commit(&s, &append(vec![part(vec![a.clone()], "u1", 1)]), 3).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let c2 = committed(t.commit(&s, &append(vec![part(vec![b.clone()], "u2", 1)]), 3).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let ab = put_file(&s, &c2, "chain=base/date=2024-01-02/ab.parquet", 0, 6).await;
+    let swap = Change {
+        parts: vec![part(vec![ab.clone()], "compact", 1)],
+        removes: vec![a.path.clone(), b.path.clone()],
+        rearranges: true,
+        ..Change::default()
+    };
+    let c3 = committed(t.commit(&s, &swap, 3).await.unwrap());
+    let cutoff = c3.snapshot().unwrap().timestamp_ms;
+    let kept_at = c2.snapshot().unwrap().snapshot_id;
+    let gone = t
+        .expire(
+            &s,
+            Retention {
+                keep_since_ms: cutoff,
+                keep_last: 0,
+            },
+            3,
+        )
+        .await
+        .unwrap();
+    assert_eq!(gone.snapshots.len(), 1, "only the first snapshot: {gone:?}");
+    assert!(gone.unreferenced.is_empty(), "a and b are the kept snapshot's: {gone:?}");
+    let now = t.load(&s).await.unwrap().unwrap();
+    assert!(now.metadata.snapshot(kept_at).is_some(), "the snapshot current at the cutoff stays");
+}
+
+/// A writer whose last version has no successor on storage any more
+/// (another writer's expiry deleted the versions after it) commits on
+/// the latest version, not on the deleted number.
+#[tokio::test]
+async fn a_writer_behind_deleted_versions_commits_on_the_latest() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = storage(dir.path());
+    let behind = Table::new(&s, "events");
+    let (_, c1) = behind
+        .create_if_absent(&s, &events_schema(), &keys(), &BTreeMap::new())
+        .await
+        .unwrap();
+    let other = Table::new(&s, "events");
+    let mut files = Vec::new();
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        let f = put_file(&s, &c1, &format!("chain=base/date=2024-01-02/{name}.parquet"), 3 * i as i64, 3).await;
+        committed(other.commit(&s, &append(vec![part(vec![f.clone()], name, 1)]), 3).await.unwrap());
+        files.push(f);
+    }
+    std::fs::remove_file(dir.path().join("events/metadata/v2.metadata.json")).unwrap();
+    let d = put_file(&s, &c1, "chain=base/date=2024-01-02/d.parquet", 9, 3).await;
+    let mine = committed(behind.commit(&s, &append(vec![part(vec![d.clone()], "d", 1)]), 3).await.unwrap());
+    assert_eq!(mine.version, 5, "on v4, the latest");
+    let fresh = Table::new(&s, "events").load(&s).await.unwrap().unwrap();
+    assert_eq!(fresh.version, 5);
+    files.push(d);
+    assert_eq!(
+        paths(&Table::new(&s, "events").live_files(&s, &fresh).await.unwrap()),
+        paths(&files)
+    );
+}
