@@ -389,3 +389,9 @@ fn a_finished_iceberg_job_is_rewritten_into_a_new_layout_one_snapshot_a_table() 
         assert_eq!(duck[t], serde_json::json!([n, n]), "{t}: DuckDB reads each row once");
     }
 }
+
+/// [`crate::delta::fresh_after_compaction_and_vacuum`] in Iceberg.
+#[test]
+fn fresh_after_compaction_and_vacuum_adds_every_row_again_in_iceberg() {
+    crate::delta::fresh_after_compaction_and_vacuum("iceberg", check);
+}
