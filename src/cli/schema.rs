@@ -71,7 +71,8 @@ fn spec_schemas(path: &str, format: &str) -> Result<String, CliError> {
             if !seen.contains(&t.table) {
                 seen.push(t.table.clone());
                 let table = EventTable::new(&t.table, t.event.clone(), enc, wide).map_err(CliError::Usage)?;
-                out += &super::ddl::table_schema_text(&t.table, &table.schema(), format).map_err(CliError::Usage)?;
+                let schema = crate::sink::selected_schema(e, table.schema());
+                out += &super::ddl::table_schema_text(&t.table, &schema, format).map_err(CliError::Usage)?;
             }
         }
         let raw = e.decoding.as_ref().is_none_or(|d| d.also_raw);

@@ -11,7 +11,7 @@
 
 use crate::decode::abi::LogDecoder;
 use crate::job::error::RunError;
-use crate::sink::export_schema;
+use crate::sink::{export_schema, selected_schema};
 use crate::spec::Spec;
 use arrow_schema::SchemaRef;
 use std::sync::Arc;
@@ -21,7 +21,9 @@ use std::sync::Arc;
 /// order of its writers;
 /// `logs`: its decoder of logs, if it decodes.
 pub(crate) fn export_tables(spec: &Spec, export: &crate::spec::Export, logs: Option<&LogDecoder>) -> Vec<(String, SchemaRef)> {
-    let schemas = logs.iter().flat_map(|l| l.tables().iter().map(|t| t.schema()));
+    let schemas = logs
+        .iter()
+        .flat_map(|l| l.tables().iter().map(|t| selected_schema(export, t.schema())));
     let schemas = schemas.chain(std::iter::repeat_with(|| export_schema(export, &spec.output)));
     export.tables().into_iter().zip(schemas).collect()
 }

@@ -202,7 +202,12 @@ pub fn schema_for(dataset: Dataset, output: &Output) -> SchemaRef {
 /// dataset's under `output`'s encoding, without the columns it does not
 /// write (`columns`, `exclude_columns`).
 pub fn export_schema(export: &crate::spec::Export, output: &Output) -> SchemaRef {
-    let full = schema_for(export.dataset, output);
+    selected_schema(export, schema_for(export.dataset, output))
+}
+
+/// `full`, the schema of one of `export`'s tables, without the columns
+/// the export does not write.
+pub fn selected_schema(export: &crate::spec::Export, full: SchemaRef) -> SchemaRef {
     if export.dropped_columns.is_empty() {
         return full;
     }

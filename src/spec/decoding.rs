@@ -7,9 +7,36 @@
 //! own under the output, `<uri>/<table>/chain=…/date=…/`, named by `table`
 //! (an export decoding one event) or the event's name in snake_case. With
 //! `also_raw = true` the raw `events` table is written too.
+//!
+//! A decoded table's columns are named here ([`DecodedTable::columns`]), so
+//! that a spec's column selection is checked against them: the log's
+//! [`IDENTITY`], then a column per parameter in declaration order (unnamed
+//! ones `arg<i>`; a name that repeats an earlier column's in any case, or a
+//! column one adds, gets `_<i>`), a wide integer's followed by `_f64` and
+//! the `u256` variants it has.
 
-use alloy_json_abi::Event;
+use alloy_dyn_abi::{DynSolType, Specifier};
+use alloy_json_abi::{Event, EventParam};
 use serde::Serialize;
+
+/// The identity columns every decoded table starts with.
+pub const IDENTITY: [&str; 7] = [
+    "chain",
+    "block_number",
+    "block_timestamp",
+    "transaction_hash",
+    "transaction_index",
+    "log_index",
+    "contract_address",
+];
+
+/// Hive partition keys: a column of that name would be hidden by the
+/// directory's value in engines that read partitions.
+pub const PARTITION_KEYS: [&str; 2] = ["chain", "date"];
+
+/// The columns of a wide integer after its exact decimal text: `_f64`
+/// always, `_decimal38` and `_binary` as `u256` says.
+const WIDE_SUFFIXES: [&str; 4] = ["", "_f64", "_decimal38", "_binary"];
 
 /// The preset datasets: `(dataset, signature)`; the table is the dataset's name.
 pub const PRESETS: [(&str, &str); 3] = [
@@ -51,6 +78,45 @@ pub struct DecodedTable {
 }
 
 impl DecodedTable {
+    /// The table's columns, in its schema's order (see the module doc),
+    /// with the `u256` variants `wide` asks for.
+    pub fn columns(&self, wide: U256Columns) -> Vec<String> {
+        let mut out: Vec<String> = IDENTITY.iter().map(|c| c.to_string()).collect();
+        for (column, is_wide) in parameter_columns(&self.event) {
+            if is_wide {
+                let on = [true, true, wide.decimal38, wide.binary];
+                out.extend(
+                    WIDE_SUFFIXES
+                        .iter()
+                        .zip(on)
+                        .filter(|(_, on)| *on)
+                        .map(|(s, _)| format!("{column}{s}")),
+                );
+            } else {
+                out.push(column);
+            }
+        }
+        out
+    }
+
+    /// The columns of its wide integers' exact decimal text and their
+    /// `_f64`: what their `u256` variants are computed from.
+    pub fn wide_sources(&self) -> Vec<String> {
+        parameter_columns(&self.event)
+            .into_iter()
+            .filter(|(_, wide)| *wide)
+            .flat_map(|(c, _)| [format!("{c}_f64"), c])
+            .collect()
+    }
+
+    /// The columns `wide` adds to its wide integers' (`_decimal38`,
+    /// `_binary`).
+    pub fn variant_columns(&self, wide: U256Columns) -> Vec<String> {
+        let all = self.columns(wide);
+        let plain = self.columns(U256Columns::default());
+        all.into_iter().filter(|c| !plain.contains(c)).collect()
+    }
+
     /// The event's full signature (`event Transfer(address indexed from, …)`).
     pub fn signature(&self) -> String {
         self.event.full_signature()
@@ -72,6 +138,45 @@ pub struct Decoding {
     pub u256: U256Columns,
     /// Also write the raw `events` table.
     pub also_raw: bool,
+}
+
+/// Whether an integer type is wider than an Int64 column holds: written
+/// as exact decimal text and a Float64 (and the `u256` variants).
+pub fn wide_integer(ty: &DynSolType) -> bool {
+    matches!(ty, DynSolType::Uint(n) if *n > 56) || matches!(ty, DynSolType::Int(n) if *n > 64)
+}
+
+/// Each parameter of `event`: its column's name and whether it is a wide
+/// integer ([`wide_integer`]). A type that does not resolve (validation
+/// refuses such events) is named as a narrow one.
+pub fn parameter_columns(event: &Event) -> Vec<(String, bool)> {
+    // Lower-case: DuckDB and Spark match column names regardless of case.
+    let mut taken: Vec<String> = IDENTITY.iter().chain(PARTITION_KEYS.iter()).map(|c| c.to_string()).collect();
+    event
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let wide = p.resolve().is_ok_and(|ty| wide_integer(&ty));
+            (column_name(p, i, wide, &mut taken), wide)
+        })
+        .collect()
+}
+
+/// The column of parameter `i`: its name (`arg<i>` when unnamed), with
+/// `_<i>` (then `_<i>_<k>`) when it or a column it adds (`_f64`, …) would
+/// repeat an earlier column's name in any case. Records what it takes.
+fn column_name(p: &EventParam, i: usize, wide: bool, taken: &mut Vec<String>) -> String {
+    let base = if p.name.is_empty() { format!("arg{i}") } else { p.name.clone() };
+    let suffixes: &[&str] = if wide { &WIDE_SUFFIXES } else { &[""] };
+    let names = |c: &str| suffixes.iter().map(|s| format!("{c}{s}").to_ascii_lowercase()).collect::<Vec<_>>();
+    let free = |c: &str, taken: &Vec<String>| names(c).iter().all(|n| !taken.contains(n));
+    let column = std::iter::once(base.clone())
+        .chain((0..).map(|k| if k == 0 { format!("{base}_{i}") } else { format!("{base}_{i}_{k}") }))
+        .find(|c| free(c, taken))
+        .unwrap_or(base);
+    taken.extend(names(&column));
+    column
 }
 
 /// Parses an event signature as people paste it: with or without the

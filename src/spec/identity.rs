@@ -129,6 +129,40 @@ impl ExportIdentity {
             .unwrap_or_default()
     }
 
+    /// The decoded tables this export recorded (none: a raw export).
+    fn decoded_tables(&self) -> Vec<super::DecodedTable> {
+        let entries = self.keys.get("decode").and_then(Value::as_array);
+        entries
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter_map(|t| t.split_once(':'))
+            .filter_map(|(table, signature)| {
+                let event = super::decoding::parse_event(signature).ok()?;
+                Some(super::DecodedTable {
+                    table: table.trim().to_string(),
+                    event,
+                })
+            })
+            .collect()
+    }
+
+    /// The columns this export leaves out of its table `table`, as
+    /// recorded, in file order.
+    pub fn dropped_from(&self, table: &str) -> Vec<String> {
+        let dropped = self.dropped_columns();
+        if dropped.is_empty() {
+            return dropped;
+        }
+        let all: Vec<String> = match self.decoded_tables().into_iter().find(|t| t.table == table) {
+            Some(t) => t.columns(self.u256().unwrap_or_default()),
+            None => crate::vocab::Dataset::parse(self.dataset().unwrap_or_default())
+                .map(|d| d.columns().iter().map(|c| c.to_string()).collect())
+                .unwrap_or_default(),
+        };
+        all.into_iter().filter(|c| dropped.contains(c)).collect()
+    }
+
     /// The change of `now` from `self` that leaves out columns this
     /// export wrote and brings none back ([`LayoutChange::Columns`],
     /// made from the stored files); None when the columns are the same,
@@ -203,7 +237,21 @@ impl ExportIdentity {
                 }
                 _ => Vec::new(),
             };
-            if back.is_empty() {
+            let dropped = self.dropped_columns();
+            let sources: Vec<String> = self
+                .decoded_tables()
+                .iter()
+                .flat_map(|t| t.wide_sources())
+                .filter(|c| dropped.contains(c))
+                .collect();
+            if key == "u256" && !sources.is_empty() {
+                out.push(format!(
+                    "{}: `u256` columns are computed from a wide integer's text and its `_f64`, and the job's files do not hold `{}`; \
+                     --fresh fetches export[{index}] again",
+                    key_change(index, key, a, b),
+                    sources.join("`, `")
+                ));
+            } else if back.is_empty() {
                 out.push(key_change(index, key, a, b).to_string());
             } else {
                 out.push(format!(
@@ -271,6 +319,18 @@ impl ExportIdentity {
             return false;
         }
         let key = |i: &ExportIdentity, k: &str| i.keys.get(k).cloned();
+        // Wide integers' `u256` columns are computed from their decimal
+        // text, which `_f64` beside it marks.
+        let dropped = self.dropped_columns();
+        if key(self, "u256") != key(now, "u256")
+            && self
+                .decoded_tables()
+                .iter()
+                .flat_map(|t| t.wide_sources())
+                .any(|c| dropped.contains(&c))
+        {
+            return false;
+        }
         match (key(self, "decode"), key(now, "decode")) {
             (None, Some(_)) => key(now, "also_raw") == Some(json!(true)),
             (Some(a), Some(b)) => a == b && key(self, "also_raw") == key(now, "also_raw") && key(self, "u256") != key(now, "u256"),
@@ -472,7 +532,7 @@ impl JobIdentity {
         self.exports
             .iter()
             .find(|e| e.tables().iter().any(|t| t == table))
-            .map(ExportIdentity::dropped_columns)
+            .map(|e| e.dropped_from(table))
             .unwrap_or_default()
     }
 

@@ -307,9 +307,12 @@ pub struct Export {
     /// Decoded events: the tables this export writes (None: raw events only).
     #[serde(skip)]
     pub decoding: Option<crate::spec::Decoding>,
-    /// The dataset's columns this export does not write (`columns`,
-    /// `exclude_columns`), in the dataset's order; empty: every column.
-    /// Never one of [`Dataset::kept_columns`].
+    /// The columns this export does not write (`columns`,
+    /// `exclude_columns`), in the order of its tables' columns; empty:
+    /// every column. A name leaves the column out of each of its tables
+    /// that has one (a decoding export's decoded tables, and `events` with
+    /// `also_raw`). Never one of [`Dataset::kept_columns`], which are its
+    /// decoded tables' key, sort and date columns too.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_columns: Vec<String>,
 }
@@ -336,6 +339,21 @@ impl Export {
         !self.dropped_columns.iter().any(|c| c == name)
     }
 
+    /// Every column of its table `table` when none is left out, in file
+    /// order: a decoded table's, else its dataset's.
+    pub fn all_columns(&self, table: &str) -> Vec<String> {
+        let decoded = self
+            .decoding
+            .as_ref()
+            .and_then(|d| d.tables.iter().find(|t| t.table == table).map(|t| t.columns(d.u256)));
+        decoded.unwrap_or_else(|| self.dataset.columns().iter().map(|c| c.to_string()).collect())
+    }
+
+    /// The columns it leaves out of its table `table`, in file order.
+    pub fn dropped_from(&self, table: &str) -> Vec<String> {
+        self.all_columns(table).into_iter().filter(|c| !self.writes_column(c)).collect()
+    }
+
     /// Whether its range is decided per run (aligned or incremental)
     /// rather than frozen once for the job.
     pub fn per_run(&self) -> bool {
@@ -355,15 +373,11 @@ impl Spec {
     pub fn selected_columns(&self) -> std::collections::BTreeMap<String, Vec<String>> {
         let mut out = std::collections::BTreeMap::new();
         for e in self.exports.iter().filter(|e| !e.dropped_columns.is_empty()) {
-            let written: Vec<String> = e
-                .dataset
-                .columns()
-                .iter()
-                .filter(|c| e.writes_column(c))
-                .map(|c| c.to_string())
-                .collect();
             for t in e.tables() {
-                out.insert(t, written.clone());
+                let all = e.all_columns(&t);
+                if all.iter().any(|c| !e.writes_column(c)) {
+                    out.insert(t, all.into_iter().filter(|c| e.writes_column(c)).collect());
+                }
             }
         }
         out

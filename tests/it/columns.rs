@@ -424,3 +424,138 @@ fn a_finished_iceberg_job_leaves_columns_out_in_one_snapshot_with_no_request() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("do not hold column `logs_bloom`"), "{}", text(&o));
 }
+
+/// The job of `crate::changing` with `transfers` (its decoding export,
+/// `also_raw`) taking `keys`, not compacted.
+fn decoded_spec(url: &str, uri: &Path, format: &str, keys: &str) -> String {
+    let signatures = "signatures = [\"event Transfer(address indexed from, address indexed to, uint256 value)\"]\n";
+    crate::changing::body(url, &uri.to_string_lossy(), format, "compact = false").replace(signatures, &format!("{signatures}{keys}\n"))
+}
+
+/// The columns of `table` under `out` in `format`: its files' (parquet),
+/// or the table's schema (Delta, Iceberg) without the partition keys.
+fn table_columns(out: &Path, table: &str, format: &str) -> BTreeSet<String> {
+    let doc = match format {
+        "parquet" => return file_columns(out, table),
+        "delta" => check(&out.join(table), keys_of(table), None),
+        _ => crate::iceberg_format::check(&out.join(table), keys_of(table), None),
+    };
+    let types = doc["types"].as_object().unwrap().keys().cloned();
+    types.filter(|c| c != "chain" && c != "date").collect()
+}
+
+/// A decoding export chooses among its decoded tables' columns (a wide
+/// integer's `_f64`, a parameter): a fresh export holds only those, and a
+/// finished job leaves them out with no request — in parquet, Delta and
+/// Iceberg, with the rows of a fresh export, `verify` clean; its raw
+/// table, which has neither column, keeps its files.
+#[test]
+fn a_decoding_export_leaves_decoded_columns_out_fresh_and_finished_in_every_format() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let dropped = "exclude_columns = [\"value_f64\", \"to\"]";
+    let reference = dir.path().join("reference");
+    let s =
+        |name: &str, url: &str, uri: &Path, format: &str, keys: &str| write_spec(dir.path(), name, &decoded_spec(url, uri, format, keys));
+    let o = chainetl(&["run", &s("reference.toml", &sim.url(), &reference, "parquet", dropped)]);
+    assert!(o.status.success(), "{}", text(&o));
+    let full = file_columns(&reference, "transfers");
+    assert!(full.contains("value") && full.contains("from"), "{full:?}");
+    assert!(!full.contains("value_f64") && !full.contains("to"), "{full:?}");
+    let sch = chainetl(&["schema", "--spec", &s("schema.toml", &sim.url(), &reference, "parquet", dropped)]);
+    assert!(sch.status.success(), "{}", text(&sch));
+    assert!(!text(&sch).contains("value_f64") && text(&sch).contains("value"), "{}", text(&sch));
+    for format in ["parquet", "delta", "iceberg"] {
+        let (fresh, out) = (dir.path().join(format!("fresh-{format}")), dir.path().join(format!("out-{format}")));
+        let o = chainetl(&[
+            "run",
+            &s(&format!("f-{format}.toml"), &sim.url(), &fresh, format, dropped),
+            "--summary",
+            "json",
+        ]);
+        assert!(o.status.success(), "{format}: {}", text(&o));
+        let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let listed = summary["columns"]["transfers"].as_array().cloned().unwrap_or_default();
+        assert!(
+            listed.contains(&"value".into()) && !listed.contains(&"value_f64".into()),
+            "{format}: the report names the columns: {summary}"
+        );
+        assert!(summary["columns"]["events"].is_null(), "events loses none: {summary}");
+        assert_eq!(table_columns(&fresh, "transfers", format), full, "{format}: a fresh export");
+        let o = chainetl(&["run", &s(&format!("o-{format}.toml"), &sim.url(), &out, format, "")]);
+        assert!(o.status.success(), "{format}: {}", text(&o));
+        assert!(table_columns(&out, "transfers", format).contains("value_f64"), "{format}");
+        let events_before = parquet_files(&out.join("events"));
+        let new = s(&format!("n-{format}.toml"), &dead_url(), &out, format, dropped);
+        let summary = run_without_requests(bin().args(["run", &new, "--summary", "json"]));
+        assert!(
+            summary["conversion"]["layout"][0]
+                .as_str()
+                .is_some_and(|l| l.contains("exclude_columns")),
+            "{format}: {summary}"
+        );
+        assert_eq!(table_columns(&out, "transfers", format), full, "{format}: the finished job");
+        assert_eq!(
+            parquet_files(&out.join("events")),
+            events_before,
+            "{format}: events keeps its files"
+        );
+        for t in ["transfers", "events"] {
+            match format {
+                "parquet" => same_rows_over_own_columns(&out, &reference, t),
+                "delta" => {
+                    let doc = check(&out.join(t), keys_of(t), Some(&reference.join(t)));
+                    every_version_exact(&doc, t);
+                    assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: the reference's rows");
+                }
+                _ => {
+                    let doc = crate::iceberg_format::check(&out.join(t), keys_of(t), Some(&reference.join(t)));
+                    crate::iceberg_format::every_snapshot_exact(&doc, t);
+                    assert_eq!(doc["rows"], doc["parquet_rows"], "{t}: the reference's rows");
+                }
+            }
+        }
+        let v = chainetl(&["verify", &new]);
+        assert!(v.status.success(), "{format}: {}", text(&v));
+        let back = s(&format!("b-{format}.toml"), &dead_url(), &out, format, "exclude_columns = [\"to\"]");
+        let o = chainetl(&["run", &back]);
+        assert_eq!(o.status.code(), Some(2), "{format}: {}", text(&o));
+        assert!(text(&o).contains("do not hold column `value_f64`"), "{format}: {}", text(&o));
+    }
+}
+
+/// `u256` columns are computed from a wide integer's stored text: with a
+/// parameter left out they are still made with no request; with the
+/// text's `_f64` left out, the change is refused (exit 2) and nothing is
+/// written.
+#[test]
+fn u256_columns_come_from_stored_text_only_while_it_is_kept() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let (out, fresh, lost) = (dir.path().join("out"), dir.path().join("fresh"), dir.path().join("lost"));
+    let s = |name: &str, url: &str, uri: &Path, keys: &str| write_spec(dir.path(), name, &decoded_spec(url, uri, "parquet", keys));
+    let wide = "exclude_columns = [\"to\"]\nu256 = [\"decimal38\"]";
+    for (name, uri, keys) in [
+        ("fresh.toml", &fresh, wide),
+        ("out.toml", &out, "exclude_columns = [\"to\"]"),
+        ("lost.toml", &lost, "exclude_columns = [\"value_f64\"]"),
+    ] {
+        let o = chainetl(&["run", &s(name, &sim.url(), uri, keys)]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    }
+    run_without_requests(bin().args(["run", &s("wide.toml", &dead_url(), &out, wide), "--summary", "json"]));
+    crate::derive::same_table(&out, &fresh, "transfers");
+    let before = parquet_files(&lost.join("transfers"));
+    let o = chainetl(&[
+        "run",
+        &s(
+            "lost-wide.toml",
+            &dead_url(),
+            &lost,
+            "exclude_columns = [\"value_f64\"]\nu256 = [\"decimal38\"]",
+        ),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("do not hold `value_f64`"), "{}", text(&o));
+    assert_eq!(parquet_files(&lost.join("transfers")), before, "nothing written");
+}

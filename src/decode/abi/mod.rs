@@ -42,18 +42,10 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use columns::TableBuilder;
 use std::collections::HashMap;
 use std::sync::Arc;
-use types::{PARTITION_KEYS, body_kind, column_name, fits, indexed_kind, table_schema};
+use types::{body_kind, fits, indexed_kind, table_schema};
 
 /// The identity columns every decoded table starts with.
-pub const IDENTITY: [&str; 7] = [
-    "chain",
-    "block_number",
-    "block_timestamp",
-    "transaction_hash",
-    "transaction_index",
-    "log_index",
-    "contract_address",
-];
+pub use crate::spec::decoding::IDENTITY;
 
 /// A wide integer's columns computed from its stored decimal text.
 pub(crate) use columns::{decimal38, wide_value, word_bytes};
@@ -115,14 +107,12 @@ impl EventTable {
         let mut indexed_types = Vec::new();
         let mut body_types = Vec::new();
         let mut params = Vec::new();
-        // Lower-case: DuckDB and Spark match column names regardless of case.
-        let mut taken: Vec<String> = IDENTITY.iter().chain(PARTITION_KEYS.iter()).map(|c| c.to_string()).collect();
-        for (i, p) in event.inputs.iter().enumerate() {
+        let names = crate::spec::decoding::parameter_columns(&event);
+        for ((i, p), (column, _)) in event.inputs.iter().enumerate().zip(names) {
             let ty = p
                 .resolve()
                 .map_err(|e| format!("event {}: parameter {i} ({}): {e}", event.name, p.ty))?;
             let (kind, decode_as) = if p.indexed { indexed_kind(&ty) } else { body_kind(&ty) };
-            let column = column_name(p, i, &kind, &mut taken);
             let list = if p.indexed { &mut indexed_types } else { &mut body_types };
             params.push(Param {
                 column,

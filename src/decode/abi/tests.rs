@@ -430,3 +430,25 @@ fn logs_with_the_topic0_but_not_the_layout_say_why_and_what_would_fit() {
     let d = decode(pasted(), U256Columns::default(), &[other]);
     assert_eq!((d.counts.undecodable, d.counts.mismatched, d.counts.shape), (1, 0, None));
 }
+
+#[test]
+fn the_spec_names_a_decoded_tables_columns_as_its_schema_has_them() {
+    for sig in [
+        "event Foo(uint256 value, uint256 value_f64)",
+        "event Foo(address a_2, uint8 a, uint8 a)",
+        "event Swap(address indexed sender, int256 amount0, int24 tick, uint160 sqrtPriceX96, uint64 n, bytes32 b, string s, uint256[] xs)",
+        "event Foo(uint64 a, int72 b, int64 c, uint56 d, uint8 a_f64)",
+        "event Sync(uint112 date, uint112 year, uint8 chain)",
+    ] {
+        for (decimal38, binary) in [(false, false), (true, false), (false, true), (true, true)] {
+            let wide = U256Columns { decimal38, binary };
+            let t = table(sig, wide);
+            let schema: Vec<String> = t.schema().fields().iter().map(|f| f.name().clone()).collect();
+            let spec = crate::spec::DecodedTable {
+                table: "t".into(),
+                event: t.event.clone(),
+            };
+            assert_eq!(spec.columns(wide), schema, "{sig} {wide:?}");
+        }
+    }
+}

@@ -3,35 +3,11 @@
 //! and the table's Arrow schema.
 
 use super::{Kind, Param};
+use crate::spec::decoding::wide_integer;
 use crate::spec::{HashEncoding, U256Columns};
 use alloy_dyn_abi::{DynSolType, DynSolValue};
-use alloy_json_abi::EventParam;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use std::sync::Arc;
-
-/// Hive partition keys: a column of that name would be hidden by the
-/// directory's value in engines that read partitions.
-pub(super) const PARTITION_KEYS: [&str; 2] = ["chain", "date"];
-
-/// The column of parameter `i`: its name (`arg<i>` when unnamed), with
-/// `_<i>` (then `_<i>_<k>`) when it or a column it adds (`_f64`, …) would
-/// repeat an earlier column's name in any case. Records what it takes.
-pub(super) fn column_name(p: &EventParam, i: usize, kind: &Kind, taken: &mut Vec<String>) -> String {
-    let base = if p.name.is_empty() { format!("arg{i}") } else { p.name.clone() };
-    let suffixes: &[&str] = if *kind == Kind::Wide {
-        &["", "_f64", "_decimal38", "_binary"]
-    } else {
-        &[""]
-    };
-    let names = |c: &str| suffixes.iter().map(|s| format!("{c}{s}").to_ascii_lowercase()).collect::<Vec<_>>();
-    let free = |c: &str, taken: &Vec<String>| names(c).iter().all(|n| !taken.contains(n));
-    let column = std::iter::once(base.clone())
-        .chain((0..).map(|k| if k == 0 { format!("{base}_{i}") } else { format!("{base}_{i}_{k}") }))
-        .find(|c| free(c, taken))
-        .unwrap_or(base);
-    taken.extend(names(&column));
-    column
-}
 
 /// An indexed parameter: its kind and how its topic decodes. A dynamic
 /// value is in the log only as its hash.
@@ -50,9 +26,8 @@ pub(super) fn body_kind(ty: &DynSolType) -> (Kind, DynSolType) {
     let kind = match ty {
         DynSolType::Address => Kind::Address,
         DynSolType::Bool => Kind::Bool,
-        DynSolType::Uint(n) if *n <= 56 => Kind::Int64,
-        DynSolType::Int(n) if *n <= 64 => Kind::Int64,
-        DynSolType::Uint(_) | DynSolType::Int(_) => Kind::Wide,
+        DynSolType::Uint(_) | DynSolType::Int(_) if wide_integer(ty) => Kind::Wide,
+        DynSolType::Uint(_) | DynSolType::Int(_) => Kind::Int64,
         DynSolType::String => Kind::Text,
         DynSolType::Array(_) | DynSolType::FixedArray(..) | DynSolType::Tuple(_) => Kind::Json(ty.clone()),
         _ => Kind::Hex,

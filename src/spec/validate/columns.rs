@@ -9,15 +9,15 @@
 
 use super::Validator;
 use super::export::At;
-use crate::spec::Export;
 use crate::spec::raw::RawExport;
+use crate::spec::{Decoding, Export};
 use crate::vocab::Dataset;
 use std::ops::Range;
 use toml::Spanned;
 
 impl Validator<'_> {
     /// The columns the export does not write (see the module doc).
-    pub(super) fn columns(&mut self, at: &At<'_>, dataset: Dataset, decoding: bool) -> Vec<String> {
+    pub(super) fn columns(&mut self, at: &At<'_>, dataset: Dataset, decoding: Option<&Decoding>) -> Vec<String> {
         let e = at.raw;
         if let (Some(_), Some(x)) = (&e.columns, &e.exclude_columns) {
             self.err(
@@ -26,28 +26,62 @@ impl Validator<'_> {
                 "this export has `columns` too: choose its columns with one of them (`columns`: exactly these; `exclude_columns`: all but these)",
             );
         }
+        let tables = export_columns(dataset, decoding);
         let mut dropped = Vec::new();
         for (key, list) in [("columns", &e.columns), ("exclude_columns", &e.exclude_columns)] {
             let Some(list) = list else { continue };
-            if decoding {
-                self.err(
-                    list.span(),
-                    at.key(key),
-                    "applies to the tables of a raw export (blocks, events, portfolio, tokens): a decoding export's columns are its event's parameters, and `u256` adds the wide ones",
-                );
-                continue;
-            }
-            dropped = self.column_list(at, dataset, key, list);
+            dropped = self.column_list(at, dataset, &tables, key, list);
+            self.variants_kept(at, decoding, key, list, &dropped);
         }
         dropped
     }
 
-    /// The columns `list` (the value of `key`) leaves out of `dataset`'s.
-    fn column_list(&mut self, at: &At<'_>, dataset: Dataset, key: &str, list: &Spanned<Vec<Spanned<String>>>) -> Vec<String> {
-        let names = self
-            .list(&Some(list.clone()), &at.key(key), dataset.columns().len())
-            .unwrap_or_default();
-        let all = dataset.columns();
+    /// Refuses a selection that leaves out a column `u256` adds: the two
+    /// keys would say opposite things of it.
+    fn variants_kept(
+        &mut self,
+        at: &At<'_>,
+        decoding: Option<&Decoding>,
+        key: &str,
+        list: &Spanned<Vec<Spanned<String>>>,
+        dropped: &[String],
+    ) {
+        let Some(d) = decoding else { return };
+        let mut variants: Vec<String> = d.tables.iter().flat_map(|t| t.variant_columns(d.u256)).collect();
+        variants.dedup();
+        let left_out: Vec<&String> = variants.iter().filter(|c| dropped.contains(c)).collect();
+        if left_out.is_empty() {
+            return;
+        }
+        let said = if key == "columns" { "does not list" } else { "leaves out" };
+        self.err(
+            list.span(),
+            at.key(key),
+            format!(
+                "`u256` adds {} and `{key}` {said} {}: list the `u256` columns to write, or take their kind out of `u256`",
+                left_out.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "),
+                if left_out.len() == 1 { "it" } else { "them" }
+            ),
+        );
+    }
+
+    /// The columns `list` (the value of `key`) leaves out of `tables`
+    /// (each table's name and columns), in table order.
+    fn column_list(
+        &mut self,
+        at: &At<'_>,
+        dataset: Dataset,
+        tables: &[(String, Vec<String>)],
+        key: &str,
+        list: &Spanned<Vec<Spanned<String>>>,
+    ) -> Vec<String> {
+        let mut all: Vec<&str> = Vec::new();
+        for c in tables.iter().flat_map(|(_, columns)| columns) {
+            if !all.contains(&c.as_str()) {
+                all.push(c);
+            }
+        }
+        let names = self.list(&Some(list.clone()), &at.key(key), all.len()).unwrap_or_default();
         let kept = dataset.kept_columns();
         let mut named: Vec<&str> = Vec::new();
         for n in &names {
@@ -56,14 +90,10 @@ impl Validator<'_> {
                 self.err(
                     n.span(),
                     at.key(key),
-                    format!(
-                        "`{}` is not a column of {dataset}; its columns: {}",
-                        super::short(name),
-                        all.join(", ")
-                    ),
+                    format!("`{}` is not a column of {}", super::short(name), listing(dataset, tables)),
                 );
             } else if key == "exclude_columns" && kept.contains(&name) {
-                self.err(n.span(), at.key(key), kept_message(dataset, name));
+                self.err(n.span(), at.key(key), kept_message(dataset, tables, name));
             } else if !named.contains(&name) {
                 named.push(name);
             }
@@ -80,7 +110,7 @@ impl Validator<'_> {
             let clash = exports[..j].iter().find_map(|a| {
                 a.tables()
                     .into_iter()
-                    .find(|t| tb.contains(t) && a.dropped_columns != b.dropped_columns)
+                    .find(|t| tb.contains(t) && a.dropped_from(t) != b.dropped_from(t))
                     .map(|t| (a, t))
             });
             let Some((a, table)) = clash else { continue };
@@ -94,10 +124,11 @@ impl Validator<'_> {
                     .unwrap_or(0..0)
             });
             let shown = |e: &Export| {
-                if e.dropped_columns.is_empty() {
+                let dropped = e.dropped_from(&table);
+                if dropped.is_empty() {
                     "every column".to_string()
                 } else {
-                    format!("all but {}", e.dropped_columns.join(", "))
+                    format!("all but {}", dropped.join(", "))
                 }
             };
             self.err(
@@ -114,18 +145,62 @@ impl Validator<'_> {
     }
 }
 
-/// Why `name` cannot be left out of `dataset`'s table.
-fn kept_message(dataset: Dataset, name: &str) -> String {
+/// Each table an export of `dataset` writes, with its columns: the
+/// dataset's, or its decoded tables' (and the dataset's with `also_raw`).
+/// A decoded table keeps what `events` keeps: its identity's key, sort and
+/// date columns have the same names.
+fn export_columns(dataset: Dataset, decoding: Option<&Decoding>) -> Vec<(String, Vec<String>)> {
+    let raw = || {
+        (
+            dataset.name().to_string(),
+            dataset.columns().iter().map(|c| c.to_string()).collect(),
+        )
+    };
+    match decoding {
+        None => vec![raw()],
+        Some(d) => {
+            let mut out: Vec<(String, Vec<String>)> = d.tables.iter().map(|t| (t.table.clone(), t.columns(d.u256))).collect();
+            if d.also_raw {
+                out.push(raw());
+            }
+            out
+        }
+    }
+}
+
+/// `dataset` and its columns, or each table of a decoding export and its
+/// columns.
+fn listing(dataset: Dataset, tables: &[(String, Vec<String>)]) -> String {
+    match tables {
+        [(name, columns)] if name == dataset.name() => format!("{dataset}; its columns: {}", columns.join(", ")),
+        _ => format!(
+            "this export's tables; their columns: {}",
+            tables
+                .iter()
+                .map(|(t, columns)| format!("{t}: {}", columns.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
+}
+
+/// Why `name` cannot be left out of the export's tables.
+fn kept_message(dataset: Dataset, tables: &[(String, Vec<String>)], name: &str) -> String {
+    let kept = dataset.kept_columns();
+    let whose = match tables {
+        [(t, _)] => t.clone(),
+        _ => "every table of this export".to_string(),
+    };
+    let mut free: Vec<&str> = Vec::new();
+    for c in tables.iter().flat_map(|(_, columns)| columns) {
+        if !kept.contains(&c.as_str()) && !free.contains(&c.as_str()) {
+            free.push(c);
+        }
+    }
     format!(
-        "`{name}` is always written: {dataset} keeps {} (its key, sort, partition and date columns) whatever the selection; the columns it may leave out: {}",
-        dataset.kept_columns().join(", "),
-        dataset
-            .columns()
-            .iter()
-            .filter(|c| !dataset.kept_columns().contains(c))
-            .copied()
-            .collect::<Vec<_>>()
-            .join(", ")
+        "`{name}` is always written: {whose} keeps {} (its key, sort, partition and date columns) whatever the selection; the columns it may leave out: {}",
+        kept.join(", "),
+        free.join(", ")
     )
 }
 
@@ -205,11 +280,80 @@ mod tests {
         Spec::parse("c.toml", &text).unwrap();
     }
 
+    const TRANSFERS: &str = "[[export]]\ndataset = \"erc20_transfers\"\nchains = [\"base\"]\nwindow = \"100..199\"\n";
+
     #[test]
-    fn a_decoding_export_takes_no_column_selection() {
-        let text =
-            spec("[[export]]\ndataset = \"erc20_transfers\"\nchains = [\"base\"]\nwindow = \"100..199\"\nexclude_columns = [\"data\"]\n");
+    fn a_decoding_export_chooses_among_its_tables_columns() {
+        let text = spec(&format!(
+            "{TRANSFERS}also_raw = true\nexclude_columns = [\"value_f64\", \"data\", \"transaction_index\"]\n"
+        ));
+        let s = Spec::parse("c.toml", &text).unwrap();
+        let e = &s.exports[0];
+        assert_eq!(e.dropped_from("erc20_transfers"), ["transaction_index", "value_f64"]);
+        assert_eq!(e.dropped_from("events"), ["data", "transaction_index"]);
+        let shown = s.selected_columns();
+        assert_eq!(
+            shown["erc20_transfers"],
+            [
+                "chain",
+                "block_number",
+                "block_timestamp",
+                "transaction_hash",
+                "log_index",
+                "contract_address",
+                "from",
+                "to",
+                "value"
+            ]
+        );
+        assert!(!shown["events"].contains(&"data".to_string()), "{shown:?}");
+        // `columns` names them alike; the identity columns are kept.
+        let only = spec(&format!("{TRANSFERS}columns = [\"from\", \"value\"]\n"));
+        let only = Spec::parse("c.toml", &only).unwrap();
+        assert_eq!(
+            only.selected_columns()["erc20_transfers"],
+            ["chain", "block_number", "block_timestamp", "log_index", "from", "value"]
+        );
+    }
+
+    #[test]
+    fn a_decoding_export_is_refused_what_its_tables_lack_keep_or_u256_adds() {
+        let text = spec(&format!(
+            "{TRANSFERS}exclude_columns = [\"data\", \"log_index\"]\n[[export]]\ndataset = \"erc20_approvals\"\nchains = [\"base\"]\nwindow = \"100..199\"\nu256 = [\"decimal38\"]\ncolumns = [\"value\"]\n"
+        ));
         let errs = Spec::parse("c.toml", &text).unwrap_err().0;
-        assert!(errs[0].message.contains("a decoding export's columns"), "{errs:?}");
+        let shown: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(errs.len(), 3, "{shown:#?}");
+        assert!(
+            shown[0].contains("`data` is not a column of this export's tables; their columns: erc20_transfers: chain, block_number,"),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[1].contains("`log_index` is always written: erc20_transfers keeps"),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[2].contains("export[1].columns: `u256` adds value_decimal38 and `columns` does not list it"),
+            "{shown:#?}"
+        );
+    }
+
+    #[test]
+    fn a_raw_table_two_exports_write_holds_one_set_of_columns_decoding_or_not() {
+        let events = "[[export]]\ndataset = \"events\"\nchains = [\"base\"]\nwindow = \"300..399\"\nexclude_columns = [\"data\"]\n";
+        // The raw table loses `data` in both: the decoded table's own
+        // columns do not count.
+        let same = spec(&format!(
+            "{TRANSFERS}also_raw = true\nexclude_columns = [\"data\", \"value_f64\"]\n{events}"
+        ));
+        Spec::parse("c.toml", &same).unwrap();
+        let other = spec(&format!("{TRANSFERS}also_raw = true\nexclude_columns = [\"value_f64\"]\n{events}"));
+        let errs = Spec::parse("c.toml", &other).unwrap_err().0;
+        assert!(
+            errs[0]
+                .message
+                .contains("writes table events with all but data, and export[0] writes it with every column"),
+            "{errs:?}"
+        );
     }
 }

@@ -134,7 +134,7 @@ impl Validator<'_> {
         } else {
             None
         };
-        let dropped_columns = self.columns(&at, dataset, decoding.is_some());
+        let dropped_columns = self.columns(&at, dataset, decoding.as_ref());
         self.unit_bound(&at, &chains, &selection, incremental.is_some());
         Some(Export {
             index: i,

@@ -184,7 +184,13 @@ pub(crate) async fn rewrite(
 
 /// What a rewrite making `layout` would read: files and bytes (for `plan`).
 pub(crate) async fn planned(spec: &Spec, state: &StateStore, job: &JobState, layout: &[LayoutChange]) -> Result<(usize, u64), RunError> {
-    let groups = rewritten(spec, layout, state.format(), inventory(spec, state, job).await?);
+    let groups = rewritten(
+        spec,
+        job.identity.as_ref(),
+        layout,
+        state.format(),
+        inventory(spec, state, job).await?,
+    );
     let files = groups.iter().flat_map(|g| g.inputs.values().flatten());
     Ok((files.clone().count(), files.map(|f| f.bytes).sum()))
 }
@@ -340,20 +346,30 @@ async fn inventory(spec: &Spec, state: &StateStore, job: &JobState) -> Result<Ve
 }
 
 /// The groups a change writes again: where it only leaves columns out
-/// ([`LayoutChange::Columns`]), the files of the tables that lose them —
-/// none where the format drops columns from a table's schema alone
-/// ([`crate::sink::format::TableFormat::drops_columns_in_place`]), whose
-/// swap then changes every table's schema with no file — else all.
-fn rewritten(spec: &Spec, layout: &[LayoutChange], format: &dyn crate::sink::format::TableFormat, groups: Vec<Group>) -> Vec<Group> {
+/// ([`LayoutChange::Columns`]), the files of the tables that lose them
+/// (`was`: the job's identity before the change; without one, every table
+/// of the export) — none where the format drops columns from a table's
+/// schema alone ([`crate::sink::format::TableFormat::drops_columns_in_place`]),
+/// whose swap then changes every table's schema with no file — else all.
+fn rewritten(
+    spec: &Spec,
+    was: Option<&JobIdentity>,
+    layout: &[LayoutChange],
+    format: &dyn crate::sink::format::TableFormat,
+    groups: Vec<Group>,
+) -> Vec<Group> {
     if layout.is_empty() {
         return groups;
     }
     let mut tables = BTreeSet::new();
     for change in layout {
-        match change {
-            LayoutChange::Columns { export, .. } => tables.extend(spec.exports.get(*export).map(|e| e.tables()).unwrap_or_default()),
-            _ => return groups,
-        }
+        let LayoutChange::Columns { export, .. } = change else {
+            return groups;
+        };
+        let Some(e) = spec.exports.get(*export) else { continue };
+        let before = was.and_then(|w| w.exports.get(*export));
+        let loses = |t: &String| before.is_none_or(|b| b.dropped_from(t) != e.dropped_from(t));
+        tables.extend(e.tables().into_iter().filter(loses));
     }
     if format.drops_columns_in_place() {
         return Vec::new();
@@ -392,7 +408,13 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         }
     }
     let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
-    let mut groups = rewritten(spec, layout, state.format(), inventory(spec, state, job).await?);
+    let mut groups = rewritten(
+        spec,
+        job.identity.as_ref(),
+        layout,
+        state.format(),
+        inventory(spec, state, job).await?,
+    );
     // Compacted files get generations above every one the job has used:
     // in records (a swap's rolled back too), documents, and any file's
     // name (one no record names too).
