@@ -73,6 +73,10 @@ pub struct Relayout {
     /// Decode the inputs (a raw `events` table's files) into the
     /// decoder's tables, instead of writing them again as they are.
     pub decoder: Option<Arc<LogDecoder>>,
+    /// The schema each of the decoder's tables is written with (its
+    /// columns the export writes), in its order; a table without one is
+    /// written with every column.
+    pub decoded_schemas: Vec<SchemaRef>,
 }
 
 /// What [`Sink::rewrite`] wrote.
@@ -201,7 +205,13 @@ impl Sink {
                         Some(w) => w,
                         None => {
                             let (name, schema) = match &job.decoder {
-                                Some(d) => (d.tables()[table].table.clone(), d.tables()[table].schema()),
+                                Some(d) => (
+                                    d.tables()[table].table.clone(),
+                                    job.decoded_schemas
+                                        .get(table)
+                                        .cloned()
+                                        .unwrap_or_else(|| d.tables()[table].schema()),
+                                ),
                                 None => (job.table.clone(), job.schema.clone()),
                             };
                             let w = UnitWriter::new(self.clone(), &name, c, &job.prefix, schema, job.next_seq, job.memory).hidden();

@@ -559,3 +559,50 @@ fn u256_columns_come_from_stored_text_only_while_it_is_kept() {
     assert!(text(&o).contains("do not hold `value_f64`"), "{}", text(&o));
     assert_eq!(parquet_files(&lost.join("transfers")), before, "nothing written");
 }
+
+/// Decoding added to a raw events export that leaves identity columns out
+/// (`transaction_index`, `transaction_hash`) is made from its stored logs
+/// with no request, the decoded table leaving out the same columns: equal
+/// to a fresh export of the new spec, in parquet and Delta.
+#[test]
+fn decoding_added_to_a_raw_export_leaving_columns_out_is_made_from_its_stored_logs() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let raw = "dataset = \"events\"\nchains = [\"polygon\"]\nwindow = \"20000000..20000099\"\n\
+               signatures = [\"event Transfer(address indexed from, address indexed to, uint256 value)\"]\n\
+               exclude_columns = [\"transaction_index\", \"transaction_hash\"]\n";
+    let decode = "decode = true\nalso_raw = true\ntable = \"transfers\"\n";
+    let spec = |url: &str, uri: &Path, format: &str, keys: &str| {
+        format!(
+            "name = \"dc\"\n[source]\nbase_url = \"{url}\"\nmax_retries = 1\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n[[export]]\n{raw}{keys}",
+            uri.display()
+        )
+    };
+    for format in ["parquet", "delta"] {
+        let (out, fresh) = (dir.path().join(format!("out-{format}")), dir.path().join(format!("fresh-{format}")));
+        let s = |name: &str, url: &str, uri: &Path, keys: &str| {
+            write_spec(dir.path(), &format!("{format}-{name}"), &spec(url, uri, format, keys))
+        };
+        for (name, uri, keys) in [("fresh.toml", &fresh, decode), ("out.toml", &out, "")] {
+            let o = chainetl(&["run", &s(name, &sim.url(), uri, keys)]);
+            assert!(o.status.success(), "{format} {name}: {}", text(&o));
+        }
+        let summary = run_without_requests(bin().args(["run", &s("new.toml", &dead_url(), &out, decode), "--summary", "json"]));
+        assert!(summary["conversion"]["rows"].as_u64().is_some_and(|r| r > 0), "{format}: {summary}");
+        let cols = file_columns(&out, "transfers");
+        assert!(
+            cols.contains("value") && !cols.contains("transaction_hash") && !cols.contains("transaction_index"),
+            "{format}: {cols:?}"
+        );
+        if format == "parquet" {
+            crate::derive::same_table(&out, &fresh, "transfers");
+        } else {
+            let doc = check(&out.join("transfers"), keys_of("transfers"), Some(&fresh.join("transfers")));
+            every_version_exact(&doc, "transfers");
+            assert_eq!(doc["rows"], doc["parquet_rows"], "the fresh export's rows");
+            assert!(!doc["types"].as_object().unwrap().contains_key("transaction_hash"), "{doc}");
+        }
+        let v = chainetl(&["verify", &s("new.toml", &dead_url(), &out, decode)]);
+        assert!(v.status.success(), "{format}: {}", text(&v));
+    }
+}

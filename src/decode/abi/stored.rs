@@ -12,13 +12,27 @@ use crate::api::types::{Event as Log, ExactRef, Int, Text};
 use arrow_array::{Array, BinaryArray, Int64Array, ListArray, RecordBatch, StringArray, TimestampMicrosecondArray};
 use std::borrow::Cow;
 
+/// Stand-ins for identity values a raw table left out (see [`stored_logs`]).
+const ZERO_HASH: &str = "0x0000000000000000000000000000000000000000000000000000000000000000";
+const ZERO_ADDRESS: &str = "0x0000000000000000000000000000000000000000";
+
 /// One column's value at a row as 0x-hex or text, whatever the encoding.
 enum TextCol<'a> {
     Str(&'a StringArray),
     Bin(&'a BinaryArray),
+    /// A column the table does not hold: one value every row.
+    Absent(&'static str),
 }
 
 impl TextCol<'_> {
+    /// Column `name`, or `stand_in` at every row where the table has none.
+    fn or_stand_in<'a>(batch: &'a RecordBatch, name: &str, stand_in: &'static str) -> Result<TextCol<'a>, String> {
+        match batch.column_by_name(name) {
+            Some(_) => TextCol::of(batch, name),
+            None => Ok(TextCol::Absent(stand_in)),
+        }
+    }
+
     fn of<'a>(batch: &'a RecordBatch, name: &str) -> Result<TextCol<'a>, String> {
         let col = batch
             .column_by_name(name)
@@ -37,6 +51,7 @@ impl TextCol<'_> {
         match self {
             TextCol::Str(s) => s.is_valid(row).then(|| s.value(row).to_string()),
             TextCol::Bin(b) => b.is_valid(row).then(|| format!("0x{}", hex::encode(b.value(row)))),
+            TextCol::Absent(v) => Some(v.to_string()),
         }
     }
 }
@@ -63,19 +78,27 @@ fn timestamp_text(micros: i64) -> String {
     }
 }
 
-/// The logs of `batch`, rows of a raw `events` table (every column of its
-/// schema), in order.
+/// The logs of `batch`, rows of a raw `events` table, in order. Decoding
+/// needs `block_number`, `block_timestamp`, `log_index`, `topics` and
+/// `data`; the identity's other columns, where the table left them out
+/// (`exclude_columns`), get stand-ins that the decoded tables, leaving out
+/// the same columns, never write.
 pub fn stored_logs(batch: &RecordBatch) -> Result<Vec<Log<'static>>, String> {
     let numbers = column::<Int64Array>(batch, "block_number")?;
     let times = column::<TimestampMicrosecondArray>(batch, "block_timestamp")?;
     let log_index = column::<Int64Array>(batch, "log_index")?;
-    let tx_index = column::<Int64Array>(batch, "transaction_index")?;
+    // A column the raw table left out is left out of the decoded tables
+    // too (one selection an export): its log gets a stand-in no file holds.
+    let tx_index = match batch.column_by_name("transaction_index") {
+        Some(_) => Some(column::<Int64Array>(batch, "transaction_index")?),
+        None => None,
+    };
     let topics = column::<ListArray>(batch, "topics")?;
     let items = TextCol::from_array(topics.values().as_ref())
         .ok_or_else(|| format!("column topics holds {}, not text or bytes", topics.values().data_type()))?;
-    let contract = TextCol::of(batch, "contract_address")?;
+    let contract = TextCol::or_stand_in(batch, "contract_address", ZERO_ADDRESS)?;
     let data = TextCol::of(batch, "data")?;
-    let tx_hash = TextCol::of(batch, "transaction_hash")?;
+    let tx_hash = TextCol::or_stand_in(batch, "transaction_hash", ZERO_HASH)?;
     let text = |v: Option<String>| v.map(|s| Text(Cow::Owned(s)));
     let int = |a: &Int64Array, row: usize| a.is_valid(row).then(|| Int(a.value(row)));
     let offsets = topics.value_offsets();
@@ -94,7 +117,7 @@ pub fn stored_logs(batch: &RecordBatch) -> Result<Vec<Log<'static>>, String> {
             log_index: int(log_index, row),
             topics: list,
             transaction_hash: text(tx_hash.get(row)),
-            transaction_index: int(tx_index, row),
+            transaction_index: tx_index.and_then(|a| int(a, row)),
         });
     }
     Ok(out)

@@ -515,6 +515,14 @@ async fn write_group(
             // Decoding writes a table a writer, sharing the group's memory.
             memory: memory / decoder.as_ref().map_or(1, |d| d.tables().len().max(1)),
             chain,
+            decoded_schemas: decoder
+                .iter()
+                .flat_map(|d| {
+                    d.tables()
+                        .iter()
+                        .map(|t| schemas.get(&t.table).cloned().unwrap_or_else(|| t.schema()))
+                })
+                .collect(),
             decoder: decoder.clone(),
         };
         if decoder.is_some() {
