@@ -429,7 +429,12 @@ impl Table {
         };
         manifest::read_manifest(&o.bytes, &base.metadata.location, m.spec_id)
             .map(Some)
-            .map_err(|msg| self.unreadable(&rel, msg))
+            .map_err(|e| match e {
+                manifest::ManifestError::Foreign(msg) => self.layout(format!(
+                    "{rel}: {msg}: another engine wrote this table in a way chainetl does not read; write the job into another output"
+                )),
+                manifest::ManifestError::Unreadable(msg) => self.unreadable(&rel, msg),
+            })
     }
 
     /// Writes `entries` as a manifest of this attempt's.

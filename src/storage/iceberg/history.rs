@@ -35,8 +35,9 @@ pub struct Expired {
 
 impl Table {
     /// The files of the current snapshot (none before the first).
-    /// Refused when the table has delete files (row-level deletes, which
-    /// no chainetl table has and which its readings would not apply).
+    /// Refused (a layout error: no retry makes it) when the table has
+    /// delete files (row-level deletes, which no chainetl table has and
+    /// which its readings would not apply).
     pub async fn live_files(&self, storage: &Storage, current: &Current) -> Result<Vec<DataFile>, IcebergError> {
         match current.snapshot() {
             Some(s) => self.snapshot_files(storage, current, s).await,
@@ -53,8 +54,10 @@ impl Table {
         let mut out = Vec::new();
         for m in &list {
             if m.content != 0 {
-                return Err(self.refused(format!(
-                    "snapshot {} has delete files (row-level deletes), which chainetl does not apply",
+                return Err(self.layout(format!(
+                    "snapshot {} has delete files (row-level deletes another engine wrote), which chainetl does not apply: \
+                     rewrite the table without them in that engine (Spark: CALL system.rewrite_data_files with \
+                     delete-file-threshold 1), or write the job into another output",
                     s.snapshot_id
                 )));
             }

@@ -372,10 +372,42 @@ fn partition_avro_value(v: &PartitionValue, t: Primitive, path: &str) -> Result<
     Ok(some(inner))
 }
 
+/// Why a manifest's entries cannot be taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManifestError {
+    /// Not a manifest a reader can read: not Avro, an entry missing what a
+    /// reader needs.
+    Unreadable(String),
+    /// Read, but listing what chainetl's tables never hold and another
+    /// engine wrote: a delete file, a file outside the table.
+    Foreign(String),
+}
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ManifestError::Unreadable(m) | ManifestError::Foreign(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for ManifestError {
+    fn from(m: String) -> Self {
+        ManifestError::Unreadable(m)
+    }
+}
+
+impl From<&str> for ManifestError {
+    fn from(m: &str) -> Self {
+        ManifestError::Unreadable(m.to_string())
+    }
+}
+
 /// The entries of a manifest of files of spec `spec_id`, their paths made
 /// relative to `location`. Refused: not Avro, an entry missing what a
-/// reader needs, a file outside the table.
-pub fn read_manifest(bytes: &[u8], location: &str, spec_id: i32) -> Result<Vec<ManifestEntry>, String> {
+/// reader needs ([`ManifestError::Unreadable`]); a delete file, a file
+/// outside the table ([`ManifestError::Foreign`]).
+pub fn read_manifest(bytes: &[u8], location: &str, spec_id: i32) -> Result<Vec<ManifestEntry>, ManifestError> {
     let reader = Reader::new(bytes).map_err(avro_error)?;
     let mut out = Vec::new();
     for row in reader {
@@ -386,10 +418,10 @@ pub fn read_manifest(bytes: &[u8], location: &str, spec_id: i32) -> Result<Vec<M
             .ok_or("an entry without a status")?;
         let f = get(r, "data_file").and_then(record).ok_or("an entry without data_file")?;
         if int(f, "content").unwrap_or(0) != 0 {
-            return Err("a delete file in a data manifest".into());
+            return Err(ManifestError::Foreign("a delete file in a data manifest".into()));
         }
         let abs = string(f, "file_path").ok_or("a data file without file_path")?;
-        let path = relative(&abs, location)?;
+        let path = relative(&abs, location).map_err(ManifestError::Foreign)?;
         let partition = match get(f, "partition") {
             Some(Value::Record(fields)) => fields.iter().map(|(_, v)| partition_value(v)).collect::<Result<_, _>>()?,
             _ => Vec::new(),

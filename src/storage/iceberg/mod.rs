@@ -323,7 +323,9 @@ impl Table {
     /// metadata names (relative to its `location`, so a table whose
     /// output moved is still read from where it is now).
     pub fn rel_of(&self, current: &Current, abs: &str) -> Result<String, IcebergError> {
-        let inner = manifest::relative(abs, &current.metadata.location).map_err(|m| self.unreadable(&self.rel, m))?;
+        // A file outside the table's location was added by another writer
+        // (files registered from elsewhere): no retry reads it here.
+        let inner = manifest::relative(abs, &current.metadata.location).map_err(|m| self.layout(m))?;
         Ok(format!("{}/{inner}", self.rel))
     }
 
