@@ -606,3 +606,35 @@ fn decoding_added_to_a_raw_export_leaving_columns_out_is_made_from_its_stored_lo
         assert!(v.status.success(), "{format}: {}", text(&v));
     }
 }
+
+/// An export appended to a job that has run leaves columns out like the
+/// exports the job started with: from its files, with no request; one
+/// brought back is refused.
+#[test]
+fn an_appended_export_leaves_columns_out_from_its_files() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let tokens = "[[export]]\ndataset = \"tokens\"\nchains = [\"base\"]\naddresses = [\"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913\"]\n";
+    let s = |name: &str, url: &str, extra: &str| write_spec(dir.path(), name, &format!("{}{extra}", blocks_spec(url, &out, "parquet", "")));
+    for (name, extra) in [("first.toml", ""), ("appended.toml", tokens)] {
+        let o = chainetl(&["run", &s(name, &sim.url(), extra)]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    }
+    assert!(file_columns(&out, "tokens").contains("name"));
+    let fewer = s("fewer.toml", &dead_url(), &format!("{tokens}exclude_columns = [\"name\"]\n"));
+    let summary = run_without_requests(bin().args(["run", &fewer, "--summary", "json"]));
+    assert!(
+        summary["conversion"]["layout"][0]
+            .as_str()
+            .is_some_and(|l| l.contains("exclude_columns")),
+        "{summary}"
+    );
+    let cols = file_columns(&out, "tokens");
+    assert!(!cols.contains("name") && cols.contains("symbol"), "{cols:?}");
+    let v = chainetl(&["verify", &fewer]);
+    assert!(v.status.success(), "{}", text(&v));
+    let o = chainetl(&["run", &s("back.toml", &dead_url(), tokens)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("do not hold column `name`"), "{}", text(&o));
+}

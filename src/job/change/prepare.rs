@@ -118,7 +118,7 @@ async fn adopt(
         }
         return Ok((job, None));
     };
-    let compared = stored.compare(identity);
+    let mut compared = stored.compare(identity);
     let mut changes = compared.changes.clone();
     // An export appended in an earlier run is the job's too: a spec
     // without it removes it.
@@ -143,7 +143,12 @@ async fn adopt(
                 created_at: chrono::Utc::now().to_rfc3339(),
             };
             let got = state.create_added_export(&want).await?;
-            changes.extend(got.identity.changes(&want.identity, e.index));
+            // Leaving more columns out is made from its files, as for
+            // the exports the job started with.
+            match got.identity.columns_dropped(&want.identity, e.index) {
+                Some(c) if got.identity.changes(&want.identity, e.index).len() == 1 => compared.layout.push(c),
+                _ => changes.extend(got.identity.changes(&want.identity, e.index)),
+            }
             job.windows.truncate(e.index);
             job.windows.push(got.window);
         }
