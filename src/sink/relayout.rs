@@ -365,9 +365,15 @@ fn recode(col: &ArrayRef, want: &DataType) -> Option<Result<ArrayRef, String>> {
         }
         (DataType::List(_), DataType::List(item)) => {
             let list = col.as_any().downcast_ref::<ListArray>()?;
-            let values = match recode(list.values(), item.data_type())? {
-                Ok(v) => v,
-                Err(e) => return Some(Err(e)),
+            // Items of the same type under another field (an Iceberg
+            // file's carries its field id) are taken as they are.
+            let values = if list.values().data_type() == item.data_type() {
+                list.values().clone()
+            } else {
+                match recode(list.values(), item.data_type())? {
+                    Ok(v) => v,
+                    Err(e) => return Some(Err(e)),
+                }
             };
             Some(
                 ListArray::try_new(item.clone(), list.offsets().clone(), values, list.nulls().cloned())
@@ -491,5 +497,38 @@ mod tests {
             "events/chain=base/j-u-000001.parquet"
         );
         assert_eq!(revealed_name(&super::super::hidden_name("t/a.parquet")), "t/a.parquet");
+    }
+
+    #[test]
+    fn an_iceberg_files_list_with_field_ids_is_rewritten_and_adopted_as_the_tables_type() {
+        use arrow_array::ListArray;
+        use arrow_schema::Field;
+        let tagged = Arc::new(
+            Field::new("element", DataType::Binary, true).with_metadata(std::collections::HashMap::from([(
+                "PARQUET:field_id".to_string(),
+                "14".to_string(),
+            )])),
+        );
+        let values: ArrayRef = Arc::new(arrow_array::BinaryArray::from_iter_values([b"ab".as_slice(), b"c".as_slice()]));
+        let col: ArrayRef =
+            Arc::new(ListArray::try_new(tagged.clone(), arrow_buffer::OffsetBuffer::from_lengths([1, 1]), values, None).unwrap());
+        let want = DataType::List(Arc::new(Field::new("item", DataType::Binary, true)));
+        let table = Arc::new(arrow_schema::Schema::new(vec![Field::new("topics", want.clone(), true)]));
+        let batch = RecordBatch::try_new(
+            Arc::new(arrow_schema::Schema::new(vec![Field::new("topics", col.data_type().clone(), true)])),
+            vec![col.clone()],
+        )
+        .unwrap();
+        let out = whole(&table, &batch, &[], "t/f.parquet").unwrap();
+        assert_eq!(out.column(0).data_type(), &want);
+        assert_eq!(out.column(0).len(), 2);
+        let have = batch.schema();
+        assert!(crate::sink::format::adoption_refusal("t/f.parquet", &have, &table, "Delta table").is_none());
+        let text = arrow_schema::Schema::new(vec![Field::new(
+            "topics",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            true,
+        )]);
+        assert!(crate::sink::format::adoption_refusal("t/f.parquet", &have, &text, "Delta table").is_some());
     }
 }

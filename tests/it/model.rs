@@ -1,5 +1,5 @@
-//! Every change of a job, drawn from a seed: random job shapes and random
-//! sequences of spec changes (format, layout, hash encoding, derived
+//! Every change of a job, drawn from a seed: random job shapes (parquet,
+//! Delta, Iceberg) and random sequences of spec changes (format, layout, hash encoding, derived
 //! tables, columns left out, an appended export, changes to refuse), `chainetl compact` and
 //! kill -9, run through the CLI. After each step readers see exactly the
 //! rows of a fresh export of the last spec accepted, a change sent no
@@ -137,10 +137,14 @@ impl Export {
     }
 }
 
+/// `output.format`s.
+const FORMATS: [&str; 3] = ["parquet", "delta", "iceberg"];
+
 /// `[output]` keys, each at its default unless set.
 #[derive(Clone, Debug, PartialEq)]
 struct Layout {
-    delta: bool,
+    /// Into [`FORMATS`].
+    format: usize,
     /// Into [`PARTITIONS`].
     partition_by: usize,
     snappy: bool,
@@ -165,7 +169,7 @@ impl Job {
             uri.display()
         );
         let keys = [
-            (l.delta, "format = \"delta\"".to_string()),
+            (l.format != 0, format!("format = \"{}\"", FORMATS[l.format])),
             (l.partition_by != 0, format!("partition_by = {:?}", PARTITIONS[l.partition_by])),
             (l.snappy, "compression = \"snappy\"".into()),
             (l.binary, "hash_encoding = \"binary\"".into()),
@@ -283,7 +287,8 @@ fn appendable() -> [Export; 3] {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Change {
-    Format,
+    /// The format `n` places on in [`FORMATS`].
+    Format(usize),
     /// The partition keys `n` places on in [`PARTITIONS`].
     PartitionBy(usize),
     Codec,
@@ -347,8 +352,8 @@ fn changed(job: &Job, other: Option<&Job>, change: Change) -> Option<(Job, Expec
     let shared = other.is_some_and(|o| !o.tables().is_disjoint(&job.tables()));
     let layout = &mut new.layout;
     let expect = match change {
-        Change::Format => {
-            layout.delta = !layout.delta;
+        Change::Format(n) => {
+            layout.format = (layout.format + n) % FORMATS.len();
             if shared { Refused } else { Made }
         }
         Change::PartitionBy(n) => {
@@ -376,7 +381,7 @@ fn changed(job: &Job, other: Option<&Job>, change: Change) -> Option<(Job, Expec
             Made
         }
         Change::FormatAndLayout => {
-            layout.delta = !layout.delta;
+            layout.format = (layout.format + 1) % FORMATS.len();
             layout.partition_by = (layout.partition_by + 1) % PARTITIONS.len();
             Refused
         }
@@ -398,7 +403,8 @@ fn changed(job: &Job, other: Option<&Job>, change: Change) -> Option<(Job, Expec
             }
         }
         Change::U256 => {
-            let delta = new.layout.delta;
+            // A Delta table's columns are only ever added.
+            let delta = FORMATS[new.layout.format] == "delta";
             let e = new.exports.iter_mut().find(|e| e.decode)?;
             e.u256 = !e.u256;
             if delta && !e.u256 { Refused } else { Made }
@@ -413,7 +419,7 @@ fn changed(job: &Job, other: Option<&Job>, change: Change) -> Option<(Job, Expec
             let theirs = other.filter(|o| o.tables().contains(e.dataset)).map(|o| &o.layout);
             let dropped = e.dropped;
             new.exports.push(e);
-            let keys = |l: &Layout| (l.delta, l.partition_by, l.binary);
+            let keys = |l: &Layout| (l.format, l.partition_by, l.binary);
             match theirs {
                 Some(l) if keys(l) != keys(&new.layout) || dropped != 0 => Refused,
                 _ => Made,
@@ -460,7 +466,11 @@ impl Case {
     fn draw(seed: u64) -> Case {
         let mut rng = Rng(seed);
         let layout = Layout {
-            delta: rng.percent(40),
+            format: match rng.below(100) {
+                0..60 => 0,
+                60..80 => 1,
+                _ => 2,
+            },
             partition_by: if rng.percent(60) { 0 } else { rng.below(PARTITIONS.len()) },
             snappy: rng.percent(25),
             binary: rng.percent(25),
@@ -514,7 +524,7 @@ impl Case {
     /// A step, killed (if at all) at a crash point of what its run does.
     fn step(rng: &mut Rng) -> Step {
         let (change, kills) = match rng.below(100) {
-            0..12 => (Change::Format, CONVERSION_KILLS),
+            0..12 => (Change::Format(1 + rng.below(2)), CONVERSION_KILLS),
             12..24 => (Change::PartitionBy(1 + rng.below(3)), REWRITE_KILLS),
             24..30 => (Change::Columns(rng.below(4)), REWRITE_KILLS),
             30..38 => (Change::Codec, REWRITE_KILLS),
@@ -580,11 +590,11 @@ impl Fresh<'_> {
     /// the same output when a reader of `job`'s format reads its rows too
     /// (a Delta reader sees no parquet job's files).
     fn of(&mut self, job: &Job, other: Option<&Job>) -> PathBuf {
-        let jobs: Vec<(&str, Job)> = [("m", Some(job)), ("mb", other.filter(|o| o.layout.delta == job.layout.delta))]
+        let jobs: Vec<(&str, Job)> = [("m", Some(job)), ("mb", other.filter(|o| o.layout.format == job.layout.format))]
             .into_iter()
             .filter_map(|(name, j)| {
                 let mut j = j?.clone();
-                j.layout.delta = false;
+                j.layout.format = 0;
                 Some((name, j))
             })
             .collect();
@@ -727,17 +737,20 @@ impl Model<'_, '_> {
     fn check(&mut self) {
         let fresh = self.fresh.of(&self.job, self.other.as_ref());
         let (job, other) = (&self.job, self.other.as_ref());
-        if job.layout.delta {
-            // A table only the other job writes is laid out as it is.
-            let writer = |t: &str| match other {
-                Some(o) if !job.tables().contains(t) => o,
-                _ => job,
-            };
-            delta_exact(&self.out, &fresh, |t| PARTITIONS[writer(t).layout.partition_by]);
-        } else {
-            // The other job's Delta tables are no parquet reader's.
-            let theirs = other.filter(|o| o.layout.delta).map(Job::tables).unwrap_or_default();
-            parquet_exact(&self.out, &fresh, &theirs);
+        // A table only the other job writes is laid out as it is.
+        let writer = |t: &str| match other {
+            Some(o) if !job.tables().contains(t) => o,
+            _ => job,
+        };
+        let partition_by = |t: &str| PARTITIONS[writer(t).layout.partition_by];
+        match FORMATS[job.layout.format] {
+            "delta" => delta_exact(&self.out, &fresh, partition_by),
+            "iceberg" => iceberg_exact(&self.out, &fresh, partition_by),
+            _ => {
+                // The other job's tables in a table format are no parquet reader's.
+                let theirs = other.filter(|o| o.layout.format != 0).map(Job::tables).unwrap_or_default();
+                parquet_exact(&self.out, &fresh, &theirs);
+            }
         }
         for (name, job) in [("m", Some(self.job.clone())), ("mb", self.other.clone())] {
             if let Some(job) = job {
@@ -749,21 +762,34 @@ impl Model<'_, '_> {
     }
 }
 
-/// The tables under `out`: folders holding Parquet files (`delta`: a log).
-fn tables(out: &Path, delta: bool) -> BTreeSet<String> {
+/// The tables under `out` in `format`: folders holding Parquet files, a
+/// Delta log, or Iceberg metadata.
+fn tables(out: &Path, format: &str) -> BTreeSet<String> {
     std::fs::read_dir(out)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|t| !t.starts_with('_'))
-        .filter(|t| {
-            if delta {
-                out.join(t).join("_delta_log").is_dir()
-            } else {
-                !parquet_files(&out.join(t)).is_empty()
-            }
+        .filter(|t| match format {
+            "delta" => out.join(t).join("_delta_log").is_dir(),
+            "iceberg" => out.join(t).join("metadata").is_dir(),
+            _ => !parquet_files(&out.join(t)).is_empty(),
         })
         .collect()
+}
+
+/// `t` without its nested fields' metadata: the field ids an Iceberg
+/// writer gives list items, which a file converted from Iceberg keeps
+/// and readers of plain Parquet pass over.
+fn plain(t: &arrow_schema::DataType) -> arrow_schema::DataType {
+    match t {
+        arrow_schema::DataType::List(f) => arrow_schema::DataType::List(std::sync::Arc::new(arrow_schema::Field::new(
+            f.name(),
+            plain(f.data_type()),
+            f.is_nullable(),
+        ))),
+        t => t.clone(),
+    }
 }
 
 /// Each file's columns under `table`, as readers see them: its own, with
@@ -778,7 +804,7 @@ fn file_columns(table: &Path) -> Vec<BTreeSet<(String, String)>> {
                 .schema()
                 .fields()
                 .iter()
-                .map(|c| (c.name().clone(), c.data_type().to_string()))
+                .map(|c| (c.name().clone(), plain(c.data_type()).to_string()))
                 .collect();
             for part in f.strip_prefix(table).unwrap().iter() {
                 if let Some((key, _)) = part.to_string_lossy().split_once('=') {
@@ -793,14 +819,14 @@ fn file_columns(table: &Path) -> Vec<BTreeSet<(String, String)>> {
 /// Readers of the parquet tables under `out` (but `theirs`) see the rows
 /// of `fresh`'s, each as often, every column, with its columns and types.
 fn parquet_exact(out: &Path, fresh: &Path, theirs: &BTreeSet<&str>) {
-    let want = tables(fresh, false);
-    let mut got = tables(out, false);
+    let want = tables(fresh, "parquet");
+    let mut got = tables(out, "parquet");
     got.retain(|t| !theirs.contains(t.as_str()));
     assert_eq!(got, want, "the tables of a fresh export");
     for t in &want {
         assert!(
-            !out.join(t).join("_delta_log").exists(),
-            "{t}: a Delta log left in a parquet output"
+            !out.join(t).join("_delta_log").exists() && !out.join(t).join("metadata").exists(),
+            "{t}: a Delta log or Iceberg metadata left in a parquet output"
         );
         let (got, fresh_files) = (file_columns(&out.join(t)), file_columns(&fresh.join(t)));
         let all = |files: &[BTreeSet<(String, String)>]| files.iter().flatten().cloned().collect::<BTreeSet<_>>();
@@ -820,7 +846,7 @@ fn parquet_exact(out: &Path, fresh: &Path, theirs: &BTreeSet<&str>) {
 /// tables under `fresh`, each as often, partitioned as `partition_by`
 /// says of each (a table a fresh export has not holds none).
 fn delta_exact(out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static [&'static str]) {
-    let (got, want) = (tables(out, true), tables(fresh, false));
+    let (got, want) = (tables(out, "delta"), tables(fresh, "parquet"));
     let missing: Vec<&String> = want.difference(&got).collect();
     assert!(missing.is_empty(), "tables of a fresh export missing: {missing:?}");
     // One reader a table at once: each is a Python start-up.
@@ -846,6 +872,49 @@ fn delta_exact(out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static
         if want.contains(t) {
             let keys: Vec<&str> = partition_by(t).iter().copied().filter(|k| t != "tokens" || *k != "date").collect();
             assert_eq!(doc["partitions"], serde_json::json!(keys), "{t}: the partition columns");
+        }
+    }
+}
+
+/// Every Iceberg table under `out`: each snapshot exact (no key twice, an
+/// append or replace holding its parent's rows); the current one holds the
+/// rows of the parquet tables under `fresh`, each as often, partitioned as
+/// `partition_by` says of each.
+fn iceberg_exact(out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static [&'static str]) {
+    let (got, want) = (tables(out, "iceberg"), tables(fresh, "parquet"));
+    let missing: Vec<&String> = want.difference(&got).collect();
+    assert!(missing.is_empty(), "tables of a fresh export missing: {missing:?}");
+    let docs: Vec<(&String, serde_json::Value)> = std::thread::scope(|s| {
+        let running: Vec<_> = got
+            .iter()
+            .map(|t| {
+                let reference = want.contains(t).then(|| fresh.join(t));
+                (
+                    t,
+                    s.spawn(move || crate::iceberg_format::check(&out.join(t), keys_of(t), reference.as_deref())),
+                )
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(t, h)| (t, h.join().unwrap_or_else(|e| resume_unwind(e))))
+            .collect()
+    });
+    for (t, doc) in docs {
+        crate::iceberg_format::every_snapshot_exact(&doc, t);
+        let rows = |k: &str| -> Vec<String> { serde_json::from_value(doc[k].clone()).unwrap() };
+        let fresh_rows = if want.contains(t) { rows("parquet_rows") } else { Vec::new() };
+        let d = diff(&rows("rows"), &fresh_rows);
+        assert!(d.is_empty(), "{t}: {d}");
+        if want.contains(t) {
+            let keys: Vec<&str> = partition_by(t).iter().copied().filter(|k| t != "tokens" || *k != "date").collect();
+            let names: Vec<&str> = doc["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|p| p.as_str()?.split('=').next())
+                .collect();
+            assert_eq!(names, keys, "{t}: the partition fields");
         }
     }
 }
