@@ -118,7 +118,8 @@ impl Table {
             };
             let mut m = base.metadata.clone();
             evolved.schema.schema_id = m.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
-            m.properties.insert(NAME_MAPPING.into(), evolved.schema.name_mapping().to_string());
+            let mapping = evolved.schema.name_mapping_over(m.properties.get(NAME_MAPPING).map(String::as_str));
+            m.properties.insert(NAME_MAPPING.into(), mapping.to_string());
             m.current_schema_id = evolved.schema.schema_id;
             m.schemas.push(evolved.schema);
             m.last_column_id = evolved.last_column_id;

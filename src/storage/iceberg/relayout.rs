@@ -49,7 +49,8 @@ impl NewLayout {
         m.default_spec_id = self.spec.spec_id;
         m.last_column_id = m.last_column_id.max(self.last_column_id);
         m.last_partition_id = m.last_partition_id.max(self.last_partition_id);
-        m.properties.insert(NAME_MAPPING.into(), self.schema.name_mapping().to_string());
+        let mapping = self.schema.name_mapping_over(m.properties.get(NAME_MAPPING).map(String::as_str));
+        m.properties.insert(NAME_MAPPING.into(), mapping.to_string());
     }
 }
 

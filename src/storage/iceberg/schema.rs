@@ -375,6 +375,33 @@ impl Schema {
         }
         serde_json::Value::Array(of_fields(&self.fields))
     }
+
+    /// [`Schema::name_mapping`] for a table whose mapping is `existing`
+    /// (its property's text): the names it maps keep their ids, and the
+    /// schema's other columns are added. Files without ids are the ones
+    /// adopted before a change gave a column a new id (a new type) or
+    /// dropped it; older snapshots still read them, by those names, under
+    /// their old ids.
+    pub fn name_mapping_over(&self, existing: Option<&str>) -> serde_json::Value {
+        let mut entries = match existing.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok()) {
+            Some(serde_json::Value::Array(entries)) => entries,
+            _ => return self.name_mapping(),
+        };
+        let named = |e: &serde_json::Value, name: &str| {
+            e.get("names")
+                .and_then(|n| n.as_array())
+                .is_some_and(|n| n.iter().any(|x| x.as_str() == Some(name)))
+        };
+        let serde_json::Value::Array(fresh) = self.name_mapping() else {
+            return self.name_mapping();
+        };
+        for (f, entry) in self.fields.iter().zip(fresh) {
+            if !entries.iter().any(|e| named(e, &f.name)) {
+                entries.push(entry);
+            }
+        }
+        serde_json::Value::Array(entries)
+    }
 }
 
 /// A fresh schema (id 0) for rows of `arrow`: ids from 1, in order, a

@@ -162,6 +162,27 @@ fn arrow_fields_get_their_ids_for_the_parquet_writer_nested_too() {
     assert_eq!(mapping[0], serde_json::json!({"field-id": 1, "names": ["chain"]}));
     assert_eq!(mapping[8]["fields"][0]["field-id"], 10);
     assert_eq!(mapping[8]["fields"][0]["names"], serde_json::json!(["element", "item"]));
+    // Over an older mapping, a name keeps the id files without ids were
+    // adopted under (a column retyped or dropped since), and a new column
+    // joins.
+    let older = serde_json::json!([{"field-id": 1, "names": ["chain"]}, {"field-id": 40, "names": ["transaction_hash"]}, {"field-id": 41, "names": ["gone"]}]);
+    let over = s.name_mapping_over(Some(&older.to_string()));
+    let ids: Vec<(String, i64)> = over
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["names"][0].as_str().unwrap().to_string(), e["field-id"].as_i64().unwrap()))
+        .collect();
+    assert!(
+        ids.contains(&("transaction_hash".into(), 40)) && ids.contains(&("gone".into(), 41)),
+        "{ids:?}"
+    );
+    assert_eq!(ids.iter().filter(|(n, _)| n == "chain").count(), 1, "{ids:?}");
+    assert_eq!(
+        ids.len(),
+        mapping.as_array().unwrap().len() + 1,
+        "every column of the schema, and the dropped one: {ids:?}"
+    );
 }
 
 #[test]
