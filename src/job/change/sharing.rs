@@ -71,7 +71,7 @@ pub(crate) async fn refuse_mixing(spec: &Spec, state: &StateStore, fresh: bool) 
     Err(RunError::Migration(format!(
         "job `{}`: its tables would hold files of other jobs sharing the output in another format or layout, which \
          readers of a folder cannot read as one table: {}; give the job an output of its own (another `uri`), or \
-         the same format, partition_by and hash_encoding as the other job",
+         the same format, partition_by, hash_encoding and columns as the other job",
         spec.name,
         found.join(", ")
     )))
