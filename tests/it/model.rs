@@ -744,8 +744,7 @@ impl Model<'_, '_> {
         };
         let partition_by = |t: &str| PARTITIONS[writer(t).layout.partition_by];
         match FORMATS[job.layout.format] {
-            "delta" => delta_exact(&self.out, &fresh, partition_by),
-            "iceberg" => iceberg_exact(&self.out, &fresh, partition_by),
+            format @ ("delta" | "iceberg") => table_format_exact(format, &self.out, &fresh, partition_by),
             _ => {
                 // The other job's tables in a table format are no parquet reader's.
                 let theirs = other.filter(|o| o.layout.format != 0).map(Job::tables).unwrap_or_default();
@@ -841,21 +840,27 @@ fn parquet_exact(out: &Path, fresh: &Path, theirs: &BTreeSet<&str>) {
     }
 }
 
-/// Every Delta table under `out`: each version exact (no key twice, none
-/// shorter than the one before); the latest holds the rows of the parquet
-/// tables under `fresh`, each as often, partitioned as `partition_by`
-/// says of each (a table a fresh export has not holds none).
-fn delta_exact(out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static [&'static str]) {
-    let (got, want) = (tables(out, "delta"), tables(fresh, "parquet"));
+/// Every table under `out` in `format` (delta, iceberg): each version or
+/// snapshot exact (no key twice; none shorter than the one before, an
+/// Iceberg append or replace holding its parent's rows); the latest holds
+/// the rows of the parquet tables under `fresh`, each as often,
+/// partitioned as `partition_by` says of each (a table a fresh export has
+/// not holds none).
+fn table_format_exact(format: &str, out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static [&'static str]) {
+    let (got, want) = (tables(out, format), tables(fresh, "parquet"));
     let missing: Vec<&String> = want.difference(&got).collect();
     assert!(missing.is_empty(), "tables of a fresh export missing: {missing:?}");
+    let read = |table: &Path, keys: &[&str], reference: Option<&Path>| match format {
+        "delta" => check(table, keys, reference),
+        _ => crate::iceberg_format::check(table, keys, reference),
+    };
     // One reader a table at once: each is a Python start-up.
     let docs: Vec<(&String, serde_json::Value)> = std::thread::scope(|s| {
         let running: Vec<_> = got
             .iter()
             .map(|t| {
                 let reference = want.contains(t).then(|| fresh.join(t));
-                (t, s.spawn(move || check(&out.join(t), keys_of(t), reference.as_deref())))
+                (t, s.spawn(move || read(&out.join(t), keys_of(t), reference.as_deref())))
             })
             .collect();
         running
@@ -864,57 +869,26 @@ fn delta_exact(out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static
             .collect()
     });
     for (t, doc) in docs {
-        every_version_exact(&doc, t);
-        let rows = |k: &str| -> Vec<String> { serde_json::from_value(doc[k].clone()).unwrap() };
-        let fresh_rows = if want.contains(t) { rows("parquet_rows") } else { Vec::new() };
-        let d = diff(&rows("rows"), &fresh_rows);
-        assert!(d.is_empty(), "{t}: {d}");
-        if want.contains(t) {
-            let keys: Vec<&str> = partition_by(t).iter().copied().filter(|k| t != "tokens" || *k != "date").collect();
-            assert_eq!(doc["partitions"], serde_json::json!(keys), "{t}: the partition columns");
+        if format == "delta" {
+            every_version_exact(&doc, t);
+        } else {
+            crate::iceberg_format::every_snapshot_exact(&doc, t);
         }
-    }
-}
-
-/// Every Iceberg table under `out`: each snapshot exact (no key twice, an
-/// append or replace holding its parent's rows); the current one holds the
-/// rows of the parquet tables under `fresh`, each as often, partitioned as
-/// `partition_by` says of each.
-fn iceberg_exact(out: &Path, fresh: &Path, partition_by: impl Fn(&str) -> &'static [&'static str]) {
-    let (got, want) = (tables(out, "iceberg"), tables(fresh, "parquet"));
-    let missing: Vec<&String> = want.difference(&got).collect();
-    assert!(missing.is_empty(), "tables of a fresh export missing: {missing:?}");
-    let docs: Vec<(&String, serde_json::Value)> = std::thread::scope(|s| {
-        let running: Vec<_> = got
-            .iter()
-            .map(|t| {
-                let reference = want.contains(t).then(|| fresh.join(t));
-                (
-                    t,
-                    s.spawn(move || crate::iceberg_format::check(&out.join(t), keys_of(t), reference.as_deref())),
-                )
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|(t, h)| (t, h.join().unwrap_or_else(|e| resume_unwind(e))))
-            .collect()
-    });
-    for (t, doc) in docs {
-        crate::iceberg_format::every_snapshot_exact(&doc, t);
         let rows = |k: &str| -> Vec<String> { serde_json::from_value(doc[k].clone()).unwrap() };
         let fresh_rows = if want.contains(t) { rows("parquet_rows") } else { Vec::new() };
         let d = diff(&rows("rows"), &fresh_rows);
         assert!(d.is_empty(), "{t}: {d}");
         if want.contains(t) {
             let keys: Vec<&str> = partition_by(t).iter().copied().filter(|k| t != "tokens" || *k != "date").collect();
+            // Delta names its partition columns; Iceberg its fields as
+            // `name=transform(source)`.
             let names: Vec<&str> = doc["partitions"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .filter_map(|p| p.as_str()?.split('=').next())
                 .collect();
-            assert_eq!(names, keys, "{t}: the partition fields");
+            assert_eq!(names, keys, "{t}: the partition columns");
         }
     }
 }
