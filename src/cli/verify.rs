@@ -150,6 +150,15 @@ fn print_rows(rows: &[crate::state::TableRows], uncounted: usize) {
 
 pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
+    if repair {
+        let moved = job::maintain::settle_job_pointers(&s).await?;
+        if moved > 0 {
+            outln!(
+                "pointed {moved} table{}' version pointer at its newest version (a writer died between the two)",
+                plural(moved as u64)
+            );
+        }
+    }
     let job::view::inspect::Verification {
         interrupted,
         problems,

@@ -163,7 +163,7 @@ impl Merger {
                         source: format!("has no column `{}`: files of another layout cannot be merged", f.name()).into(),
                     }));
                 };
-                columns.push(col.clone());
+                columns.push(super::with_nested_fields(col, f.data_type()).unwrap_or_else(|| col.clone()));
             }
             let batch = RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| error(&c.rel, e))?;
             if !self.key.is_empty() {

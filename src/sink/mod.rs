@@ -193,6 +193,21 @@ impl Sink {
     }
 }
 
+/// `col` as type `to` where the two differ only in nested fields' names
+/// and metadata (an Iceberg file's list items carry their field id; a
+/// file adopted from another format's carry none): the same values under
+/// `to`'s fields. `None` where the types differ otherwise.
+pub(crate) fn with_nested_fields(col: &arrow_array::ArrayRef, to: &arrow_schema::DataType) -> Option<arrow_array::ArrayRef> {
+    if col.data_type() == to {
+        return Some(col.clone());
+    }
+    if !col.data_type().equals_datatype(to) {
+        return None;
+    }
+    let data = col.to_data().into_builder().data_type(to.clone()).build().ok()?;
+    Some(arrow_array::make_array(data))
+}
+
 /// The schema of `dataset` under `output`'s encoding.
 pub fn schema_for(dataset: Dataset, output: &Output) -> SchemaRef {
     schema(dataset, output.hash_encoding)

@@ -355,6 +355,15 @@ impl StateStore {
         }
         let mut problems = Vec::new();
         for table in tables {
+            if let Some((path, what)) = format.pointer_behind(&self.sink, table).await? {
+                // No unit's: `verify --repair` points it first.
+                problems.push(FileProblem {
+                    unit: String::new(),
+                    units: Vec::new(),
+                    path,
+                    what,
+                });
+            }
             let Some(live) = format.live_files(&self.sink, table).await? else {
                 // The folder's listing is what readers see: checked above.
                 return Ok(Vec::new());

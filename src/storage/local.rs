@@ -93,7 +93,11 @@ pub(super) fn read_chunk(file: &mut File, buf: &mut [u8]) -> std::io::Result<usi
 /// nothing to clean; one that cannot be read, or a file that cannot be
 /// deleted, is logged and left: leftovers are harmless (listings and the
 /// job's file names never include them) and the next run tries again.
-pub(super) fn remove_files(mut roots: Vec<PathBuf>, remove: impl Fn(&str) -> bool) -> usize {
+pub(super) fn remove_files(
+    mut roots: Vec<PathBuf>,
+    modified_before: Option<std::time::SystemTime>,
+    remove: impl Fn(&str) -> bool,
+) -> usize {
     let mut removed = 0;
     while let Some(dir) = roots.pop() {
         let entries = match std::fs::read_dir(&dir) {
@@ -108,7 +112,9 @@ pub(super) fn remove_files(mut roots: Vec<PathBuf>, remove: impl Fn(&str) -> boo
             let p = e.path();
             if p.is_dir() {
                 roots.push(p);
-            } else if p.file_name().and_then(|n| n.to_str()).is_some_and(&remove) {
+            } else if p.file_name().and_then(|n| n.to_str()).is_some_and(&remove)
+                && modified_before.is_none_or(|t| e.metadata().and_then(|m| m.modified()).is_ok_and(|m| m < t))
+            {
                 match std::fs::remove_file(&p) {
                     Ok(()) => removed += 1,
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -249,6 +249,15 @@ impl Storage {
         }
     }
 
+    /// Whether an object is at `rel` (one HEAD request).
+    pub async fn exists(&self, rel: &str) -> Result<bool, StorageError> {
+        match self.store.head(&self.path(rel)).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Reads the object at `rel` from start to end, handing each chunk to
     /// `each` as it arrives; memory stays bounded whatever its size (a
     /// fixed buffer locally, the store's stream elsewhere). Returns the
@@ -378,11 +387,24 @@ impl Storage {
     /// stores this removes nothing. Returns how many were deleted; one
     /// that cannot be is logged and left (the next run tries again).
     pub async fn remove_leftovers(&self, dirs: &[String], which: impl Fn(&str) -> bool + Send + 'static) -> usize {
+        self.remove_old_leftovers(dirs, None, which).await
+    }
+
+    /// [`Storage::remove_leftovers`] of files last modified at least `age`
+    /// ago only (`None`: any): where a live writer of another process may
+    /// be about to rename its temporary file, its young files stay.
+    pub async fn remove_old_leftovers(
+        &self,
+        dirs: &[String],
+        age: Option<std::time::Duration>,
+        which: impl Fn(&str) -> bool + Send + 'static,
+    ) -> usize {
         let Some(root) = &self.local_root else {
             return 0;
         };
         let roots = dirs.iter().map(|d| root.join(d)).collect();
-        blocking(move || Ok(local::remove_files(roots, which))).await.unwrap_or(0)
+        let before = age.and_then(|a| std::time::SystemTime::now().checked_sub(a));
+        blocking(move || Ok(local::remove_files(roots, before, which))).await.unwrap_or(0)
     }
 }
 

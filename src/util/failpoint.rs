@@ -14,7 +14,10 @@
 //! `conversion-logs` (every file deleted, the Delta logs not yet),
 //! `during-log-delete` (after each Delta log file deleted),
 //! `migration-recorded` (the job's new identity written, the record not
-//! yet deleted).
+//! yet deleted); a table format's commit: `table-manifests-written` (an
+//! Iceberg commit's manifests and manifest list written, its metadata
+//! version not), `table-version-written` (the metadata version made, the
+//! version hint readers follow not yet pointed at it).
 //!
 //! Invariant: nothing in the library or the `chainetl` binary arms a crash
 //! point, and nothing here reads the environment. Only the test tool

@@ -36,6 +36,8 @@ mod forms;
 mod hostile;
 /// Iceberg tables written by the storage module, read exactly by pyiceberg and DuckDB at every snapshot.
 mod iceberg;
+/// Iceberg commits: the version hint is part of each, vacuum spares commits in flight, adopted files re-partition.
+mod iceberg_commits;
 /// `format = "iceberg"` through the CLI: every reader, conversions, shards, vacuum.
 mod iceberg_format;
 /// Careless specs and flags: every error at once, with file, line and key.

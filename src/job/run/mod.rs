@@ -313,6 +313,7 @@ pub async fn compact_job(spec: &Spec, as_of: Option<i64>) -> Result<Option<compa
         let now = as_of.unwrap_or_else(|| chrono::Utc::now().timestamp());
         let (state, _job) = prepare::prepare(spec, sink.clone(), false, now).await?;
         state.remove_stale_tmp().await;
+        crate::job::maintain::settle_pointers(spec, &sink).await?;
         let c = compact::Compactor::new(spec, &state, &sink, now);
         // Rows of units whose checkpoint is gone go before anything is
         // merged again; the next run exports those units again.

@@ -280,6 +280,22 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
         false
     }
 
+    /// Where the pointer readers follow to `table`'s current version lags
+    /// it (a writer died between making a version and pointing at it):
+    /// the pointer's path under the output root and what its readers miss,
+    /// in words. `None` where it names the current version, or the format
+    /// has no pointer apart from its versions.
+    async fn pointer_behind(&self, _sink: &Sink, _table: &str) -> Result<Option<(String, String)>, SinkError> {
+        Ok(None)
+    }
+
+    /// Points the pointer readers follow at `table`'s current version
+    /// (see [`TableFormat::pointer_behind`]), as every writer of the
+    /// table does before it commits. Whether it moved.
+    async fn settle_pointer(&self, _sink: &Sink, _table: &str) -> Result<bool, SinkError> {
+        Ok(false)
+    }
+
     /// Whether the format has made `table` (its own records of it exist),
     /// rather than there being only files in a folder.
     async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError>;
@@ -314,6 +330,17 @@ pub async fn withdraw_everywhere(sink: &Sink, table: &str, owned: Owned) -> Resu
         other.withdraw(sink, table, owned.clone()).await?;
     }
     Ok(kept)
+}
+
+/// Points the pointer readers follow at each of `tables`' current
+/// version where it lags ([`TableFormat::settle_pointer`]). How many
+/// moved.
+pub async fn settle_pointers(sink: &Sink, tables: impl IntoIterator<Item = &String>) -> Result<usize, SinkError> {
+    let mut moved = 0;
+    for table in tables {
+        moved += usize::from(sink.format().settle_pointer(sink, table).await?);
+    }
+    Ok(moved)
 }
 
 /// One implementation of each format (statistics on no column but the

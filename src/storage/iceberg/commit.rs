@@ -95,6 +95,8 @@ struct Staged {
     /// Files written for the last attempt only (its manifest list,
     /// rewritten and folded manifests).
     attempt: Vec<String>,
+    /// When the first of them was written.
+    since: Option<std::time::Instant>,
 }
 
 impl Table {
@@ -110,7 +112,7 @@ impl Table {
             None => return Err(self.refused("no table to commit to (it is created first)")),
         };
         for attempt in 0..attempts.max(1) {
-            let Some(base) = self.load(storage).await? else {
+            let Some(base) = self.load_to_write(storage).await? else {
                 return Err(self.refused("the table's metadata is gone"));
             };
             let check = attempt > 0 || change.may_be_in;
@@ -185,6 +187,7 @@ impl Table {
         staged: &mut Staged,
     ) -> Result<Attempt, IcebergError> {
         let location = base.metadata.location.clone();
+        staged.since.get_or_insert_with(std::time::Instant::now);
         if base.metadata.snapshot(snapshot_id).is_some() {
             return Err(self.refused(format!("snapshot id {snapshot_id} is taken")));
         }
@@ -335,6 +338,8 @@ impl Table {
             .map_err(|e| self.storage_error(e))?;
         let list_abs = format!("{location}/metadata/{name}");
         staged.attempt.push(list_abs.clone());
+        crate::util::failpoint::hit("table-manifests-written");
+        self.check_staged(storage, base, staged).await?;
         let summary = summary(change, &kept, &adds, &deleted, base.snapshot());
         let mut metadata = self.next_metadata(base, snapshot_id, seq, list_abs, summary);
         if let Some(l) = &change.layout {
@@ -351,6 +356,28 @@ impl Table {
             }
             None => Ok(Attempt::Conflict),
         }
+    }
+
+    /// Refuses the commit where a file it wrote and is about to name is
+    /// gone: one written longer than [`super::STAGED_CHECK_AFTER`] ago may
+    /// have been taken for a leftover (a vacuum, another engine's orphan
+    /// removal) while this process was paused, and a version naming it
+    /// would break every reader.
+    async fn check_staged(&self, storage: &Storage, base: &Current, staged: &Staged) -> Result<(), IcebergError> {
+        if staged.since.is_none_or(|t| t.elapsed() < super::STAGED_CHECK_AFTER) {
+            return Ok(());
+        }
+        let own = staged.attempt.iter().chain(staged.adds.iter().map(|(_, m)| &m.path));
+        for abs in own {
+            let rel = self.rel_of(base, abs)?;
+            if !storage.exists(&rel).await.map_err(|e| self.storage_error(e))? {
+                return Err(self.refused(format!(
+                    "{rel}, written by this commit, is gone (deleted while the commit was paused, as a leftover): \
+                     nothing was committed; run again"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The metadata of the version after `base`, with a snapshot of id

@@ -14,7 +14,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
     /// Snapshots made at or after this instant (milliseconds since the
-    /// epoch) are kept, and metadata files written since are not orphans.
+    /// epoch) are kept, and metadata files written since (or within
+    /// [`super::ORPHAN_AGE`]) are not orphans.
     pub keep_since_ms: i64,
     /// The current snapshot and this many ancestors before it at least
     /// (whatever their age) are kept.
@@ -109,7 +110,7 @@ impl Table {
         attempts: u32,
     ) -> Result<Option<Arc<Current>>, IcebergError> {
         for attempt in 0..attempts.max(1) {
-            let Some(base) = self.load(storage).await? else {
+            let Some(base) = self.load_to_write(storage).await? else {
                 return Err(self.refused("no table to add columns to"));
             };
             let evolved = schema::evolve(base.schema(), base.metadata.last_column_id, arrow).map_err(|e| self.layout(e.to_string()))?;
@@ -154,8 +155,8 @@ impl Table {
     /// times), then deletes the manifest lists and manifests only they
     /// read, the metadata versions before the last
     /// [`super::Limits::previous_versions`], and `.avro` files in
-    /// `metadata/` older than the cutoff that no kept snapshot names
-    /// (left by attempts that died). Returns the data files no kept
+    /// `metadata/` older than the cutoff and than [`super::ORPHAN_AGE`]
+    /// that no kept snapshot names (left by attempts that died). Returns the data files no kept
     /// snapshot reads: deleting them is the caller's (it knows which are
     /// its own).
     pub async fn expire(&self, storage: &Storage, retention: Retention, attempts: u32) -> Result<Expired, IcebergError> {
@@ -163,7 +164,7 @@ impl Table {
         let mut expired: Option<(Arc<Current>, Vec<String>)> = None;
         let mut current = None;
         for attempt in 0..attempts.max(1) {
-            let Some(base) = self.load(storage).await? else {
+            let Some(base) = self.load_to_write(storage).await? else {
                 return Ok(out);
             };
             let keep = kept(&base, retention);
@@ -253,8 +254,13 @@ impl Table {
                 }
             }
         }
-        // Leftovers of attempts that died, and old versions.
-        let cutoff = retention.keep_since_ms;
+        // Leftovers of attempts that died, and old versions. A file no
+        // snapshot names may be joining a commit in flight (another
+        // process's, paused or slow): only one older than any commit in
+        // flight reaches is a leftover, whatever the snapshot retention.
+        let cutoff = retention
+            .keep_since_ms
+            .min(chrono::Utc::now().timestamp_millis() - super::ORPHAN_AGE.as_millis() as i64);
         let listed = storage
             .list(&format!("{}/metadata/", self.rel))
             .await

@@ -32,11 +32,16 @@
 //!   out) and retries, a bounded number of times. Manifests and manifest
 //!   lists are written before the version that names them, so no reader
 //!   ever meets a version naming a file not yet there.
-//! - **The hint only hints.** `version-hint.text` is replaced after each
-//!   commit and may lag (a writer dying between the two) or, with two
-//!   writers, name an older version for a moment: readers here start at
-//!   it and step forward while `v<N+1>` exists, and list `metadata/` when
-//!   it is missing or names a deleted version.
+//! - **The hint is part of the commit.** `version-hint.text` is what
+//!   readers of the file-system layout follow, so a commit points it at
+//!   its version before it returns (a failure there fails the commit's
+//!   caller). A writer dying between the two leaves it behind: every
+//!   writer's load ([`Table::load_to_write`]: a run's table check, each
+//!   commit, an expiry) points it at the newest version first, and
+//!   `verify` reports a hint behind ([`Table::hint_behind`]). With two
+//!   writers it may name an older version for a moment: readers here
+//!   start at it and step forward while `v<N+1>` exists, and list
+//!   `metadata/` when it is missing or names a deleted version.
 //! - **Exactly once, in the table's history.** A snapshot's summary
 //!   records each transaction id `(application, version)` whose files it
 //!   adds, as `chainetl.txn.<application>` = version; a part whose
@@ -84,6 +89,23 @@ use std::sync::{Arc, Mutex};
 
 /// The prefix of the summary keys recording transaction ids.
 pub const TXN_PREFIX: &str = "chainetl.txn.";
+
+/// The age past which a metadata file no snapshot names is a leftover
+/// of an attempt that died, not part of a commit in flight (Iceberg's
+/// orphan-file removal keeps files younger than three days by default).
+/// A commit whose own files are older than [`STAGED_CHECK_AFTER`] when
+/// it names them checks they are still there.
+pub const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(3 * 24 * 3600);
+
+/// How long after writing its manifests a commit checks they still exist
+/// before naming them: a commit that slow (a paused process) may meet a
+/// vacuum, or another engine's orphan removal, that took them for
+/// leftovers.
+const STAGED_CHECK_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The age past which a temporary file of the version hint is a dead
+/// writer's (a live one renames it within milliseconds).
+const HINT_TMP_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Who writes the snapshots (`engine-name`, `engine-version`).
 const ENGINE: &str = "chainetl";
@@ -333,6 +355,42 @@ impl Table {
     /// Starts from the last version this process saw (else the hint, else
     /// a listing) and steps forward while a next version exists.
     pub async fn load(&self, storage: &Storage) -> Result<Option<Arc<Current>>, IcebergError> {
+        Ok(self.load_hinted(storage).await?.0)
+    }
+
+    /// [`Table::load`] for a writer: where `version-hint.text` does not
+    /// name the newest version (a writer died between writing a version
+    /// and pointing the hint at it), the hint is pointed at it first, so
+    /// readers that follow the hint are never left on an older table once
+    /// anyone writes again.
+    pub async fn load_to_write(&self, storage: &Storage) -> Result<Option<Arc<Current>>, IcebergError> {
+        let (current, hint) = self.load_hinted(storage).await?;
+        if let Some(c) = &current
+            && hint != Some(c.version)
+        {
+            tracing::info!(table = %self.rel, hinted = ?hint, version = c.version, "pointing the iceberg version hint at the newest metadata (a writer died between the two)");
+            self.point_hint(storage, c.version).await?;
+            // A writer that died there may have left its hint's temporary
+            // file (local disk); one of a live writer is younger.
+            storage
+                .remove_old_leftovers(&[self.metadata_rel("")], Some(HINT_TMP_AGE), |name| {
+                    name.starts_with("version-hint.text.") && name.ends_with(".tmp")
+                })
+                .await;
+        }
+        Ok(current)
+    }
+
+    /// Where `version-hint.text` lags the newest metadata version: what
+    /// it names (`None`: nothing readable) and the newest. `None` where it
+    /// names the newest, or there is no table.
+    pub async fn hint_behind(&self, storage: &Storage) -> Result<Option<(Option<u64>, u64)>, IcebergError> {
+        let (current, hint) = self.load_hinted(storage).await?;
+        Ok(current.filter(|c| hint != Some(c.version)).map(|c| (hint, c.version)))
+    }
+
+    /// [`Table::load`], and what the hint named when last read in it.
+    async fn load_hinted(&self, storage: &Storage) -> Result<(Option<Arc<Current>>, Option<u64>), IcebergError> {
         let cached = self.last.lock().ok().and_then(|l| l.clone());
         let mut found = match cached {
             Some(c) => Some(c),
@@ -343,17 +401,19 @@ impl Table {
         };
         if found.is_none() {
             let Some(v) = self.listed_latest(storage).await? else {
-                return Ok(None);
+                return Ok((None, None));
             };
             found = self.read_version(storage, v).await?.map(Arc::new);
         }
         let Some(mut current) = found else {
             // Listed a moment ago, deleted since: expired by a vacuum that
             // committed a newer version, which the listing now shows.
-            return match self.listed_latest(storage).await? {
-                Some(v) => Ok(self.read_version(storage, v).await?.map(|c| self.remember(Arc::new(c)))),
-                None => Ok(None),
+            let latest = match self.listed_latest(storage).await? {
+                Some(v) => self.read_version(storage, v).await?.map(|c| self.remember(Arc::new(c))),
+                None => None,
             };
+            let hint = self.hinted(storage).await?;
+            return Ok((latest, hint));
         };
         while let Some(next) = self.read_version(storage, current.version + 1).await? {
             current = Arc::new(next);
@@ -363,7 +423,8 @@ impl Table {
         // successor on storage and still not be the latest. The hint
         // (a listing where there is none) says, so a next version is never
         // written on a stale one, where it would land on a deleted number.
-        let newer = match self.hinted(storage).await? {
+        let hint = self.hinted(storage).await?;
+        let newer = match hint {
             Some(v) => Some(v).filter(|v| *v > current.version),
             None => self.listed_latest(storage).await?.filter(|v| *v > current.version),
         };
@@ -375,7 +436,7 @@ impl Table {
             }
             current = latest;
         }
-        Ok(Some(self.remember(current)))
+        Ok((Some(self.remember(current)), hint))
     }
 
     fn remember(&self, c: Arc<Current>) -> Arc<Current> {
@@ -438,30 +499,39 @@ impl Table {
             return Ok(None);
         }
         let current = self.remember(Arc::new(Current { version, metadata }));
-        self.point_hint(storage, version).await;
+        crate::util::failpoint::hit("table-version-written");
+        self.point_hint(storage, version).await?;
         Ok(Some(current))
     }
 
     /// Points `version-hint.text` at `version`, then at any later version
     /// another writer made meanwhile (whose own hint this one may have
-    /// overwritten). A failure costs readers that trust the hint only
-    /// freshness: logged, not raised.
-    async fn point_hint(&self, storage: &Storage, mut version: u64) {
+    /// overwritten). Part of the commit: readers that follow the hint
+    /// (DuckDB's `iceberg_scan`, Spark's `HadoopCatalog`) see a version
+    /// only once it names it, so a failure fails the commit's caller (the
+    /// version is made; the next writer points the hint,
+    /// [`Table::load_to_write`]).
+    async fn point_hint(&self, storage: &Storage, mut version: u64) -> Result<(), IcebergError> {
         let rel = self.metadata_rel("version-hint.text");
         for _ in 0..3 {
-            if let Err(e) = storage.put_atomic(&rel, version.to_string().into_bytes()).await {
-                tracing::warn!(table = %self.rel, version, error = %e, "could not update the iceberg version hint");
-                return;
-            }
+            storage
+                .put_atomic(&rel, version.to_string().into_bytes())
+                .await
+                .map_err(|e| self.storage_error(e))?;
             let mut later = version;
-            while let Ok(Some(_)) = storage.get(&self.metadata_rel(&format!("v{}.metadata.json", later + 1))).await {
+            while let Some(_) = storage
+                .get(&self.metadata_rel(&format!("v{}.metadata.json", later + 1)))
+                .await
+                .map_err(|e| self.storage_error(e))?
+            {
                 later += 1;
             }
             if later == version {
-                return;
+                return Ok(());
             }
             version = later;
         }
+        Ok(())
     }
 
     /// Creates the table — version 1: `arrow`'s columns with fresh ids,
@@ -475,7 +545,7 @@ impl Table {
         keys: &[PartitionKey],
         properties: &BTreeMap<String, String>,
     ) -> Result<(bool, Arc<Current>), IcebergError> {
-        if let Some(c) = self.load(storage).await? {
+        if let Some(c) = self.load_to_write(storage).await? {
             return Ok((false, c));
         }
         let draft = self.draft(arrow, keys, properties)?;

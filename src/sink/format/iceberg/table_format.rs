@@ -232,6 +232,34 @@ impl TableFormat for IcebergTables {
         true
     }
 
+    async fn pointer_behind(&self, sink: &Sink, table: &str) -> Result<Option<(String, String)>, SinkError> {
+        let t = self.table(sink, table);
+        let Some((hinted, newest)) = t.hint_behind(sink.storage()).await.map_err(iceberg_error)? else {
+            return Ok(None);
+        };
+        let named = match hinted {
+            Some(v) => format!("names v{v}.metadata.json"),
+            None => "names no readable version".to_string(),
+        };
+        Ok(Some((
+            format!("{table}/metadata/version-hint.text"),
+            format!(
+                "{named}, and the newest metadata is v{newest}.metadata.json: readers that follow the hint (DuckDB's \
+                 iceberg_scan, pyiceberg's StaticTable, Spark's HadoopCatalog) read an older table (a writer died \
+                 between the two); `verify --repair`, the next run or a compaction points it at the newest"
+            ),
+        )))
+    }
+
+    async fn settle_pointer(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
+        let t = self.table(sink, table);
+        if t.hint_behind(sink.storage()).await.map_err(iceberg_error)?.is_none() {
+            return Ok(false);
+        }
+        t.load_to_write(sink.storage()).await.map_err(iceberg_error)?;
+        Ok(true)
+    }
+
     async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
         Ok(self.current(sink, table).await?.is_some())
     }
