@@ -7,42 +7,11 @@
 //! still holds its slot, and no attempt is sent that a refusal covers.
 
 use super::body::{ERROR_BODY_BYTES, bad_body, error_message, error_parts, read_body};
-use super::client::Parser;
+use super::outcome::{Attempt, Parser};
 use super::{ApiError, Client, Refusal, Resource};
 use crate::util::redact::redact;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// How one attempt ended.
-pub(super) enum Attempt<T> {
-    /// The answer, read.
-    Done(T),
-    /// Worth another attempt.
-    Retry {
-        /// What went wrong, for the error if no attempt succeeds.
-        why: String,
-        /// The server's `Retry-After`, capped.
-        after: Option<Duration>,
-        /// A connection error, reset or timeout.
-        transport: bool,
-        /// No connection was made.
-        connect: bool,
-    },
-    /// Not worth another attempt.
-    Fail(ApiError),
-}
-
-impl<T> Attempt<T> {
-    /// A retry after anything but a transport error.
-    fn retry(why: String, after: Option<Duration>) -> Attempt<T> {
-        Attempt::Retry {
-            why,
-            after,
-            transport: false,
-            connect: false,
-        }
-    }
-}
 
 /// A response whose body has been read.
 struct Answer {

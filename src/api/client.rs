@@ -3,8 +3,8 @@
 //! stopped (the job cancelled, the service declared down, the key or the
 //! request's resource refused).
 
-use super::attempt::Attempt;
 use super::health::Health;
+use super::outcome::{Attempt, Parser};
 use super::refusal::Refusals;
 use super::{ApiError, ClientConfig, Limiter, Refusal, Resource, Stats};
 use crate::util::redact::{redact, register_url};
@@ -33,13 +33,6 @@ pub struct Client {
     pub(super) left: Option<Arc<AtomicU64>>,
     /// `base_url` with any password masked, for messages.
     pub(super) shown_base: Arc<str>,
-}
-
-/// Reads a 2xx body into `T`, and on failure says where in the body
-/// (`events[3].log_index`) the first bad value is.
-pub(super) struct Parser<'p, T> {
-    pub(super) parse: &'p (dyn Fn(&[u8]) -> Result<T, serde_json::Error> + Sync),
-    pub(super) locate: &'p (dyn Fn(&[u8]) -> Option<String> + Sync),
 }
 
 impl Client {

@@ -1,7 +1,7 @@
 //! The service's endpoints, typed: one method per v2 endpoint, each
 //! building its path and parameters and reading its documented response.
 
-use super::client::Parser;
+use super::outcome::Parser;
 use super::query::push_common;
 use super::types::*;
 use super::{ApiError, BlocksQuery, Client, Endpoint, EventsQuery, PortfolioQuery, Resource};

@@ -40,6 +40,7 @@ mod endpoints;
 mod error;
 mod health;
 mod limit;
+mod outcome;
 mod query;
 pub mod refusal;
 mod scan;

@@ -39,6 +39,13 @@ pub(crate) struct SpecArgs {
     pub(crate) sets: Vec<String>,
 }
 
+impl SpecArgs {
+    /// The spec, its `--set` overrides applied.
+    pub(crate) fn load(&self) -> Result<crate::spec::Spec, crate::spec::SpecErrors> {
+        crate::spec::Spec::load_with(&self.spec, &self.sets)
+    }
+}
+
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Run a pipeline spec; resumes from its checkpoints unless --fresh.

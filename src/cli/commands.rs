@@ -1,9 +1,10 @@
 //! Each subcommand: load the spec, call the library, print the result.
 
 use super::args::{Cli, Command, SpecArgs};
+use super::render::interrupted_lines;
 use super::run::Face;
 use super::{CliError, Exit, render};
-use crate::job::view::status_view::{InterruptedLine, MarkLine, status_view};
+use crate::job::view::status_view::{MarkLine, status_view};
 use crate::job::{self, RunOptions};
 use crate::plan;
 use crate::spec::Spec;
@@ -82,8 +83,8 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
     }
 }
 
-pub(super) fn load(args: &SpecArgs) -> Result<Spec, CliError> {
-    Spec::load_with(&args.spec, &args.sets).map_err(CliError::Spec)
+fn load(args: &SpecArgs) -> Result<Spec, CliError> {
+    args.load().map_err(CliError::Spec)
 }
 
 fn validate(args: &SpecArgs) -> Result<Exit, CliError> {
@@ -240,12 +241,6 @@ fn mark_line(m: &MarkLine) -> String {
 
 /// One line per interrupted operation: what, where, what readers see and
 /// what finishes it.
-pub(super) fn interrupted_lines(ops: &[InterruptedLine]) -> Vec<String> {
-    ops.iter()
-        .map(|op| format!("  {}: {}; readers see {} until it ends; {}", op.at, op.what, op.readers, op.finish))
-        .collect()
-}
-
 fn init(path: &str, force: bool) -> Result<Exit, CliError> {
     if std::path::Path::new(path).exists() && !force {
         return Err(CliError::Usage(format!("{path} exists; use --force to overwrite it")));
@@ -257,7 +252,7 @@ fn init(path: &str, force: bool) -> Result<Exit, CliError> {
 
 async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     let s = load(args)?;
-    if !crate::sink::format::for_output(&s.output).keeps_versions() {
+    if !crate::sink::format::for_output(&s.output).publishes() {
         outln!(
             "job `{}` writes {}: replaced files are deleted at once, nothing to vacuum",
             s.name,

@@ -10,6 +10,14 @@ use crate::vocab::window::{Resolved, iso_to_second};
 use std::collections::HashMap;
 use std::fmt::Write;
 
+/// An operation begun and not finished, a line each: where, what, what
+/// readers see meanwhile, how it ends.
+pub(super) fn interrupted_lines(ops: &[crate::job::view::status_view::InterruptedLine]) -> Vec<String> {
+    ops.iter()
+        .map(|op| format!("  {}: {}; readers see {} until it ends; {}", op.at, op.what, op.readers, op.finish))
+        .collect()
+}
+
 /// Human-readable bytes.
 pub fn bytes(n: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -1,7 +1,7 @@
 //! `chainetl verify`: what it found, how much it read, and `--repair`.
 
 use super::args::SpecArgs;
-use super::commands::{interrupted_lines, load};
+use super::render::interrupted_lines;
 use super::run::Face;
 use super::{CliError, Exit};
 use crate::job::view::status_view::InterruptedLine;
@@ -149,7 +149,7 @@ fn print_rows(rows: &[crate::state::TableRows], uncounted: usize) {
 }
 
 pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bool) -> Result<Exit, CliError> {
-    let s = load(args)?;
+    let s = args.load().map_err(CliError::Spec)?;
     if repair {
         let moved = job::maintain::settle_job_pointers(&s).await?;
         if moved > 0 {

@@ -8,15 +8,15 @@
 pub mod abi;
 pub mod blocks;
 pub mod columns;
+pub mod declared;
 pub mod events;
 mod hex;
 pub mod portfolio;
 pub mod tokens;
 mod values;
 
-pub use columns::{
-    Column, DECLARATIONS, Declaration, Kind, day_column, declaration, natural_key, partition_keys, schema, schema_json, type_name,
-};
+pub use columns::{Column, Declaration, Kind, type_name};
+pub use declared::{DECLARATIONS, day_column, declaration, natural_key, partition_keys, schema, schema_json};
 pub use hex::topic_hex;
 pub(crate) use hex::{HexCol, HexListCol, check_hex0x};
 pub(crate) use values::{parse_i64, parse_i128, parse_ts_micros};

@@ -35,8 +35,9 @@ pub mod view;
 
 pub use error::{RunError, UnitError};
 pub use run::counters::ExportProgress;
-pub use run::live::{Live, MarkProgress};
+pub use run::live::Live;
 pub use run::reorg::Reorg;
+pub use run::report::MarkProgress;
 pub use run::report::{ExportKey, FailedUnit, MarkSummary, RunSummary, Tally};
 pub use run::report_format::{REPORT_VERSION, RunStatus};
 pub use run::schedule::parse_shard;

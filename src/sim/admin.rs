@@ -3,7 +3,7 @@
 
 use super::data::Fork;
 use super::reply::{ApiError, bad, json_response};
-use super::server::Sim;
+use super::state::Sim;
 use crate::vocab::chain::Chain;
 use crate::vocab::window::iso;
 use axum::extract::{RawQuery, State};

@@ -5,7 +5,7 @@ use super::cursor::{Cursor, fingerprint, finish_list, page_start};
 use super::json;
 use super::params::{ListQuery, MAX_NUMBERS, block_range, param, parse_chain};
 use super::reply::{ApiError, bad, ok_json};
-use super::server::Sim;
+use super::state::Sim;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;

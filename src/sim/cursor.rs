@@ -3,7 +3,7 @@
 
 use super::params::param;
 use super::reply::ApiError;
-use super::server::{Sim, mix};
+use super::state::{Sim, mix};
 use crate::vocab::chain::Chain;
 use axum::http::StatusCode;
 use base64::Engine;

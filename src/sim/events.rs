@@ -7,7 +7,7 @@ use super::cursor::{Cursor, fingerprint, finish_list, page_start};
 use super::json;
 use super::params::{ListQuery, address_param, block_range, param};
 use super::reply::{ApiError, bad, ok_json};
-use super::server::Sim;
+use super::state::Sim;
 use crate::vocab::chain::Chain;
 use crate::vocab::evm::{is_abi_signature, is_hash32, signature_topic, split_top_level};
 use crate::vocab::window::iso;

@@ -4,10 +4,10 @@
 //! answered with 429 and `Retry-After`, and a share of requests answered
 //! with a 5xx, reset mid-body or cut short. Which request gets a fault is
 //! drawn deterministically from the seed. Every request and refusal is
-//! counted ([`super::server::SimStats`]).
+//! counted ([`super::state::SimStats`]).
 
 use super::reply::ApiError;
-use super::server::{Sim, SimStats};
+use super::state::{Sim, SimStats};
 use crate::vocab::chain::Chain;
 use axum::body::Body;
 use axum::extract::{Request, State};

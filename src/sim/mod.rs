@@ -37,6 +37,7 @@ mod params;
 mod portfolio;
 mod reply;
 mod server;
+mod state;
 mod tokens;
 
 /// The simulator's server: started in-process or on a listener.

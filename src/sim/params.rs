@@ -2,7 +2,7 @@
 //! documents them; a bad one is a 400 naming it and what was expected.
 
 use super::reply::{ApiError, bad};
-use super::server::Sim;
+use super::state::Sim;
 use crate::vocab::chain::Chain;
 use crate::vocab::evm::is_address;
 use crate::vocab::window::{Resolved, Window};

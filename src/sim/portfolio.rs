@@ -5,7 +5,7 @@ use super::cursor::{Cursor, fingerprint, finish_list, page_start};
 use super::json;
 use super::params::{MAX_PORTFOLIO_LIMIT, PORTFOLIO_WINDOW_SECS, address_param, limit, parse_address, parse_chain, query_pairs, window};
 use super::reply::{ApiError, bad, ok_json};
-use super::server::Sim;
+use super::state::Sim;
 use crate::vocab::window::{Resolved, date_string, day_of};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;

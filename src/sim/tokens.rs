@@ -3,7 +3,7 @@
 use super::json;
 use super::params::{parse_address, parse_chain};
 use super::reply::{ApiError, bad, ok_json};
-use super::server::Sim;
+use super::state::Sim;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -9,7 +9,7 @@
 //! that declare the output's sort order (read from one page per key
 //! column), so only inputs whose rows truly interleave are merged.
 
-use super::compact::Input;
+use super::merge_input::{Bound, Input};
 use super::reader::StoreReader;
 use super::{Sink, SinkError};
 use arrow_array::RecordBatch;
@@ -20,13 +20,6 @@ use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, RowS
 use parquet::arrow::{ParquetRecordBatchStreamBuilder, ProjectionMask};
 use parquet::file::metadata::{ParquetMetaData, SortingColumn};
 use parquet::file::statistics::Statistics;
-
-/// A key bound from a footer's statistics.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Bound {
-    Int(i64),
-    Bytes(Vec<u8>),
-}
 
 /// The range of the first natural-key column of a file with footer `meta`
 /// and Arrow schema `schema`, from its row groups' statistics.

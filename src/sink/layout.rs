@@ -84,3 +84,12 @@ pub fn parse_compacted_name(name: &str) -> Option<(u64, u64)> {
     (digits(g) && digits(s)).then_some(())?;
     Some((g.parse().ok()?, s.parse().ok()?))
 }
+
+/// The hidden name an output has until it is revealed: `_<name>.pending`
+/// in the same directory.
+pub fn hidden_name(rel: &str) -> String {
+    match rel.rsplit_once('/') {
+        Some((dir, name)) => format!("{dir}/_{name}.pending"),
+        None => format!("_{rel}.pending"),
+    }
+}

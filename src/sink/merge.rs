@@ -2,7 +2,8 @@
 //! what compaction writes is in key order (see [`super::compact`]).
 
 use super::SinkError;
-use super::compact::{Input, Out, Stop};
+use super::merge_input::Input;
+use super::merge_output::{Out, Stop};
 use super::reader::StoreReader;
 use arrow_array::RecordBatch;
 use arrow_row::{OwnedRow, RowConverter, Rows, SortField};

@@ -38,9 +38,11 @@ mod encoding;
 pub mod format;
 mod layout;
 mod merge;
+mod merge_input;
+mod merge_output;
 mod open_file;
 mod order;
-mod reader;
+pub(crate) mod reader;
 mod relayout;
 mod splice;
 mod unit_writer;
@@ -48,8 +50,8 @@ mod unit_writer;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use compact::{MergeInput, Merged, hidden_name};
-pub use layout::{compacted_name, file_name, parse_compacted_name, parse_file_name};
+pub use compact::{MergeInput, Merged};
+pub use layout::{compacted_name, file_name, hidden_name, parse_compacted_name, parse_file_name};
 pub use relayout::{Relaid, Relayout, RelayoutInput};
 pub use unit_writer::UnitWriter;
 

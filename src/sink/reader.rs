@@ -54,3 +54,51 @@ impl AsyncFileReader for StoreReader {
         .boxed()
     }
 }
+
+/// The footer of stored file `rel` (`bytes` long): the one reader of a
+/// committed file's footer — the table formats' statistics and checks,
+/// `verify`'s row counts. Two range reads; the footer's length is checked
+/// against the size first, so a damaged file cannot make us read or
+/// allocate past it. The outer error is the store's; the inner one says
+/// why the bytes are not a readable Parquet file.
+pub(crate) async fn footer_or_why(
+    storage: &crate::storage::Storage,
+    rel: &str,
+    bytes: u64,
+) -> std::result::Result<std::result::Result<Arc<ParquetMetaData>, String>, object_store::Error> {
+    if bytes < 12 {
+        return Ok(Err(format!("{bytes} bytes is too short")));
+    }
+    let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
+    match reader.get_metadata(None).await {
+        Ok(footer) => Ok(Ok(footer)),
+        Err(ParquetError::External(e)) => match e.downcast::<object_store::Error>() {
+            Ok(store) => Err(*store),
+            Err(other) => Ok(Err(other.to_string())),
+        },
+        Err(e) => Ok(Err(e.to_string())),
+    }
+}
+
+/// [`footer_or_why`], either failure as the sink's.
+pub(crate) async fn footer(
+    storage: &crate::storage::Storage,
+    rel: &str,
+    bytes: u64,
+) -> std::result::Result<Arc<ParquetMetaData>, super::SinkError> {
+    let read = |source: Box<dyn std::error::Error + Send + Sync>| super::SinkError::Read { path: rel.into(), source };
+    match footer_or_why(storage, rel, bytes).await {
+        Ok(Ok(footer)) => Ok(footer),
+        Ok(Err(why)) => Err(read(why.into())),
+        Err(e) => Err(read(Box::new(e))),
+    }
+}
+
+/// The Arrow schema the footer of file `rel` records.
+pub(crate) fn footer_schema(rel: &str, footer: &ParquetMetaData) -> std::result::Result<arrow_schema::Schema, super::SinkError> {
+    let meta = footer.file_metadata();
+    parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata()).map_err(|e| super::SinkError::Read {
+        path: rel.into(),
+        source: Box::new(e),
+    })
+}

@@ -22,7 +22,7 @@
 //!   most the input's size, never more).
 
 use super::SinkError;
-use super::compact::Input;
+use super::merge_input::Input;
 use bytes::{Buf, Bytes};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};

@@ -140,6 +140,22 @@ pub struct Decoding {
     pub also_raw: bool,
 }
 
+/// The tables an export of `dataset` writes, each with every column it
+/// has when none is left out, in file order: each of `decoded`'s (with
+/// the columns `u256` adds) and, where `raw` (no decoding, or
+/// `also_raw`), the dataset's own. The one place a table's columns are
+/// decided: validation, the job's identity and the writers ask it.
+pub fn table_columns(dataset: crate::vocab::Dataset, decoded: &[DecodedTable], u256: U256Columns, raw: bool) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = decoded.iter().map(|t| (t.table.clone(), t.columns(u256))).collect();
+    if raw || decoded.is_empty() {
+        out.push((
+            dataset.name().to_string(),
+            dataset.columns().iter().map(|c| c.to_string()).collect(),
+        ));
+    }
+    out
+}
+
 /// Whether an integer type is wider than an Int64 column holds: written
 /// as exact decimal text and a Float64 (and the `u256` variants).
 pub fn wide_integer(ty: &DynSolType) -> bool {

@@ -154,13 +154,13 @@ impl ExportIdentity {
         if dropped.is_empty() {
             return dropped;
         }
-        let all: Vec<String> = match self.decoded_tables().into_iter().find(|t| t.table == table) {
-            Some(t) => t.columns(self.u256().unwrap_or_default()),
-            None => crate::vocab::Dataset::parse(self.dataset().unwrap_or_default())
-                .map(|d| d.columns().iter().map(|c| c.to_string()).collect())
-                .unwrap_or_default(),
+        let Some(dataset) = crate::vocab::Dataset::parse(self.dataset().unwrap_or_default()) else {
+            return Vec::new();
         };
-        all.into_iter().filter(|c| dropped.contains(c)).collect()
+        // The dataset's own table comes last: the answer for any other.
+        let mut tables = super::decoding::table_columns(dataset, &self.decoded_tables(), self.u256().unwrap_or_default(), true);
+        let i = tables.iter().position(|(t, _)| t == table).unwrap_or(tables.len() - 1);
+        tables.swap_remove(i).1.into_iter().filter(|c| dropped.contains(c)).collect()
     }
 
     /// The change of `now` from `self` that leaves out columns this

@@ -74,10 +74,10 @@ pub enum OutputFormat {
     /// A hive-partitioned folder of Parquet files.
     #[default]
     Parquet,
-    /// A Delta Lake table per dataset and decoded table (`storage::delta`).
+    /// A Delta Lake table per dataset and decoded table (`sink::format::delta::table`).
     Delta,
     /// An Apache Iceberg table per dataset and decoded table
-    /// (`storage::iceberg`).
+    /// (`sink::format::iceberg::table`).
     Iceberg,
 }
 
@@ -342,11 +342,14 @@ impl Export {
     /// Every column of its table `table` when none is left out, in file
     /// order: a decoded table's, else its dataset's.
     pub fn all_columns(&self, table: &str) -> Vec<String> {
-        let decoded = self
+        let (decoded, u256) = self
             .decoding
             .as_ref()
-            .and_then(|d| d.tables.iter().find(|t| t.table == table).map(|t| t.columns(d.u256)));
-        decoded.unwrap_or_else(|| self.dataset.columns().iter().map(|c| c.to_string()).collect())
+            .map_or((&[][..], Default::default()), |d| (&d.tables[..], d.u256));
+        // The dataset's own table comes last: the answer for any other.
+        let mut tables = super::decoding::table_columns(self.dataset, decoded, u256, true);
+        let i = tables.iter().position(|(t, _)| t == table).unwrap_or(tables.len() - 1);
+        tables.swap_remove(i).1
     }
 
     /// The columns it leaves out of its table `table`, in file order.

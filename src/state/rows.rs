@@ -67,12 +67,14 @@ pub(super) struct Ledger<'a> {
     pub states: Vec<&'a UnitState>,
     /// The compaction records with no operation in progress.
     pub compactions: &'a [Compaction],
-    /// Files readers see (a Delta table's current version, else storage).
+    /// Files readers see (a table's current version where the format
+    /// publishes, else storage).
     pub live: HashSet<&'a str>,
     /// Files of operations in progress: not counted.
     pub in_flight: &'a HashSet<String>,
-    /// `delta`: a unit's files are in its tables once it is published.
-    pub delta: bool,
+    /// The format publishes: a unit's files are in its tables once it is
+    /// published.
+    pub publishes: bool,
 }
 
 /// The chain of a unit id (`e<i>-<dataset>-<chain>-…`).
@@ -166,7 +168,7 @@ impl Ledger<'_> {
                 let replaced = replaced_anywhere.contains(f.path.as_str());
                 let live = self.live.contains(f.path.as_str());
                 // `delta`: a unit's files join its tables once it is done.
-                if self.delta && !live && !replaced && !st.published {
+                if self.publishes && !live && !replaced && !st.published {
                     continue;
                 }
                 let chain = if several.contains(f.path.as_str()) { None } else { chain.clone() };
@@ -323,7 +325,7 @@ mod tests {
             compactions: records,
             live: live.iter().copied().collect(),
             in_flight: &none,
-            delta: false,
+            publishes: false,
         }
         .count(unit_of)
     }

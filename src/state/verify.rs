@@ -21,7 +21,6 @@
 
 use super::{StateError, StateStore, UnitState};
 use futures::{StreamExt, TryStreamExt};
-use object_store::ObjectStoreExt;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -157,8 +156,8 @@ impl Interrupted {
                 kind: Operation::Rewrite,
                 at: format!("the job's output ({})", crate::spec::changes::lines_of(&m.layout)),
                 what: "a rewrite of the output's files into another layout was interrupted",
-                readers: "delta: each table in the old layout until its one commit; parquet: a group of files can be \
-                          seen twice while its new files are published and the old deleted",
+                readers: "delta and iceberg: each table in the old layout until its one commit; parquet: a group of \
+                          files can be seen twice while its new files are published and the old deleted",
                 finish: "`chainetl run` with the spec that changed the layout finishes it, with no request to the service",
             };
         }
@@ -166,8 +165,8 @@ impl Interrupted {
             kind: Operation::Conversion,
             at: format!("the job's output, {} to {}", m.from, m.to),
             what: "a conversion of the output's format was interrupted",
-            readers: "each table whole in one format or the other (a Delta table's commit adds all its files at once); \
-                      converting to parquet, files no Delta version read are deleted before the logs",
+            readers: "each table whole in one format or the other (a Delta or Iceberg table's commit adds all its files \
+                      at once); converting to parquet, files no table version read are deleted before the logs",
             finish: "`chainetl run` with the spec that changed the format finishes it, with no request to the service",
         }
     }
@@ -316,7 +315,7 @@ impl StateStore {
             compactions: &compactions,
             live: present.iter().map(|f| f.rel.as_str()).collect(),
             in_flight: &in_flight,
-            delta: self.sink.format().publishes(),
+            publishes: self.sink.format().publishes(),
         };
         let counted = ledger.count(|name| self.classify(name).and_then(super::JobFile::unit));
         problems.extend(counted.problems);
@@ -638,41 +637,14 @@ impl StateStore {
         })
     }
 
-    /// Rows in a Parquet file of `size` bytes, from its footer (two range
-    /// reads; the metadata length is checked against the size first, so a
-    /// damaged file cannot make us read or allocate past it). The outer
+    /// Rows in a Parquet file of `size` bytes, from its footer (the one
+    /// footer reader, [`crate::sink::reader::footer_or_why`]). The outer
     /// error is the store's; the inner one says why the file is not a
     /// readable Parquet file.
     async fn parquet_rows(&self, rel: &str, size: u64) -> Result<Result<u64, String>, StateError> {
-        use parquet::file::metadata::{FooterTail, ParquetMetaDataReader};
-        let path = self.storage().path(rel);
-        if size < 12 {
-            return Ok(Err(format!("{size} bytes is too short")));
-        }
-        let read = |range: std::ops::Range<u64>| {
-            let path = path.clone();
-            async move {
-                self.storage()
-                    .store()
-                    .get_range(&path, range)
-                    .await
-                    .map_err(|e| StateError::io(rel, "reading", e))
-            }
-        };
-        let tail = read(size - 8..size).await?;
-        let Ok(tail) = <[u8; 8]>::try_from(tail.as_ref()) else {
-            return Ok(Err(format!("the store returned {} bytes of an 8-byte footer", tail.len())));
-        };
-        let len = match FooterTail::try_new(&tail) {
-            Ok(t) => t.metadata_length() as u64,
-            Err(e) => return Ok(Err(e.to_string())),
-        };
-        if len + 12 > size {
-            return Ok(Err(format!("footer length {len} exceeds the file")));
-        }
-        let meta = read(size - 8 - len..size - 8).await?;
-        Ok(ParquetMetaDataReader::decode_metadata(&meta)
-            .map(|m| m.file_metadata().num_rows().max(0) as u64)
-            .map_err(|e| e.to_string()))
+        let footer = crate::sink::reader::footer_or_why(self.storage(), rel, size)
+            .await
+            .map_err(|e| StateError::io(rel, "reading", e))?;
+        Ok(footer.map(|m| m.file_metadata().num_rows().max(0) as u64))
     }
 }

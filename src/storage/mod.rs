@@ -51,9 +51,7 @@
 //!   locked by the OS ([`Storage::os_locks`]) and needs no fence.
 
 pub mod checksum;
-pub mod delta;
 pub mod fence;
-pub mod iceberg;
 mod local;
 mod open;
 pub mod versions;

@@ -14,7 +14,10 @@
 //! `conversion-logs` (every file deleted, the Delta logs not yet),
 //! `during-log-delete` (after each Delta log file deleted),
 //! `migration-recorded` (the job's new identity written, the record not
-//! yet deleted); a table format's commit: `table-manifests-written` (an
+//! yet deleted); publishing a unit's files in a format with commits:
+//! `before-table-commit`, `after-table-commit` (armed by their old names
+//! `before-delta-commit`, `after-delta-commit` too); a table format's
+//! commit: `table-manifests-written` (an
 //! Iceberg commit's manifests and manifest list written, its metadata
 //! version not), `table-version-written` (the metadata version made, the
 //! version hint readers follow not yet pointed at it).
@@ -30,6 +33,12 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Crash points renamed, by their old names (which still arm them).
+const RENAMED: [(&str, &str); 2] = [
+    ("before-delta-commit", "before-table-commit"),
+    ("after-delta-commit", "after-table-commit"),
+];
+
 static ARMED: AtomicBool = AtomicBool::new(false);
 static POINT: OnceLock<(String, u64, bool)> = OnceLock::new();
 static HITS: AtomicU64 = AtomicU64::new(0);
@@ -41,6 +50,7 @@ static HITS: AtomicU64 = AtomicU64::new(0);
 pub fn arm(spec: &str) {
     let mut parts = spec.split(':');
     let name = parts.next().unwrap_or_default();
+    let name = RENAMED.iter().find(|(old, _)| *old == name).map_or(name, |(_, new)| *new);
     let count = parts.next().and_then(|c| c.parse().ok()).unwrap_or(1);
     let stop = parts.next() == Some("stop");
     if POINT.set((name.to_string(), count, stop)).is_ok() {

@@ -14,8 +14,13 @@
 //!   a whole number (`1.0005k` is refused), is computed without floating
 //!   point or overflow, and is at most [`MAX_BLOCK`].
 
-use super::window::MAX_BLOCK;
 use jiff::{Span, SpanRelativeTo};
+
+/// The highest block number a window, `numbers` or `start` may name:
+/// 10^12, thousands of times any chain's height today (Arbitrum, the
+/// fastest, makes ~10^8 blocks a year), and far enough below `u64::MAX`
+/// and the service's int64 that `last + 1` and every unit boundary fit.
+pub const MAX_BLOCK: u64 = 1_000_000_000_000;
 
 /// The longest duration: 100,000 days (about 273 years), far inside `i64`
 /// seconds and every window bound.

@@ -12,16 +12,12 @@
 //! intervals lie within [`MIN_TIME`]..[`MAX_TIME`], relative windows are at
 //! most 100,000 days. Resolving and aligning saturate rather than wrap.
 
+pub use super::forms::MAX_BLOCK;
 pub use super::forms::parse_duration;
 use super::forms::{looks_like_block, parse_block};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
 use std::fmt;
 
-/// The highest block number a window, `numbers` or `start` may name:
-/// 10^12, thousands of times any chain's height today (Arbitrum, the
-/// fastest, makes ~10^8 blocks a year), and far enough below `u64::MAX`
-/// and the service's int64 that `last + 1` and every unit boundary fit.
-pub const MAX_BLOCK: u64 = 1_000_000_000_000;
 /// Time intervals start at or after the unix epoch…
 pub const MIN_TIME: i64 = 0;
 /// …and end by 2200-01-01T00:00:00Z.

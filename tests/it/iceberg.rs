@@ -1,4 +1,4 @@
-//! Iceberg tables written by `chainetl::storage::iceberg` on local disk,
+//! Iceberg tables written by `chainetl::sink::format::iceberg::table` on local disk,
 //! read back as users read them: pyiceberg's `StaticTable.from_metadata`
 //! on the table's folder (through `version-hint.text`) and DuckDB's
 //! `iceberg_scan` (its iceberg and avro extensions from PyPI, in an
@@ -11,8 +11,8 @@ use crate::common::python;
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Decimal128Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema};
+use chainetl::sink::format::iceberg::table::{Attempt, Change, Current, DataFile, Part, PartitionKey, Table};
 use chainetl::storage::Storage;
-use chainetl::storage::iceberg::{Attempt, Change, Current, DataFile, Part, PartitionKey, Table};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -56,7 +56,7 @@ use crate::job::maintain::compact::Compactor;
 use crate::job::tables::{export_tables, unit_app_id};
 use crate::plan;
 use crate::sink::Sink;
-use crate::sink::format::{Joining, Prepared, Stored};
+use crate::sink::format::{Change, Joining, Stored};
 use crate::spec::FormatChange;
 use crate::spec::{JobIdentity, OutputFormat, Spec};
 use crate::state::{JobFile, JobState, Listed, Migration, Phase, StateStore, UnitState};
@@ -295,7 +295,7 @@ async fn adopt(
     state.save_migration(migration).await?;
     crate::util::failpoint::hit("conversion-recorded");
     for (table, prepared) in changes {
-        sink.format().commit_prepared(sink, table, prepared).await?;
+        sink.format().commit(sink, table, prepared).await?;
         crate::util::failpoint::hit("during-conversion");
     }
     tracing::debug!(format = %to, tables = out.tables, "the output's files adopted");
@@ -322,7 +322,7 @@ async fn table_change(
     schema: &SchemaRef,
     files: &[Listed],
     stored: &ParquetFiles,
-) -> Result<Option<Prepared>, RunError> {
+) -> Result<Option<Change>, RunError> {
     let format = sink.format();
     let live: HashSet<String> = format
         .live_files(sink, table)
@@ -344,11 +344,7 @@ async fn table_change(
             JobFile::Unit(u, _) if states.contains_key(u) => Some(u.clone()),
             _ => None,
         };
-        parts.entry(unit).or_default().push(Stored {
-            rel: f.rel.clone(),
-            bytes: f.bytes,
-            rows: None,
-        });
+        parts.entry(unit).or_default().push(Stored::at(f.rel.clone(), f.bytes, None));
     }
     // Every unit with a checkpoint counting files here records its
     // version, whatever compaction made of its files — but a held unit,
@@ -375,7 +371,7 @@ async fn table_change(
         })
         .collect();
     format
-        .prepare(sink, table, joining, removes)
+        .prepare(sink, table, Change::whole(joining, removes))
         .await
         .map_err(|e| sink_failed(format.format(), e))
 }

@@ -41,7 +41,9 @@ pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Resu
         ..VacuumSummary::default()
     };
     let format = sink.format();
-    if !format.keeps_versions() {
+    // A format that publishes keeps replaced files for its earlier
+    // versions; a folder deletes them at once.
+    if !format.publishes() {
         return Ok(out);
     }
     let pending: HashSet<String> = state

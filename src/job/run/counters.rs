@@ -1,6 +1,9 @@
 //! Live counters of a run, one set per export: atomics the unit tasks
 //! update as pages arrive and units finish, read by whoever renders them
-//! (the command line's bars and progress lines).
+//! (the command line's bars and progress lines); and the figures a run
+//! keeps of each export on each chain ([`ExportKey`], [`Tally`],
+//! [`MarkProgress`]), which the run's shared state holds and the report
+//! and the live view read.
 //!
 //! The completed fraction ([`ExportProgress::fraction`]) counts units: a
 //! finished unit is one whole step, a unit in flight counts by its pages
@@ -9,6 +12,10 @@
 //! estimates were, and the figure never goes back.
 
 use crate::api::Stats;
+use crate::plan::Unit;
+use crate::vocab::{Chain, Dataset};
+use serde::{Serialize, Serializer};
+use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -121,4 +128,119 @@ mod tests {
         p.unit_done(1, 1, 0);
         assert_eq!((p.percent(), p.rows.load(Ordering::Relaxed)), (100, 501));
     }
+}
+
+/// One export on one chain: what a tally counts. Ordered by its name, as
+/// tables and reports list it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExportKey {
+    /// Export index in the spec.
+    pub export: usize,
+    /// Its dataset.
+    pub dataset: Dataset,
+    /// The chain.
+    pub chain: Chain,
+}
+
+impl ExportKey {
+    /// The key of a unit's export and chain.
+    pub fn of(unit: &Unit) -> ExportKey {
+        ExportKey {
+            export: unit.export,
+            dataset: unit.dataset,
+            chain: unit.chain,
+        }
+    }
+}
+
+/// `e<idx> <dataset> <chain>`: the key's name in reports and tables.
+impl fmt::Display for ExportKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&format!("e{} {} {}", self.export, self.dataset, self.chain))
+    }
+}
+
+impl Ord for ExportKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+impl PartialOrd for ExportKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for ExportKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Figures of one export on one chain.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Tally {
+    /// Units in the plan (this shard).
+    pub units: u64,
+    /// Units complete.
+    pub units_done: u64,
+    /// Units (and incremental marks or segments) that failed in this run.
+    pub units_failed: u64,
+    /// Rows committed in this run.
+    pub rows: u64,
+    /// Files committed in this run.
+    pub files: u64,
+    /// Bytes committed in this run.
+    pub bytes: u64,
+    /// Rows committed by earlier runs.
+    pub rows_before: u64,
+    /// Requests sent (every attempt).
+    pub requests: u64,
+    /// Retried attempts.
+    pub retries: u64,
+    /// 429 answers.
+    pub throttled: u64,
+    /// 5xx answers.
+    pub server_errors: u64,
+    /// Reorgs detected and repaired.
+    pub reorgs: u64,
+    /// Decoding exports: logs that fit no decoded event (left out of the
+    /// decoded tables; kept in the raw table with `also_raw`).
+    pub undecodable: u64,
+    /// Decoding exports: of the undecodable logs, those that carried a
+    /// decoded event's topic0 but whose topics and data fit none of its
+    /// tables.
+    pub layout_mismatched: u64,
+    /// Decoding exports: why those logs did not fit, and a signature (or
+    /// preset) that fits them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_hint: Option<String>,
+    /// Decoding exports: wide integers too large for `_decimal38` (null there).
+    pub decimal38_nulls: u64,
+    /// Decoding exports: `string` values that were not UTF-8 (written as hex).
+    pub invalid_utf8: u64,
+    /// Seconds from the start of the run to this export's last commit.
+    pub elapsed_secs: f64,
+    /// Rows per second over that time.
+    pub rows_per_sec: f64,
+}
+
+/// Where an incremental export stands on a chain during a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MarkProgress {
+    /// First block (or day, as unix seconds) not exported, when the run
+    /// first looked.
+    pub from: u64,
+    /// The same, now.
+    pub next: u64,
+    /// Newest block the service reported at the last measure.
+    pub head: Option<u64>,
+    /// The head less the chain's confirmations.
+    pub confirmed: Option<u64>,
+    /// Confirmed blocks not exported yet.
+    pub lag_blocks: Option<u64>,
+    /// Seconds between the last exported block (or day) and the confirmed
+    /// head (or the end of yesterday).
+    pub lag_seconds: Option<f64>,
 }

@@ -12,36 +12,17 @@
 //! confirmed head. Portfolios: the complete UTC days not exported yet, as
 //! seconds. Both drop to 0 as soon as a segment catches up.
 
-use super::report::{ExportKey, Tally, final_tallies};
+use super::counters::{ExportKey, MarkProgress, Tally};
+use super::report::final_tallies;
 use super::setup::Shared;
 use crate::api::{BlocksQuery, Client, Sort};
 use crate::job::error::UnitError;
 use crate::spec::Export;
 use crate::vocab::Chain;
 use crate::vocab::Dataset;
-use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-
-/// Where an incremental export stands on a chain during a run.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct MarkProgress {
-    /// First block (or day, as unix seconds) not exported, when the run
-    /// first looked.
-    pub from: u64,
-    /// The same, now.
-    pub next: u64,
-    /// Newest block the service reported at the last measure.
-    pub head: Option<u64>,
-    /// The head less the chain's confirmations.
-    pub confirmed: Option<u64>,
-    /// Confirmed blocks not exported yet.
-    pub lag_blocks: Option<u64>,
-    /// Seconds between the last exported block (or day) and the confirmed
-    /// head (or the end of yesterday).
-    pub lag_seconds: Option<f64>,
-}
 
 /// A handle on a running job's figures; cheap to clone, readable from any
 /// thread, also after the run ends.

@@ -44,6 +44,7 @@ pub mod reorg;
 pub mod report;
 pub mod report_format;
 pub mod run_unit;
+mod sampler;
 pub mod schedule;
 pub mod series;
 pub mod setup;
@@ -285,7 +286,7 @@ async fn run_leased(
     let mut passes = Passes::new(shared.clone(), &job, &opts, now).await?;
     passes.out.conversion = conversion;
     shared.take_sample();
-    let sampler = series::spawn_sampler(shared.clone());
+    let sampler = sampler::spawn_sampler(shared.clone());
     let result = passes.run().await;
     drop(sampler);
     shared.take_last_sample();

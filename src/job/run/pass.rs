@@ -25,10 +25,11 @@
 //! At the end, finished units' checkpoints are folded into a manifest
 //! ([`Passes::fold_state`]) and finished partitions compacted.
 
+use super::counters::ExportKey;
 use super::incremental::{self, Finished, head, initial_mark, next_window};
 use super::live::Live;
 use super::reorg::repair;
-use super::report::{ExportKey, FailedUnit, Outcome};
+use super::report::{FailedUnit, Outcome};
 use super::report_format::SegmentStatus;
 use super::schedule::{self, Todo};
 use super::setup::Shared;

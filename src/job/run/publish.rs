@@ -41,12 +41,12 @@
 //!   replaces ([`publish_replacing`]).
 //!
 //! Each such commit carries every unit's transaction id, so once it is in
-//! the log its removes are taken as made too (`storage::delta::Change`).
+//! the log its removes are taken as made too (`sink::format::delta::table::Change`).
 
 use super::setup::Shared;
 use crate::job::error::UnitError;
 use crate::plan::Unit;
-use crate::sink::format::{Joining, Stored};
+use crate::sink::format::{Change, Joining, Stored};
 use crate::sink::{SinkError, WrittenFile};
 use crate::state::{CommittedFile, StateError, UnitState};
 use arrow_schema::SchemaRef;
@@ -64,11 +64,7 @@ pub(crate) fn held(shared: &Shared, unit: &Unit) -> bool {
 }
 
 fn stored(f: &CommittedFile) -> Stored {
-    Stored {
-        rel: f.path.clone(),
-        bytes: f.bytes,
-        rows: Some(f.rows),
-    }
+    Stored::at(f.path.clone(), f.bytes, Some(f.rows))
 }
 
 /// Publishes an incremental export's segment, checked against the chain,
@@ -117,11 +113,11 @@ type Whole = std::collections::BTreeMap<String, (Vec<Joining>, Vec<String>)>;
 
 /// Publishes `by_table`, one commit a table.
 async fn publish_whole(shared: &Shared, by_table: Whole) -> Result<(), SinkError> {
-    crate::util::failpoint::hit("before-delta-commit");
+    crate::util::failpoint::hit("before-table-commit");
     for (table, (joining, removes)) in by_table {
-        shared.sink.format().publish_whole(&shared.sink, &table, joining, removes).await?;
+        crate::sink::format::publish(&shared.sink, &table, Change::whole(joining, removes)).await?;
     }
-    crate::util::failpoint::hit("after-delta-commit");
+    crate::util::failpoint::hit("after-table-commit");
     Ok(())
 }
 
@@ -138,18 +134,21 @@ pub(crate) async fn publish(
         return Ok(());
     }
     let txn = (app_id(shared, unit), next_seq as i64);
-    crate::util::failpoint::hit("before-delta-commit");
+    crate::util::failpoint::hit("before-table-commit");
     let results = futures::future::join_all(
         written
             .iter()
             .filter(|(_, _, files)| !files.is_empty())
-            .map(|(table, schema, files)| format.publish_written(&shared.sink, table, schema, files, txn.clone())),
+            .map(|(table, schema, files)| {
+                let files = files.iter().map(Stored::written).collect();
+                format.commit(&shared.sink, table, Change::publication(schema, files, txn.clone(), false))
+            }),
     )
     .await;
     for r in results {
         r?;
     }
-    crate::util::failpoint::hit("after-delta-commit");
+    crate::util::failpoint::hit("after-table-commit");
     Ok(())
 }
 
@@ -191,9 +190,8 @@ pub(crate) async fn reconcile(shared: &Shared, unit: &Unit, st: &mut UnitState) 
             continue;
         }
         added += files.len();
-        format
-            .publish_stored(&shared.sink, &table, &schema, files, (app.clone(), st.next_seq as i64))
-            .await?;
+        let change = Change::publication(&schema, files, (app.clone(), st.next_seq as i64), true);
+        crate::sink::format::publish(&shared.sink, &table, change).await?;
     }
     if added > 0 {
         tracing::info!(

@@ -8,7 +8,7 @@
 //! would break a reader bumps the version. Reports before `version` was
 //! written are version 1.
 
-use super::report::ExportKey;
+use super::counters::ExportKey;
 use crate::api::Refusal;
 use crate::plan::Segment;
 use crate::spec::Spec;

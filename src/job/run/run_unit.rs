@@ -15,8 +15,8 @@
 //! the unit's endpoint (said once for the run, not as the unit's failure),
 //! commits them first.
 
+use super::counters::ExportKey;
 use super::counters::unit_credit;
-use super::report::ExportKey;
 use super::setup::Shared;
 use super::setup::units_in_flight;
 use crate::api::ApiError;

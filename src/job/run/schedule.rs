@@ -67,7 +67,7 @@ pub(crate) async fn execute(shared: &Arc<Shared>, todo: Vec<Todo>) -> Vec<Failed
             Err(e) if e.downcast_ref::<UnitError>().is_some_and(UnitError::said_once) => {}
             Err(e) => {
                 tracing::error!(unit = %unit.id, chain = %unit.chain, dataset = %unit.dataset, range = %unit.range, "unit failed: {e}");
-                shared.tally(super::report::ExportKey::of(&unit), |t| t.units_failed += 1);
+                shared.tally(super::counters::ExportKey::of(&unit), |t| t.units_failed += 1);
                 failed.push(FailedUnit::of(&unit, &*e));
             }
         }

@@ -4,8 +4,7 @@
 //! and [`Shared`], what every unit task of the run shares.
 
 use super::counters::ExportProgress;
-use super::live::MarkProgress;
-use super::report::{ExportKey, Tally};
+use super::counters::{ExportKey, MarkProgress, Tally};
 use crate::api::{Client, ClientConfig, Secret, Stats};
 use crate::decode::abi::LogDecoder;
 use crate::job::error::RunError;

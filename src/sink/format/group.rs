@@ -3,6 +3,7 @@
 //! commits everything queued by then in one commit. Many units finishing
 //! together make one commit, not a race among them on the table's next
 //! version; other processes are met by the format's own conflict check.
+//! The one commit queue of every format that publishes.
 
 use crate::sink::SinkError;
 use std::sync::{Arc, Mutex};
@@ -67,5 +68,24 @@ impl<T, R: Clone> Group<T, R> {
                 source: "the commit was dropped".into(),
             })),
         }
+    }
+}
+
+/// A grouped commit's error, for each member of the group.
+pub(crate) fn shared_error(e: Arc<SinkError>) -> SinkError {
+    match e.as_ref() {
+        SinkError::Config { uri, message, .. } => SinkError::Config {
+            uri: uri.clone(),
+            message: message.clone(),
+            source: None,
+        },
+        SinkError::Write { path, source } => SinkError::Write {
+            path: path.clone(),
+            source: source.to_string().into(),
+        },
+        other => SinkError::Write {
+            path: String::new(),
+            source: other.to_string().into(),
+        },
     }
 }

@@ -7,13 +7,11 @@
 //! see both the old and the new (never neither), which is why the job
 //! writes replacements before it deletes what they replace.
 
-use super::{Joining, Owned, Prepared, Replacement, Retention, Stored, TableFormat, TableVersion, Vacuumed};
-use crate::sink::{Sink, SinkError, WrittenFile};
+use super::{Change, Committed, LiveFile, Retention, TableFormat, TableVersion, Vacuumed};
+use crate::sink::{Sink, SinkError};
 use crate::spec::OutputFormat;
 use crate::storage::Storage;
-use crate::storage::delta::LiveFile;
 use arrow_schema::SchemaRef;
-use std::collections::HashSet;
 
 /// The `parquet` format.
 #[derive(Debug, Clone, Copy)]
@@ -53,42 +51,15 @@ impl TableFormat for Hive {
         Ok(0)
     }
 
-    async fn publish_written(&self, _: &Sink, _: &str, _: &SchemaRef, _: &[WrittenFile], _: (String, i64)) -> Result<(), SinkError> {
-        Ok(())
-    }
-
-    async fn publish_stored(&self, _: &Sink, _: &str, _: &SchemaRef, _: Vec<Stored>, _: (String, i64)) -> Result<(), SinkError> {
-        Ok(())
-    }
-
-    async fn prepare(&self, _: &Sink, _: &str, _: Vec<Joining>, _: Vec<String>) -> Result<Option<Prepared>, SinkError> {
+    /// A folder publishes nothing: no footer to read, nothing to commit.
+    async fn prepare(&self, _: &Sink, _: &str, _: Change) -> Result<Option<Change>, SinkError> {
         Ok(None)
     }
 
-    async fn commit_prepared(&self, _: &Sink, _: &str, _: Prepared) -> Result<(), SinkError> {
-        Ok(())
-    }
-
-    async fn withdraw(&self, _: &Sink, _: &str, _: Owned) -> Result<Option<HashSet<String>>, SinkError> {
-        Ok(None)
-    }
-
-    async fn replace(&self, _: &Sink, _: &str, r: Replacement) -> Result<Vec<String>, SinkError> {
-        Ok(r.removes)
-    }
-
-    fn keeps_versions(&self) -> bool {
-        false
-    }
-
-    fn drops_columns(&self) -> bool {
-        true
-    }
-
-    // A folder's schema is its files': they are written again without the
-    // columns.
-    fn drops_columns_in_place(&self) -> bool {
-        false
+    /// Files are seen once uploaded; the removed ones are the caller's to
+    /// delete once the new ones are revealed.
+    async fn commit(&self, _: &Sink, _: &str, change: Change) -> Result<Committed, SinkError> {
+        Ok(Committed { to_delete: change.removes })
     }
 
     async fn has_table(&self, _: &Sink, _: &str) -> Result<bool, SinkError> {

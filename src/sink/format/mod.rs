@@ -1,52 +1,63 @@
 //! The table format: how the files a job writes become the tables readers
 //! read. One interface ([`TableFormat`]), one implementation a format,
-//! each in its own room: [`hive`] (`parquet`: a hive-partitioned folder of
-//! Parquet files), [`delta`] (`delta`: a Delta Lake table over each
-//! folder, its log kept by [`crate::storage::delta`]) and [`iceberg`]
-//! (`iceberg`: an Apache Iceberg table over each folder, its metadata
-//! kept by [`crate::storage::iceberg`]). [`for_output`] is the
-//! one place that picks the implementation; the job asks the interface,
-//! never which format it writes.
+//! each in its own room holding its log and its adapter: [`hive`]
+//! (`parquet`: a hive-partitioned folder of Parquet files), [`delta`]
+//! (`delta`: a Delta Lake table over each folder, its log in
+//! [`delta::table`]) and [`iceberg`] (`iceberg`: an Apache Iceberg table
+//! over each folder, its metadata in [`iceberg::table`]). [`for_output`]
+//! is the one place that picks the implementation; the job asks the
+//! interface, never which format it writes; [`crate::storage`] keeps the
+//! bytes and objects they are made of.
 //!
-//! # What a format answers
+//! # One transaction
 //!
-//! - **When a file becomes visible** ([`TableFormat::publishes`]): in a
-//!   hive folder, once it is uploaded under its final name; in a format
-//!   with a log, once a commit adds it — after the checkpoint that counts
-//!   it, so the job publishes ([`TableFormat::publish_written`],
-//!   [`TableFormat::publish_stored`], [`TableFormat::publish_whole`]).
-//! - **What readers see now** ([`TableFormat::live_files`]): the files of
-//!   a table's current version, or `None` where the folder's listing is
-//!   the view.
-//! - **Idempotence** ([`TableFormat::recorded_version`]): the version a
-//!   writer's transaction id last recorded in a table, so a commit made
-//!   again after a crash is found and not made twice.
+//! Every write to a table is one [`Change`]: files joining (each group
+//! with the transaction id that records it, and the files' footers once
+//! read), files leaving, and where the spec changed the table's layout
+//! the schema it takes. A writer reads what readers see now
+//! ([`TableFormat::live_files`], [`TableFormat::recorded_version`]),
+//! makes its change, and hands it to [`TableFormat::commit`]: one commit
+//! where the format has them (readers see the table before or after,
+//! never between), each part whose transaction id the table records
+//! already left out. [`TableFormat::prepare`] checks a change against the
+//! table first — every footer read and fitting, removals the table no
+//! longer holds left out — so that a conversion refuses before anything is
+//! recorded and commits after; [`publish`] is the two together.
+//!
+//! What a format cannot do it says by what it returns, not by switches:
+//! a folder has no log, so its [`TableFormat::live_files`] is `None` (a
+//! listing is the view), its commit publishes nothing and hands the
+//! removed files back to delete ([`Committed::to_delete`]), and a format
+//! that keeps earlier versions hands back none (they stay for the
+//! versions that read them, until a vacuum). The one switch,
+//! [`TableFormat::publishes`], says when a file becomes visible: once
+//! uploaded, or once a commit adds it — after the checkpoint that counts
+//! it, so the job publishes.
+//!
+//! Units of one process finishing together make one commit a table
+//! ([`group`]: the one commit queue, whatever the format); other commits
+//! wait for the table's turn.
+//!
+//! # What else a format answers
+//!
 //! - **Layout** ([`TableFormat::check_table`]): a table is created with,
 //!   or checked against, the job's partition columns and schema before
-//!   anything is written into it.
-//! - **The store** ([`TableFormat::store_refusal`]): whether the output's
-//!   store can hold the format's tables at all.
-//! - **How a file is written** ([`TableFormat::file_schema`]): what the
+//!   anything is written into it; [`TableFormat::file_schema`]: what the
 //!   format's readers resolve a file's columns by (Iceberg's field ids).
-//! - **Replacing files** ([`TableFormat::replace`]): compaction, a
-//!   rewrite into another layout; one commit where the format has them
-//!   (readers see the old files or the new, never both), and where it
-//!   does not, the replaced files are the caller's to delete once the new
-//!   ones are revealed.
-//! - **Earlier versions** ([`TableFormat::keeps_versions`],
-//!   [`TableFormat::vacuum`], [`TableFormat::table_version`]): a format
-//!   with a log keeps replaced files for the versions that read them,
-//!   until a vacuum past the retention.
+//! - **The store** ([`TableFormat::store_refusal`]).
+//! - **The pointer readers follow** ([`TableFormat::pointer_behind`],
+//!   [`TableFormat::settle_pointer`]): Iceberg's `version-hint.text`.
+//! - **Earlier versions** ([`TableFormat::vacuum`],
+//!   [`TableFormat::table_version`]).
 //! - **Adopting and forgetting** ([`TableFormat::has_table`],
-//!   [`TableFormat::forget`]): a conversion makes another format's files
-//!   the table's ([`TableFormat::publish_whole`] with adopted files) and
-//!   deletes the old format's own records of the folder.
+//!   [`TableFormat::forget`]): a conversion commits another format's files
+//!   as the table's ([`Joining::adopted`]) and deletes the old format's
+//!   own records of the folder.
 //!
-//! A publication names stored files by their path under the output root
+//! A change names stored files by their path under the output root
 //! (`<table>/<partition dirs>/<name>.parquet`), their bytes and their
-//! rows; a format that records statistics reads them from the file's
-//! footer. Every publication carries a transaction id `(application,
-//! version)`: one already in the table is not made again.
+//! rows; a format that records statistics takes them from the file's
+//! footer, read once ([`crate::sink::reader::footer`]).
 
 pub mod delta;
 mod group;
@@ -56,14 +67,14 @@ pub mod iceberg;
 use super::{Sink, SinkError, WrittenFile};
 use crate::spec::{Output, OutputFormat};
 use crate::storage::Storage;
-use crate::storage::delta::{CommitLine, LiveFile};
 use arrow_schema::SchemaRef;
+use parquet::file::metadata::ParquetMetaData;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// A stored file to publish: where it is, its bytes, and its rows where
-/// they are known (else its footer says).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A stored file joining a table: where it is, its bytes, its rows where
+/// they are known (else its footer says), and its footer once read.
+#[derive(Debug, Clone)]
 pub struct Stored {
     /// Path relative to the output root.
     pub rel: String,
@@ -71,6 +82,38 @@ pub struct Stored {
     pub bytes: u64,
     /// Rows, if known.
     pub rows: Option<u64>,
+    /// Its footer, once read (or kept by the writer that wrote it).
+    pub footer: Option<Arc<ParquetMetaData>>,
+}
+
+impl Stored {
+    /// File `rel` of `bytes` bytes and, if known, `rows` rows; its footer
+    /// not read yet.
+    pub fn at(rel: impl Into<String>, bytes: u64, rows: Option<u64>) -> Stored {
+        Stored {
+            rel: rel.into(),
+            bytes,
+            rows,
+            footer: None,
+        }
+    }
+
+    /// A file this process wrote, with the footer it kept.
+    pub fn written(f: &WrittenFile) -> Stored {
+        Stored {
+            rel: f.rel.clone(),
+            bytes: f.bytes,
+            rows: Some(f.rows),
+            footer: f.footer.clone(),
+        }
+    }
+
+    /// Its rows: as known, else as its footer says.
+    pub fn row_count(&self) -> u64 {
+        self.rows
+            .or_else(|| self.footer.as_ref().map(|f| f.file_metadata().num_rows().max(0) as u64))
+            .unwrap_or(0)
+    }
 }
 
 /// Files joining a table together, with the transaction id that says they
@@ -91,10 +134,9 @@ pub struct Joining {
     pub adopted: bool,
 }
 
-/// Files replacing others in a table, in one change where the format has
-/// them.
+/// One change to a table (see the module doc).
 #[derive(Debug, Clone, Default)]
-pub struct Replacement {
+pub struct Change {
     /// The files joining, and the transaction ids the change records.
     pub joining: Vec<Joining>,
     /// Files leaving (paths relative to the output root).
@@ -103,7 +145,8 @@ pub struct Replacement {
     /// new layout), rather than a change of the table's data.
     pub rearranges: bool,
     /// The change may be in the table already (made again after a crash):
-    /// where its transaction ids all are, it is not made again.
+    /// where its transaction ids all are, it is not made again, and
+    /// removals the table no longer holds are left out.
     pub again: bool,
     /// The table's schema (the writer's): a table not yet made is made
     /// with it.
@@ -113,11 +156,133 @@ pub struct Replacement {
     /// change gives it `schema`'s layout too (a column `schema` lacks
     /// leaves the table).
     pub relayout: bool,
+    /// Made ready by [`TableFormat::prepare`]: footers read and checked,
+    /// removals those the table held then.
+    pub(crate) prepared: bool,
 }
 
-/// A commit made ready by [`TableFormat::prepare`], in the form the
-/// format that made it keeps.
-pub struct Prepared(pub Box<dyn std::any::Any + Send + Sync>);
+impl Change {
+    /// One unit's files for one table (`schema`: the writer's), recording
+    /// `txn`; `again`: published again after a crash (the table may hold
+    /// them).
+    pub fn publication(schema: &SchemaRef, files: Vec<Stored>, txn: (String, i64), again: bool) -> Change {
+        Change {
+            joining: vec![Joining {
+                files,
+                schema: Some(schema.clone()),
+                txn: Some(txn),
+                adopted: false,
+            }],
+            again,
+            ..Change::default()
+        }
+    }
+
+    /// Files `joining` and `removes` leaving, made again after a crash as
+    /// often as it takes (a segment's files, a conversion's adoption).
+    pub fn whole(joining: Vec<Joining>, removes: Vec<String>) -> Change {
+        Change {
+            joining,
+            removes,
+            again: true,
+            ..Change::default()
+        }
+    }
+
+    /// Whether it only adds units' files, each group with its transaction
+    /// id, under the writer's schema: what units finishing together in a
+    /// process commit as one ([`group`]).
+    pub fn is_publication(&self) -> bool {
+        self.removes.is_empty()
+            && !self.relayout
+            && !self.rearranges
+            && !self.joining.is_empty()
+            && self
+                .joining
+                .iter()
+                .all(|j| j.txn.is_some() && j.schema.is_some() && !j.adopted && !j.files.is_empty())
+    }
+
+    /// The units' files of a publication ([`Change::is_publication`]),
+    /// their footers read: the change back where it is not one.
+    pub fn into_publication(self) -> Result<Publication, Change> {
+        if !self.is_publication() {
+            return Err(self);
+        }
+        let schema = self
+            .joining
+            .iter()
+            .find_map(|j| j.schema.clone())
+            .unwrap_or_else(|| Arc::new(arrow_schema::Schema::empty()));
+        let units = self.joining.into_iter().filter_map(|j| Some((j.files, j.txn?))).collect();
+        Ok(Publication {
+            schema,
+            units,
+            again: self.again,
+        })
+    }
+
+    /// Whether it adds any file.
+    pub fn adds_any(&self) -> bool {
+        self.joining.iter().any(|j| !j.files.is_empty())
+    }
+
+    /// Whether [`TableFormat::prepare`] made it ready.
+    pub fn is_prepared(&self) -> bool {
+        self.prepared
+    }
+}
+
+/// Units' files for one table, committed together ([`Change::into_publication`]).
+#[derive(Debug, Clone)]
+pub struct Publication {
+    /// The writer's schema.
+    pub schema: SchemaRef,
+    /// Each unit's files, with the transaction id that records them.
+    pub units: Vec<(Vec<Stored>, (String, i64))>,
+    /// Published again after a crash: the table may hold them.
+    pub again: bool,
+}
+
+/// What a commit leaves to its caller.
+#[derive(Debug, Clone, Default)]
+pub struct Committed {
+    /// Files to delete now (paths relative to the output root): in a
+    /// format without earlier versions, the ones the change removed; in
+    /// one with them, none (they stay for the versions that read them,
+    /// until vacuumed).
+    pub to_delete: Vec<String>,
+}
+
+/// A file of a table's current version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveFile {
+    /// Path relative to the table's root.
+    pub path: String,
+    /// Bytes, as recorded.
+    pub size: u64,
+    /// Rows, as recorded, if recorded.
+    pub rows: Option<u64>,
+}
+
+/// One commit of a table, as `status` and the report show it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CommitLine {
+    /// Its version (Iceberg: the snapshot's sequence number).
+    pub version: u64,
+    /// When it was made (RFC 3339), if it says.
+    pub timestamp: Option<String>,
+    /// The operation (`WRITE`, `OPTIMIZE`, `append`, `replace`, …), or empty.
+    pub operation: String,
+    /// Files it added.
+    pub adds: u64,
+    /// Files it removed.
+    pub removes: u64,
+    /// Whether it changed the data (not only rearranged it).
+    pub data_change: bool,
+    /// Whether it set the table's metadata (a schema).
+    pub metadata: bool,
+}
 
 /// What a table's current version is, for `status` and the report.
 #[derive(Debug, Clone)]
@@ -153,7 +318,7 @@ pub struct Vacuumed {
     pub files: usize,
     /// Their bytes.
     pub bytes: u64,
-    /// The format's own records (log files).
+    /// The format's own records (log files, metadata files).
     pub log_files: usize,
 }
 
@@ -178,9 +343,11 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
 
     /// Whether a committed file is seen by readers only once the job
     /// publishes it (a commit the format records), rather than once it is
-    /// uploaded. Where it is, a unit is finished only once published, and
-    /// an incremental export's files wait for their segment, so that a
-    /// reorg repair's removals and the segment's files land in one commit.
+    /// uploaded. Where it is, a unit is finished only once published, an
+    /// incremental export's files wait for their segment (so that a reorg
+    /// repair's removals and the segment's files land in one commit), and
+    /// replaced files stay for the table's earlier versions until a
+    /// vacuum.
     fn publishes(&self) -> bool;
 
     /// Creates `table` for rows of `schema` (the writer's) unless it
@@ -204,80 +371,24 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// (or the format records none).
     async fn recorded_version(&self, sink: &Sink, table: &str, app: &str) -> Result<i64, SinkError>;
 
-    /// Publishes files one unit commit wrote to `table` (`schema`: the
-    /// writer's), recording `txn`.
-    async fn publish_written(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &SchemaRef,
-        files: &[WrittenFile],
-        txn: (String, i64),
-    ) -> Result<(), SinkError>;
-
-    /// Publishes stored files a checkpoint counts that `table` lacks (a run
-    /// died between the two; `schema`: the writer's), recording `txn`; the
-    /// table may hold them.
-    async fn publish_stored(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &SchemaRef,
-        files: Vec<Stored>,
-        txn: (String, i64),
-    ) -> Result<(), SinkError>;
-
-    /// Publishes `joining` and removes `removes` (paths relative to the
-    /// output root) from `table` in one commit; removals the table no
-    /// longer holds are left out, and a commit whose transaction ids are
-    /// all in the table already is not made again.
-    async fn publish_whole(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<(), SinkError> {
-        match self.prepare(sink, table, joining, removes).await? {
-            Some(p) => self.commit_prepared(sink, table, p).await,
-            None => Ok(()),
-        }
+    /// `change` made ready against `table` as it is now, before anything
+    /// is recorded: every joining file's footer read (adopted files
+    /// checked against the writer's columns), removals the table no
+    /// longer holds left out. `None`: nothing to commit. A format with
+    /// more to check (how files fit its partitioning) checks it here too.
+    async fn prepare(&self, sink: &Sink, table: &str, change: Change) -> Result<Option<Change>, SinkError> {
+        prepare_neutral(self, sink, table, change, self.table_words()).await
     }
 
-    /// [`TableFormat::publish_whole`]'s commit made ready — every file's
-    /// footer read and checked, the removals the table still holds found
-    /// — so that a change can refuse before anything is recorded, and
-    /// commit after. `None`: nothing to commit (or the format publishes
-    /// nothing).
-    async fn prepare(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<Option<Prepared>, SinkError>;
+    /// Makes `change` to `table`: one commit where the format has them
+    /// (see [`Change`]). Files joining are stored under their final names
+    /// already.
+    async fn commit(&self, sink: &Sink, table: &str, change: Change) -> Result<Committed, SinkError>;
 
-    /// Commits what [`TableFormat::prepare`] made ready.
-    async fn commit_prepared(&self, sink: &Sink, table: &str, prepared: Prepared) -> Result<(), SinkError>;
-
-    /// Withdraws every file `owned` names (by file name) from what readers
-    /// of `table` see, in one change (`--fresh`): the files withdrawn
-    /// (paths relative to the output root), which the table's earlier
-    /// versions still read, so they stay on storage until vacuumed; `None`
-    /// where the format keeps no earlier versions (or the table is not
-    /// made), and a file withdrawn is a file to delete.
-    async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError>;
-
-    /// Replaces files in `table` as `r` says (see [`Replacement`]). Files
-    /// joining are stored under their final names already. Returns the
-    /// files to delete now (paths relative to the output root): in a
-    /// format without earlier versions, the removed ones; in one with,
-    /// none (they stay for the versions that read them, until vacuumed).
-    async fn replace(&self, sink: &Sink, table: &str, r: Replacement) -> Result<Vec<String>, SinkError>;
-
-    /// Whether replaced and withdrawn files stay on storage for the
-    /// table's earlier versions, until a vacuum.
-    fn keeps_versions(&self) -> bool;
-
-    /// Whether a change of the output may drop columns a table has.
-    fn drops_columns(&self) -> bool;
-    /// Whether leaving columns out of a table (`columns`,
-    /// `exclude_columns`) is a change of its schema alone: its files stay
-    /// as they are and readers no longer see the columns, made by
-    /// [`TableFormat::replace`] with no file and [`Replacement::relayout`]
-    /// set. Else (the default) the table's files are written again without
-    /// them, and replace the old ones in one change that also gives the
-    /// table `schema`'s columns, where the format records them.
-    fn drops_columns_in_place(&self) -> bool {
-        false
+    /// Why a derivation cannot drop a column a table has (a format whose
+    /// tables' columns a derivation only ever adds), if it cannot.
+    fn column_drop_refusal(&self) -> Option<&'static str> {
+        None
     }
 
     /// Where the pointer readers follow to `table`'s current version lags
@@ -317,17 +428,135 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     async fn forget(&self, sink: &Sink, table: &str) -> Result<bool, SinkError>;
 }
 
+/// [`TableFormat::prepare`] then [`TableFormat::commit`].
+pub async fn publish(sink: &Sink, table: &str, change: Change) -> Result<Committed, SinkError> {
+    let format = sink.format();
+    match format.prepare(sink, table, change).await? {
+        Some(ready) => format.commit(sink, table, ready).await,
+        None => Ok(Committed::default()),
+    }
+}
+
+/// What every format's [`TableFormat::prepare`] does (`words`: "Delta
+/// table", for refusals of adopted files).
+pub(crate) async fn prepare_neutral<F: TableFormat + ?Sized>(
+    format: &F,
+    sink: &Sink,
+    table: &str,
+    mut change: Change,
+    words: &str,
+) -> Result<Option<Change>, SinkError> {
+    read_footers(sink, &mut change, words).await?;
+    change.removes = still_live(format, sink, table, std::mem::take(&mut change.removes)).await?;
+    if change.joining.is_empty() && change.removes.is_empty() && !change.relayout {
+        return Ok(None);
+    }
+    change.prepared = true;
+    Ok(Some(change))
+}
+
+/// Footers read at once (each a request on S3).
+const FOOTERS_AT_ONCE: usize = 16;
+
+/// Reads the footer of every file of `change` that has none yet, several
+/// at once, and checks adopted files against the writer's columns (a
+/// file that cannot join the table as it is refuses the change).
+pub(crate) async fn read_footers(sink: &Sink, change: &mut Change, words: &str) -> Result<(), SinkError> {
+    use futures::{StreamExt, TryStreamExt};
+    let storage = sink.storage();
+    let wanted: Vec<(usize, usize, String, u64)> = change
+        .joining
+        .iter()
+        .enumerate()
+        .flat_map(|(j, g)| g.files.iter().enumerate().map(move |(i, f)| (j, i, f)))
+        .filter(|(_, _, f)| f.footer.is_none())
+        .map(|(j, i, f)| (j, i, f.rel.clone(), f.bytes))
+        .collect();
+    let reads: Vec<_> = wanted
+        .iter()
+        .map(|(_, _, rel, bytes)| super::reader::footer(storage, rel, *bytes))
+        .collect();
+    let footers: Vec<Arc<ParquetMetaData>> = futures::stream::iter(reads).buffered(FOOTERS_AT_ONCE).try_collect().await?;
+    for ((j, i, _, _), footer) in wanted.into_iter().zip(footers) {
+        change.joining[j].files[i].footer = Some(footer);
+    }
+    for j in change.joining.iter().filter(|j| j.adopted) {
+        let Some(schema) = &j.schema else { continue };
+        let (want, _) = sink.file_columns(schema);
+        for f in &j.files {
+            let Some(footer) = &f.footer else { continue };
+            let have = super::reader::footer_schema(&f.rel, footer)?;
+            if let Some(refusal) = adoption_refusal(&f.rel, &have, &want, words) {
+                return Err(refusal);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Those of `removes` (paths relative to the output root) `table` still
+/// holds: a crash after an earlier commit of the same change removed the
+/// rest.
+pub(crate) async fn still_live<F: TableFormat + ?Sized>(
+    format: &F,
+    sink: &Sink,
+    table: &str,
+    removes: Vec<String>,
+) -> Result<Vec<String>, SinkError> {
+    if removes.is_empty() {
+        return Ok(removes);
+    }
+    let Some(live) = format.live_files(sink, table).await? else {
+        return Ok(removes);
+    };
+    let live: HashSet<String> = live.into_iter().map(|f| format!("{table}/{}", f.path)).collect();
+    Ok(removes.into_iter().filter(|p| live.contains(p)).collect())
+}
+
+/// `paths` under the output root, those of `table`, relative to it.
+pub(crate) fn within(table: &str, paths: &[String]) -> Vec<String> {
+    let dir = format!("{table}/");
+    paths.iter().filter_map(|p| p.strip_prefix(&dir)).map(String::from).collect()
+}
+
+/// Withdraws every file `owned` names (by file name) from what readers
+/// of `table` see in `format`, in one change (`--fresh`): the files
+/// withdrawn (paths relative to the output root), which the table's
+/// earlier versions still read, so they stay on storage until vacuumed;
+/// `None` where the format keeps no versions (or the table is not made),
+/// and a file withdrawn is a file to delete.
+async fn withdraw(format: &dyn TableFormat, sink: &Sink, table: &str, owned: &Owned) -> Result<Option<HashSet<String>>, SinkError> {
+    if !format.has_table(sink, table).await? {
+        return Ok(None);
+    }
+    let Some(live) = format.live_files(sink, table).await? else {
+        return Ok(None);
+    };
+    let removes: Vec<String> = live
+        .into_iter()
+        .filter(|f| f.path.rsplit('/').next().is_some_and(|n| owned(n)))
+        .map(|f| format!("{table}/{}", f.path))
+        .collect();
+    if !removes.is_empty() {
+        let change = Change {
+            removes: removes.clone(),
+            ..Change::default()
+        };
+        format.commit(sink, table, change).await?;
+    }
+    Ok(Some(removes.into_iter().collect()))
+}
+
 /// Withdraws `owned` files from what readers of `table` see in every
 /// format the output may hold it in — the job's own, and one another
 /// format left there (a job switched from Delta with `--fresh` leaves a
 /// log that must not name files about to be deleted) — and returns what
-/// the job's own format keeps for its earlier versions (see
-/// [`TableFormat::withdraw`]).
+/// the job's own format keeps for its earlier versions (see [`withdraw`]).
 pub async fn withdraw_everywhere(sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError> {
     let own = sink.format();
-    let kept = own.withdraw(sink, table, owned.clone()).await?;
+    let kept = withdraw(own, sink, table, &owned).await?;
     for other in every_format().iter().filter(|f| f.format() != own.format()) {
-        other.withdraw(sink, table, owned.clone()).await?;
+        withdraw(other.as_ref(), sink, table, &owned).await?;
     }
     Ok(kept)
 }

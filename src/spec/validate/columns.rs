@@ -150,21 +150,9 @@ impl Validator<'_> {
 /// A decoded table keeps what `events` keeps: its identity's key, sort and
 /// date columns have the same names.
 fn export_columns(dataset: Dataset, decoding: Option<&Decoding>) -> Vec<(String, Vec<String>)> {
-    let raw = || {
-        (
-            dataset.name().to_string(),
-            dataset.columns().iter().map(|c| c.to_string()).collect(),
-        )
-    };
     match decoding {
-        None => vec![raw()],
-        Some(d) => {
-            let mut out: Vec<(String, Vec<String>)> = d.tables.iter().map(|t| (t.table.clone(), t.columns(d.u256))).collect();
-            if d.also_raw {
-                out.push(raw());
-            }
-            out
-        }
+        None => crate::spec::decoding::table_columns(dataset, &[], Default::default(), true),
+        Some(d) => crate::spec::decoding::table_columns(dataset, &d.tables, d.u256, d.also_raw),
     }
 }
 

@@ -192,7 +192,9 @@ pub(super) fn select(
                 }
             }
         }
-        if !format.drops_columns() && d.decoder.is_none() {
+        if let Some(why) = format.column_drop_refusal()
+            && d.decoder.is_none()
+        {
             let was = job
                 .identity
                 .as_ref()
@@ -202,10 +204,10 @@ pub(super) fn select(
             let now = spec.exports[d.export].decoding.as_ref().map(|x| x.u256).unwrap_or_default();
             if (was.decimal38 && !now.decimal38) || (was.binary && !now.binary) {
                 return Err(refused(format!(
-                    "export[{}] drops u256 columns, and a {} table's columns are only ever added: keep them, or \
+                    "export[{}] drops u256 columns, and {why}: keep them, or \
                      run once with format = \"parquet\", once without them, then once with format = \"{}\" (each \
                      with no request)",
-                    d.export, spec.output.format, spec.output.format
+                    d.export, spec.output.format
                 )));
             }
         }

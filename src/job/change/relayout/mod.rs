@@ -184,13 +184,7 @@ pub(crate) async fn rewrite(
 
 /// What a rewrite making `layout` would read: files and bytes (for `plan`).
 pub(crate) async fn planned(spec: &Spec, state: &StateStore, job: &JobState, layout: &[LayoutChange]) -> Result<(usize, u64), RunError> {
-    let groups = rewritten(
-        spec,
-        job.identity.as_ref(),
-        layout,
-        state.format(),
-        inventory(spec, state, job).await?,
-    );
+    let groups = rewritten(spec, job.identity.as_ref(), layout, inventory(spec, state, job).await?);
     let files = groups.iter().flat_map(|g| g.inputs.values().flatten());
     Ok((files.clone().count(), files.map(|f| f.bytes).sum()))
 }
@@ -348,16 +342,10 @@ async fn inventory(spec: &Spec, state: &StateStore, job: &JobState) -> Result<Ve
 /// The groups a change writes again: where it only leaves columns out
 /// ([`LayoutChange::Columns`]), the files of the tables that lose them
 /// (`was`: the job's identity before the change; without one, every table
-/// of the export) — none where the format drops columns from a table's
-/// schema alone ([`crate::sink::format::TableFormat::drops_columns_in_place`]),
-/// whose swap then changes every table's schema with no file — else all.
-fn rewritten(
-    spec: &Spec,
-    was: Option<&JobIdentity>,
-    layout: &[LayoutChange],
-    format: &dyn crate::sink::format::TableFormat,
-    groups: Vec<Group>,
-) -> Vec<Group> {
+/// of the export) — else all. (Every format writes them again: a
+/// column left out by a schema change alone would keep its bytes, and
+/// files with and without it in one partition would never compact.)
+fn rewritten(spec: &Spec, was: Option<&JobIdentity>, layout: &[LayoutChange], groups: Vec<Group>) -> Vec<Group> {
     if layout.is_empty() {
         return groups;
     }
@@ -370,9 +358,6 @@ fn rewritten(
         let before = was.and_then(|w| w.exports.get(*export));
         let loses = |t: &String| before.is_none_or(|b| b.dropped_from(t) != e.dropped_from(t));
         tables.extend(e.tables().into_iter().filter(loses));
-    }
-    if format.drops_columns_in_place() {
-        return Vec::new();
     }
     groups
         .into_iter()
@@ -408,13 +393,7 @@ async fn write_groups(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &J
         }
     }
     let done: HashSet<(Option<String>, Option<String>)> = docs.iter().map(|d| (d.unit.clone(), d.partition.clone())).collect();
-    let mut groups = rewritten(
-        spec,
-        job.identity.as_ref(),
-        layout,
-        state.format(),
-        inventory(spec, state, job).await?,
-    );
+    let mut groups = rewritten(spec, job.identity.as_ref(), layout, inventory(spec, state, job).await?);
     // Compacted files get generations above every one the job has used:
     // in records (a swap's rolled back too), documents, and any file's
     // name (one no record names too).

@@ -8,7 +8,7 @@
 use crate::job::error::RunError;
 use crate::job::tables::{compaction_app_id, relayout_app_id, unit_app_id};
 use crate::sink::Sink;
-use crate::sink::format::{Joining, Replacement, Stored};
+use crate::sink::format::{Change, Joining, Stored};
 use crate::spec::{LayoutChange, Spec};
 use crate::state::{CommittedFile, Compaction, Migration, Rewrite, STATE_VERSION, StateStore};
 use futures::{StreamExt, TryStreamExt};
@@ -117,14 +117,7 @@ async fn replace(
             crate::util::failpoint::hit("rewrite-published");
         }
         let mut joining = vec![Joining {
-            files: outputs
-                .iter()
-                .map(|f| Stored {
-                    rel: f.path.clone(),
-                    bytes: f.bytes,
-                    rows: Some(f.rows),
-                })
-                .collect(),
+            files: outputs.iter().map(|f| Stored::at(f.path.clone(), f.bytes, Some(f.rows))).collect(),
             // The rewrite's files have their own schema.
             schema: None,
             txn: Some((relayout_app_id(spec), version)),
@@ -146,7 +139,7 @@ async fn replace(
         if let Some(g) = docs.iter().filter(|d| d.unit.is_none()).map(|d| d.generation).max() {
             joining.push(version_of((compaction_app_id(spec), g as i64)));
         }
-        let r = Replacement {
+        let r = Change {
             joining,
             removes: docs
                 .iter()
@@ -160,8 +153,9 @@ async fn replace(
             // Only when the spec changed them: a column a newer release
             // added is never dropped here.
             relayout: relayouts,
+            ..Change::default()
         };
-        let doomed: HashSet<String> = sink.format().replace(sink, &table, r).await?.into_iter().collect();
+        let doomed: HashSet<String> = sink.format().commit(sink, &table, r).await?.to_delete.into_iter().collect();
         crate::util::failpoint::hit("during-rewrite-commit");
         for d in &docs {
             if !publishes {

@@ -59,7 +59,7 @@ mod swap;
 pub use step::finish_swaps;
 
 use crate::job::error::RunError;
-use crate::sink::format::{Joining, Replacement, Stored};
+use crate::sink::format::{Change, Joining, Stored};
 use crate::sink::{MergeInput, Sink, compacted_name};
 use crate::spec::Spec;
 use crate::state::{CommittedFile, Compaction, JobFile, Listed, Mark, PendingCompaction, STATE_VERSION, StateStore, UnitState};
@@ -527,12 +527,8 @@ impl Compactor<'_> {
     /// now: none where the table keeps them for its earlier versions,
     /// until `vacuum`.
     async fn replace(&self, partition: &str, p: &PendingCompaction, again: bool) -> Result<Vec<String>, RunError> {
-        let outputs = p.outputs.iter().map(|f| Stored {
-            rel: f.path.clone(),
-            bytes: f.bytes,
-            rows: Some(f.rows),
-        });
-        let r = Replacement {
+        let outputs = p.outputs.iter().map(|f| Stored::at(f.path.clone(), f.bytes, Some(f.rows)));
+        let r = Change {
             joining: vec![Joining {
                 files: outputs.collect(),
                 // A merge's files have their own schema.
@@ -545,7 +541,7 @@ impl Compactor<'_> {
             again,
             ..Default::default()
         };
-        Ok(self.sink.format().replace(self.sink, table_of(partition), r).await?)
+        Ok(self.sink.format().commit(self.sink, table_of(partition), r).await?.to_delete)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The `delta` output format: how the files a job writes join the output's
-//! Delta tables ([`crate::storage::delta`]).
+//! Delta tables ([`table`]).
 //!
 //! # Tables
 //!
@@ -31,19 +31,20 @@
 //! published again after a crash gets the same statistics as the first
 //! time without being read whole.
 
+pub mod table;
 mod table_format;
 mod vacuum;
 
-use crate::sink::reader::StoreReader;
-use crate::sink::{Sink, SinkError, WrittenFile};
-use crate::storage::delta::{AddFile, Change, ColumnStats, DeltaError, Part, Table, partition_values};
+use super::Stored;
+use super::group::{Group, shared_error};
+use crate::sink::{Sink, SinkError};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::file::metadata::ParquetMetaData;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use table::{AddFile, Change, ColumnStats, DeltaError, Part, Table, partition_values};
 
 /// Attempts at one commit while other writers keep landing theirs first.
 const COMMIT_ATTEMPTS: u32 = 100;
@@ -57,37 +58,20 @@ pub struct DeltaTables {
     tables: Mutex<HashMap<String, Arc<Committer>>>,
 }
 
-/// One table's committer: what units queued, and whose turn it is.
+/// One table's committer: its log, and the units' commits queued for it
+/// ([`Group`], whose turn's value says whether the table is known to
+/// exist with this writer's layout).
 #[derive(Debug)]
 struct Committer {
     table: Arc<Table>,
-    queue: Mutex<Vec<Queued>>,
-    /// Held while a commit is in flight; `true` once the table is known
-    /// to exist with this writer's layout.
-    turn: tokio::sync::Mutex<bool>,
+    group: Group<Queued, u64>,
 }
 
+/// A unit's files waiting for their commit.
 #[derive(Debug)]
 struct Queued {
-    adds: Vec<AddFile>,
-    txn: (String, i64),
+    parts: Vec<Part>,
     may_be_in: bool,
-    done: tokio::sync::oneshot::Sender<Result<u64, Arc<DeltaError>>>,
-}
-
-/// A unit's files for one table, ready to publish.
-#[derive(Debug)]
-pub struct Publication {
-    /// The table's folder under the output (`events`, a decoded table).
-    pub table: String,
-    /// The writer's schema (the table's, but partition columns it lacks).
-    pub schema: SchemaRef,
-    /// The files, their paths relative to the output root.
-    pub files: Vec<AddFile>,
-    /// Transaction identifier: application id and version.
-    pub txn: (String, i64),
-    /// Published again after a crash: the log may hold it already.
-    pub may_be_in: bool,
 }
 
 impl DeltaTables {
@@ -106,8 +90,7 @@ impl DeltaTables {
             .or_insert_with(|| {
                 Arc::new(Committer {
                     table: Arc::new(Table::new(sink.storage(), table, self.checkpoint_interval)),
-                    queue: Mutex::new(Vec::new()),
-                    turn: tokio::sync::Mutex::new(false),
+                    group: Group::default(),
                 })
             })
             .clone()
@@ -118,64 +101,46 @@ impl DeltaTables {
         self.committer(sink, table).table.clone()
     }
 
-    /// The `add` of written file `f` of `table` with `schema`.
-    pub fn add_of(&self, table: &str, schema: &Schema, f: &WrittenFile) -> Result<AddFile, SinkError> {
+    /// The `add` of stored file `f` of `table`, whose footer is read:
+    /// statistics against `schema` (the writer's file columns) where its
+    /// rows are known, else against the footer's own columns (files the
+    /// job's merges wrote, adopted files).
+    pub fn add_of(&self, table: &str, schema: Option<&Schema>, f: &Stored) -> Result<AddFile, SinkError> {
         let footer = f.footer.as_deref().ok_or_else(|| SinkError::Write {
             path: f.rel.clone(),
             source: "no footer to take statistics from".into(),
         })?;
-        self.add(table, schema, &f.rel, f.bytes, f.rows, footer)
-    }
-
-    /// The `add` of committed file `rel` (`bytes` long, `rows` rows) of
-    /// `table`, its statistics read from its footer in storage.
-    pub async fn add_from_storage(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &Schema,
-        rel: &str,
-        bytes: u64,
-        rows: u64,
-    ) -> Result<AddFile, SinkError> {
-        let storage = sink.storage();
-        let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
-        let footer = reader.get_metadata(None).await.map_err(|e| SinkError::Read {
-            path: rel.into(),
-            source: Box::new(e),
-        })?;
-        self.add(table, schema, rel, bytes, rows, &footer)
-    }
-
-    /// The `add` of stored file `rel` of `table` (`bytes` long, `rows`
-    /// rows, or as many as its footer says), its schema and statistics
-    /// read from its footer: for files the job's merges wrote, whose
-    /// writer schema is the file's own.
-    pub async fn add_stored(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, rows: Option<u64>) -> Result<AddFile, SinkError> {
-        let (footer, schema) = footer_of(sink, rel, bytes).await?;
-        let rows = rows.unwrap_or_else(|| footer.file_metadata().num_rows().max(0) as u64);
-        self.add(table, &schema, rel, bytes, rows, &footer)
-    }
-
-    /// The `add` of stored file `rel` of `table` (`bytes` long) adopted as
-    /// it is (a conversion to `delta`): refused, as a layout error, when
-    /// its columns are not `want`'s (the writer's file columns) — a file
-    /// an older release wrote without a column, or with another type,
-    /// would break the table's schema for readers.
-    pub async fn add_adopted(&self, sink: &Sink, table: &str, rel: &str, bytes: u64, want: &Schema) -> Result<AddFile, SinkError> {
-        let (footer, schema) = footer_of(sink, rel, bytes).await?;
-        if let Some(refusal) = super::adoption_refusal(rel, &schema, want, "Delta table") {
-            return Err(refusal);
+        let rows = f.row_count();
+        match (schema, f.rows) {
+            (Some(schema), Some(_)) => self.add(table, schema, &f.rel, f.bytes, rows, footer),
+            _ => {
+                let own = crate::sink::reader::footer_schema(&f.rel, footer)?;
+                self.add(table, &own, &f.rel, f.bytes, rows, footer)
+            }
         }
-        let rows = footer.file_metadata().num_rows().max(0) as u64;
-        self.add(table, &schema, rel, bytes, rows, &footer)
+    }
+
+    /// The log's parts of `joining`: each group's `add`s (footers read),
+    /// with its transaction id. Adopted files take their own columns.
+    pub fn parts(&self, sink: &Sink, table: &str, joining: &[super::Joining]) -> Result<Vec<Part>, SinkError> {
+        let mut parts = Vec::with_capacity(joining.len());
+        for j in joining {
+            let schema = j.schema.as_ref().filter(|_| !j.adopted).map(|s| sink.file_columns(s).0);
+            let adds = j
+                .files
+                .iter()
+                .map(|f| self.add_of(table, schema.as_deref(), f))
+                .collect::<Result<Vec<_>, _>>()?;
+            parts.push(Part { adds, txn: j.txn.clone() });
+        }
+        Ok(parts)
     }
 
     /// Makes `change` to `table` in one commit, in the table's turn (after
     /// the units' commits in flight in this process). The table exists.
     pub async fn commit(&self, sink: &Sink, table: &str, change: Change) -> Result<u64, SinkError> {
         let committer = self.committer(sink, table);
-        let _turn = committer.turn.lock().await;
+        let _turn = committer.group.turn().await;
         committer
             .table
             .blocking(move |t| t.commit(&change, COMMIT_ATTEMPTS))
@@ -261,7 +226,7 @@ impl DeltaTables {
     pub async fn check_table(&self, sink: &Sink, table: &str, schema: &Schema) -> Result<(), SinkError> {
         let (partitions, _) = Self::wanted(sink, schema);
         let committer = self.committer(sink, table);
-        let mut ready = committer.turn.lock().await;
+        let mut ready = committer.group.turn().await;
         prepare(sink, &committer.table, schema, &partitions)
             .await
             .map_err(|e| delta_error(Arc::new(e)))?;
@@ -289,7 +254,7 @@ impl DeltaTables {
             return Ok(false);
         }
         let (partitions, full) = Self::wanted(sink, schema);
-        let want = crate::storage::delta::delta_columns(&full).map_err(|message| SinkError::Config {
+        let want = table::delta_columns(&full).map_err(|message| SinkError::Config {
             uri: table.into(),
             message,
             source: None,
@@ -304,7 +269,7 @@ impl DeltaTables {
     pub async fn replace_layout(&self, sink: &Sink, table: &str, schema: &Schema, change: Change) -> Result<u64, SinkError> {
         let (partitions, full) = Self::wanted(sink, schema);
         let committer = self.committer(sink, table);
-        let _turn = committer.turn.lock().await;
+        let _turn = committer.group.turn().await;
         committer
             .table
             .replace(sink.storage(), change, Arc::new(full), partitions, COMMIT_ATTEMPTS)
@@ -312,87 +277,42 @@ impl DeltaTables {
             .map_err(|e| delta_error(Arc::new(e)))
     }
 
-    /// Makes `p`'s files part of its table in a commit that records
-    /// `p.txn`; waits for that commit (queued with other units' files of
-    /// the same table). Creates the table on first use. Returns the
-    /// version committed.
-    pub async fn publish(&self, sink: &Sink, p: Publication) -> Result<u64, SinkError> {
-        let committer = self.committer(sink, &p.table);
-        let (done, result) = tokio::sync::oneshot::channel();
-        let layout = p
-            .files
-            .first()
+    /// Makes `parts` (one unit's files for `table`, the writer's schema
+    /// `schema`) part of the table in a commit that records their
+    /// transaction ids; waits for that commit (queued with other units'
+    /// files of the same table). Creates the table on first use. Returns
+    /// the version committed.
+    pub async fn publish(&self, sink: &Sink, table: &str, schema: &SchemaRef, parts: Vec<Part>, may_be_in: bool) -> Result<u64, SinkError> {
+        let committer = self.committer(sink, table);
+        let layout = parts
+            .iter()
+            .find_map(|p| p.adds.first())
             .map(|f| f.partition_values.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>());
-        committer.queue.lock().unwrap_or_else(|e| e.into_inner()).push(Queued {
-            adds: p.files,
-            txn: p.txn,
-            may_be_in: p.may_be_in,
-            done,
-        });
-        let mut ready = committer.turn.lock().await;
-        let queued = std::mem::take(&mut *committer.queue.lock().unwrap_or_else(|e| e.into_inner()));
-        if !queued.is_empty() {
-            let outcome = match (*ready, layout) {
-                (false, Some(partitions)) => prepare(sink, &committer.table, &p.schema, &partitions).await,
-                _ => Ok(()),
-            };
-            match outcome {
-                Ok(()) => {
-                    *ready = true;
-                    let change = Change {
-                        parts: queued
-                            .iter()
-                            .map(|q| Part {
-                                adds: q.adds.clone(),
-                                txn: Some(q.txn.clone()),
-                            })
-                            .collect(),
-                        may_be_in: queued.iter().any(|q| q.may_be_in),
-                        ..Change::default()
-                    };
-                    let r = committer
-                        .table
-                        .blocking(move |t| t.commit(&change, COMMIT_ATTEMPTS))
-                        .await
-                        .map_err(Arc::new);
-                    for q in queued {
-                        let _ = q.done.send(r.clone());
-                    }
+        let t = committer.table.clone();
+        let schema = schema.clone();
+        committer
+            .group
+            .join(Queued { parts, may_be_in }, |ready, members| async move {
+                if !ready
+                    && let Some(partitions) = &layout
+                    && let Err(e) = prepare(sink, &t, &schema, partitions).await
+                {
+                    return (false, Err(delta_error(Arc::new(e))));
                 }
-                Err(e) => {
-                    let e = Arc::new(e);
-                    for q in queued {
-                        let _ = q.done.send(Err(e.clone()));
-                    }
-                }
-            }
-        }
-        drop(ready);
-        match result.await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(delta_error(e)),
-            Err(_) => Err(SinkError::Write {
-                path: p.table,
-                source: "the commit was dropped".into(),
-            }),
-        }
+                let change = Change {
+                    may_be_in: members.iter().any(|m| m.may_be_in),
+                    parts: members.into_iter().flat_map(|m| m.parts).collect(),
+                    ..Change::default()
+                };
+                let r = t
+                    .blocking(move |t| t.commit(&change, COMMIT_ATTEMPTS))
+                    .await
+                    .map_err(|e| delta_error(Arc::new(e)));
+                (true, r)
+            })
+            .await
+            .map_err(shared_error)
     }
-}
-
-/// The footer of stored file `rel` (`bytes` long) and the Arrow schema it
-/// records.
-pub(super) async fn footer_of(sink: &Sink, rel: &str, bytes: u64) -> Result<(Arc<ParquetMetaData>, Schema), SinkError> {
-    let storage = sink.storage();
-    let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
-    let unreadable = |e: String| SinkError::Read {
-        path: rel.into(),
-        source: e.into(),
-    };
-    let footer = reader.get_metadata(None).await.map_err(|e| unreadable(e.to_string()))?;
-    let meta = footer.file_metadata();
-    let schema =
-        parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata()).map_err(|e| unreadable(e.to_string()))?;
-    Ok((footer, schema))
 }
 
 /// A committed-or-not error of the log as the write stage's.
@@ -431,7 +351,7 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
     if created {
         return Ok(());
     }
-    let want = crate::storage::delta::delta_columns(&full).map_err(|message| DeltaError::Refused {
+    let want = table::delta_columns(&full).map_err(|message| DeltaError::Refused {
         table: table.rel().to_string(),
         message,
     })?;
@@ -454,7 +374,7 @@ async fn prepare(sink: &Sink, table: &Arc<Table>, schema: &Schema, partitions: &
             .fields()
             .iter()
             .filter(|f| !have.columns.iter().any(|(n, _)| n == f.name()))
-            .map(|f| crate::storage::delta::delta_field(f, true))
+            .map(|f| table::delta_field(f, true))
             .collect::<Result<_, _>>()
             .map_err(|message| DeltaError::Refused {
                 table: table.rel().to_string(),

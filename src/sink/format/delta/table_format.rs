@@ -1,12 +1,11 @@
 //! Delta as a [`TableFormat`]: what the job asks of a table format,
 //! answered from the tables' logs and made by [`DeltaTables`]' commits.
 
-use super::{COMMIT_ATTEMPTS, DeltaTables, Publication};
-use crate::sink::format::{Joining, Owned, Prepared, Replacement, Retention, Stored, TableFormat, TableVersion, Vacuumed};
-use crate::sink::{Sink, SinkError, WrittenFile};
-use crate::storage::delta::{AddFile, Change, DeltaError, LiveFile, Part};
-use arrow_schema::{Schema, SchemaRef};
-use std::collections::HashSet;
+use super::DeltaTables;
+use super::table::{self as log, DeltaError};
+use crate::sink::format::{Change, Committed, LiveFile, Retention, TableFormat, TableVersion, Vacuumed, read_footers, within};
+use crate::sink::{Sink, SinkError};
+use arrow_schema::SchemaRef;
 
 #[async_trait::async_trait]
 impl TableFormat for DeltaTables {
@@ -58,174 +57,63 @@ impl TableFormat for DeltaTables {
         Ok(t.blocking(move |t| t.app_version(&app)).await.map_err(failed)?.unwrap_or(0))
     }
 
-    async fn publish_written(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &SchemaRef,
-        files: &[WrittenFile],
-        txn: (String, i64),
-    ) -> Result<(), SinkError> {
-        let (file_schema, _) = sink.file_columns(schema);
-        let adds = files
-            .iter()
-            .map(|f| self.add_of(table, &file_schema, f))
-            .collect::<Result<Vec<_>, _>>()?;
-        let p = Publication {
-            table: table.to_string(),
-            schema: schema.clone(),
-            files: adds,
-            txn,
-            may_be_in: false,
-        };
-        self.publish(sink, p).await.map(|_| ())
-    }
-
-    async fn publish_stored(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &SchemaRef,
-        files: Vec<Stored>,
-        txn: (String, i64),
-    ) -> Result<(), SinkError> {
-        let joining = Joining {
-            files,
-            schema: Some(schema.clone()),
-            txn: Some(txn.clone()),
-            adopted: false,
-        };
-        let adds = self.adds(sink, table, &joining).await?;
-        let p = Publication {
-            table: table.to_string(),
-            schema: schema.clone(),
-            files: adds,
-            txn,
-            may_be_in: true,
-        };
-        self.publish(sink, p).await.map(|_| ())
-    }
-
-    async fn prepare(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<Option<Prepared>, SinkError> {
-        let mut parts = Vec::new();
-        for j in &joining {
-            let adds = self.adds(sink, table, j).await?;
-            parts.push(Part { adds, txn: j.txn.clone() });
+    async fn commit(&self, sink: &Sink, table: &str, mut change: Change) -> Result<Committed, SinkError> {
+        if !change.is_prepared() {
+            read_footers(sink, &mut change, self.table_words()).await?;
         }
-        let dir = format!("{table}/");
-        let removes: Vec<String> = removes.iter().filter_map(|r| r.strip_prefix(&dir)).map(String::from).collect();
-        // Only what the table still has: a crash after an earlier commit
-        // of the same change removed the rest (its transaction ids then
-        // say its parts are in).
-        let removes = if removes.is_empty() {
-            removes
-        } else {
-            let live: HashSet<String> = TableFormat::live_files(self, sink, table)
-                .await?
-                .into_iter()
-                .flatten()
-                .map(|f| f.path)
-                .collect();
-            removes.into_iter().filter(|p| live.contains(p)).collect()
-        };
-        if parts.is_empty() && removes.is_empty() {
-            return Ok(None);
-        }
-        let change = Change {
-            parts,
-            removes,
-            rearranges: false,
-            may_be_in: true,
-        };
-        Ok(Some(Prepared(Box::new(change))))
-    }
-
-    async fn commit_prepared(&self, sink: &Sink, table: &str, prepared: Prepared) -> Result<(), SinkError> {
-        let change = prepared.0.downcast::<Change>().map_err(|_| SinkError::Write {
-            path: table.into(),
-            source: "a change another format prepared cannot be committed to a Delta table".into(),
-        })?;
-        self.commit(sink, table, *change).await.map(|_| ())
-    }
-
-    async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError> {
-        let t = self.table(sink, table);
-        let failed = |e: DeltaError| SinkError::Write {
-            path: table.into(),
-            source: format!("removing the job's files from its Delta log: {e}").into(),
-        };
-        if !t.exists(sink.storage()).await.map_err(failed)? {
-            return Ok(None);
-        }
-        let removed = t
-            .blocking(move |t| {
-                let removes: Vec<String> = t
-                    .live_files()?
-                    .into_iter()
-                    .filter(|f| f.path.rsplit('/').next().is_some_and(|n| owned(n)))
-                    .map(|f| f.path)
-                    .collect();
-                if !removes.is_empty() {
-                    let change = Change {
-                        removes: removes.clone(),
-                        ..Default::default()
-                    };
-                    t.commit(&change, COMMIT_ATTEMPTS)?;
+        let change = match change.into_publication() {
+            Ok(p) => {
+                let file_schema = sink.file_columns(&p.schema).0;
+                let mut parts = Vec::with_capacity(p.units.len());
+                for (files, txn) in &p.units {
+                    let adds = files
+                        .iter()
+                        .map(|f| self.add_of(table, Some(&file_schema), f))
+                        .collect::<Result<_, _>>()?;
+                    parts.push(log::Part {
+                        adds,
+                        txn: Some(txn.clone()),
+                    });
                 }
-                Ok(removes)
-            })
-            .await
-            .map_err(failed)?;
-        Ok(Some(removed.into_iter().map(|p| format!("{table}/{p}")).collect()))
-    }
-
-    async fn replace(&self, sink: &Sink, table: &str, r: Replacement) -> Result<Vec<String>, SinkError> {
-        let relayout = match &r.schema {
-            Some(schema) if r.relayout => self.needs_replacing(sink, table, schema).await?,
+                self.publish(sink, table, &p.schema, parts, p.again).await?;
+                return Ok(Committed::default());
+            }
+            Err(change) => change,
+        };
+        let relayout = match &change.schema {
+            Some(schema) if change.relayout => self.needs_replacing(sink, table, schema).await?,
             _ => false,
         };
-        let adds_any = r.joining.iter().any(|j| !j.files.is_empty());
-        if !adds_any && r.removes.is_empty() && !relayout {
-            return Ok(Vec::new());
+        let adds_any = change.adds_any();
+        // A prepared change commits even transaction ids alone (units
+        // whose files are in already record their versions).
+        let records = change.is_prepared() && !change.joining.is_empty();
+        if !adds_any && change.removes.is_empty() && !relayout && !records {
+            return Ok(Committed::default());
         }
         // A table may be new (a derived one), or lack columns it gains.
-        if let Some(schema) = r.schema.as_ref().filter(|_| !relayout && adds_any) {
+        if let Some(schema) = change.schema.as_ref().filter(|_| !relayout && adds_any) {
             DeltaTables::check_table(self, sink, table, schema).await?;
         }
-        let mut parts = Vec::with_capacity(r.joining.len());
-        for j in &r.joining {
-            parts.push(Part {
-                adds: self.adds(sink, table, j).await?,
-                txn: j.txn.clone(),
-            });
-        }
-        let dir = format!("{table}/");
-        let change = Change {
+        let parts = self.parts(sink, table, &change.joining)?;
+        let commit = log::Change {
             parts,
-            removes: r.removes.iter().filter_map(|p| p.strip_prefix(&dir)).map(String::from).collect(),
-            rearranges: r.rearranges,
-            may_be_in: r.again,
+            removes: within(table, &change.removes),
+            rearranges: change.rearranges,
+            may_be_in: change.again,
         };
-        match &r.schema {
-            Some(schema) if relayout => self.replace_layout(sink, table, schema, change).await?,
-            _ => self.commit(sink, table, change).await?,
+        match &change.schema {
+            Some(schema) if relayout => self.replace_layout(sink, table, schema, commit).await?,
+            _ => DeltaTables::commit(self, sink, table, commit).await?,
         };
-        Ok(Vec::new())
+        Ok(Committed::default())
     }
 
-    fn keeps_versions(&self) -> bool {
-        true
-    }
-
-    fn drops_columns(&self) -> bool {
-        false
-    }
-
-    // Readers of a Delta table read the columns of its schema, but the bytes
-    // of a column left out would stay in its files: they are written again,
-    // and the commit that swaps them in gives the table its new schema.
-    fn drops_columns_in_place(&self) -> bool {
-        false
+    // Readers of a Delta table read the columns of its schema, and a
+    // rewrite into fewer columns gives it its new schema in the commit
+    // that swaps the files; but a derivation only ever adds to it.
+    fn column_drop_refusal(&self) -> Option<&'static str> {
+        Some("a Delta table's columns are only ever added")
     }
 
     async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
@@ -259,36 +147,6 @@ impl TableFormat for DeltaTables {
         super::vacuum::delete_log(sink, table).await
     }
 }
-
-impl DeltaTables {
-    /// The `add`s of `joining`'s files: statistics from their footers, read
-    /// against the writer's schema or, where none is given, each file's own.
-    /// Adopted files are checked against the writer's schema first.
-    /// Footers are read several at once (each a request on S3).
-    async fn adds(&self, sink: &Sink, table: &str, joining: &Joining) -> Result<Vec<AddFile>, SinkError> {
-        use futures::{StreamExt, TryStreamExt};
-        let file_schema = joining.schema.as_ref().map(|s| sink.file_columns(s).0);
-        // Collected first: a closure making the futures is not general
-        // enough over lifetimes for the trait's `Send` futures.
-        let adds: Vec<_> = joining
-            .files
-            .iter()
-            .map(|f| self.add_one(sink, table, file_schema.as_deref(), joining.adopted, f))
-            .collect();
-        futures::stream::iter(adds).buffered(FOOTERS_AT_ONCE).try_collect().await
-    }
-
-    async fn add_one(&self, sink: &Sink, table: &str, schema: Option<&Schema>, adopted: bool, f: &Stored) -> Result<AddFile, SinkError> {
-        match (schema, f.rows) {
-            (Some(schema), _) if adopted => self.add_adopted(sink, table, &f.rel, f.bytes, schema).await,
-            (Some(schema), Some(rows)) => self.add_from_storage(sink, table, schema, &f.rel, f.bytes, rows).await,
-            _ => self.add_stored(sink, table, &f.rel, f.bytes, f.rows).await,
-        }
-    }
-}
-
-/// Footers read at once while adding stored files.
-const FOOTERS_AT_ONCE: usize = 16;
 
 /// A table's log that could not be read, named by its table.
 fn log_unread(table: &str, e: DeltaError) -> SinkError {

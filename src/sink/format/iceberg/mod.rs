@@ -1,5 +1,5 @@
 //! The `iceberg` output format: how the files a job writes join the
-//! output's Apache Iceberg tables ([`crate::storage::iceberg`]).
+//! output's Apache Iceberg tables ([`table`]).
 //!
 //! # Tables
 //!
@@ -35,23 +35,19 @@
 //! put-if-absent of the next metadata version; a conflict reloads,
 //! re-checks (parts now recorded are left out) and retries, bounded.
 
+pub mod table;
 mod table_format;
 
-use super::group::Group;
-use crate::sink::reader::StoreReader;
+use super::Stored;
+use super::group::{Group, shared_error};
 use crate::sink::{Sink, SinkError};
-use crate::storage::iceberg::{self as ice, Current, DataFile, IcebergError, PartitionKey, Table};
 use arrow_schema::{Schema, SchemaRef};
-use parquet::arrow::async_reader::AsyncFileReader;
-use parquet::file::metadata::ParquetMetaData;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use table::{self as ice, Current, DataFile, IcebergError, PartitionKey, Table};
 
 /// Attempts at one commit while other writers keep landing theirs first.
 const COMMIT_ATTEMPTS: u32 = 100;
-
-/// Footers read at once while adding stored files.
-const FOOTERS_AT_ONCE: usize = 16;
 
 /// The output's Iceberg tables, one committer each.
 #[derive(Debug, Default)]
@@ -66,21 +62,12 @@ struct Committer {
     group: Group<Queued, ()>,
 }
 
-/// A unit's files waiting for their commit: each file's path (under the
-/// output root), bytes and footer.
+/// A unit's files waiting for their commit (their footers read), with
+/// the transaction ids that record them.
 #[derive(Debug)]
 struct Queued {
-    files: Vec<Footed>,
-    txn: (String, i64),
+    parts: Vec<(Vec<Stored>, (String, i64))>,
     may_be_in: bool,
-}
-
-/// A stored file and its footer.
-#[derive(Debug, Clone)]
-pub(crate) struct Footed {
-    rel: String,
-    bytes: u64,
-    footer: Arc<ParquetMetaData>,
 }
 
 impl IcebergTables {
@@ -174,13 +161,12 @@ impl IcebergTables {
         sink: &Sink,
         table: &str,
         schema: &SchemaRef,
-        files: Vec<Footed>,
-        txn: (String, i64),
+        parts: Vec<(Vec<Stored>, (String, i64))>,
         may_be_in: bool,
     ) -> Result<(), SinkError> {
         let committer = self.committer(sink, table);
         let t = committer.table.clone();
-        let queued = Queued { files, txn, may_be_in };
+        let queued = Queued { parts, may_be_in };
         let schema = schema.clone();
         committer
             .group
@@ -195,11 +181,11 @@ impl IcebergTables {
                     Err(e) => return (ready, Err(e)),
                 };
                 let mut parts = Vec::with_capacity(members.len());
-                for m in &members {
-                    match data_files(&t, &current, None, &m.files) {
+                for (files, txn) in members.iter().flat_map(|m| &m.parts) {
+                    match data_files(&t, &current, None, files) {
                         Ok(files) => parts.push(ice::Part {
                             files,
-                            txn: Some(m.txn.clone()),
+                            txn: Some(txn.clone()),
                         }),
                         Err(e) => return (true, Err(e)),
                     }
@@ -221,7 +207,7 @@ impl IcebergTables {
     }
 
     /// Makes `change` to `table` in one snapshot, in the table's turn.
-    async fn commit(&self, sink: &Sink, table: &str, change: ice::Change) -> Result<(), SinkError> {
+    async fn commit_change(&self, sink: &Sink, table: &str, change: ice::Change) -> Result<(), SinkError> {
         let committer = self.committer(sink, table);
         let _turn = committer.group.turn().await;
         committer
@@ -235,7 +221,7 @@ impl IcebergTables {
 
 /// The manifest entries of `files` in `current` (or, where given, the
 /// layout a change gives the table), paths relative to the table.
-fn data_files(table: &Table, current: &Current, layout: Option<&ice::NewLayout>, files: &[Footed]) -> Result<Vec<DataFile>, SinkError> {
+fn data_files(table: &Table, current: &Current, layout: Option<&ice::NewLayout>, files: &[Stored]) -> Result<Vec<DataFile>, SinkError> {
     let (schema, spec) = match layout {
         Some(l) => (&l.schema, &l.spec),
         None => (current.schema(), current.spec()),
@@ -248,35 +234,16 @@ fn data_files(table: &Table, current: &Current, layout: Option<&ice::NewLayout>,
                 path: f.rel.clone(),
                 source: format!("not a file of table {}", table.rel()).into(),
             })?;
-            DataFile::from_footer(schema, spec, path, f.bytes, &f.footer).map_err(|m| SinkError::Read {
+            let footer = f.footer.as_deref().ok_or_else(|| SinkError::Write {
+                path: f.rel.clone(),
+                source: "no footer to take statistics from".into(),
+            })?;
+            DataFile::from_footer(schema, spec, path, f.bytes, footer).map_err(|m| SinkError::Read {
                 path: f.rel.clone(),
                 source: m.into(),
             })
         })
         .collect()
-}
-
-/// The footer of stored file `rel` (`bytes` long).
-pub(crate) async fn footer_of(sink: &Sink, rel: &str, bytes: u64) -> Result<Footed, SinkError> {
-    let storage = sink.storage();
-    let mut reader = StoreReader::new(storage.store().clone(), storage.path(rel), bytes);
-    let footer = reader.get_metadata(None).await.map_err(|e| SinkError::Read {
-        path: rel.into(),
-        source: Box::new(e),
-    })?;
-    Ok(Footed {
-        rel: rel.to_string(),
-        bytes,
-        footer,
-    })
-}
-
-/// The footers of `files` (`(rel, bytes)`), several read at once (each a
-/// request on S3), in order.
-async fn footers_of(sink: &Sink, files: &[(String, u64)]) -> Result<Vec<Footed>, SinkError> {
-    use futures::{StreamExt, TryStreamExt};
-    let reads: Vec<_> = files.iter().map(|(rel, bytes)| footer_of(sink, rel, *bytes)).collect();
-    futures::stream::iter(reads).buffered(FOOTERS_AT_ONCE).try_collect().await
 }
 
 /// An error of an Iceberg table as the write stage's: a table laid out
@@ -291,21 +258,6 @@ fn iceberg_error(e: IcebergError) -> SinkError {
         e => SinkError::Write {
             path: String::new(),
             source: Box::new(e),
-        },
-    }
-}
-
-/// A grouped commit's error, for each unit in the group.
-fn shared_error(e: Arc<SinkError>) -> SinkError {
-    match e.as_ref() {
-        SinkError::Config { uri, message, .. } => SinkError::Config {
-            uri: uri.clone(),
-            message: message.clone(),
-            source: None,
-        },
-        other => SinkError::Write {
-            path: String::new(),
-            source: other.to_string().into(),
         },
     }
 }

@@ -2,11 +2,13 @@
 //! answered from the tables' metadata and made by [`IcebergTables`]'
 //! snapshots.
 
-use super::{COMMIT_ATTEMPTS, Footed, IcebergTables, data_files, footer_of, footers_of, iceberg_error};
-use crate::sink::format::{Joining, Owned, Prepared, Replacement, Retention, Stored, TableFormat, TableVersion, Vacuumed};
-use crate::sink::{Sink, SinkError, WrittenFile};
-use crate::storage::delta::{CommitLine, LiveFile};
-use crate::storage::iceberg::{self as ice, Current, Table};
+use super::table::{self as ice, Current, Table};
+use super::{COMMIT_ATTEMPTS, IcebergTables, data_files, iceberg_error};
+use crate::sink::format::{
+    Change, CommitLine, Committed, LiveFile, Retention, TableFormat, TableVersion, Vacuumed, prepare_neutral, read_footers, still_live,
+    within,
+};
+use crate::sink::{Sink, SinkError};
 use arrow_schema::SchemaRef;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -73,163 +75,90 @@ impl TableFormat for IcebergTables {
         Ok(self.current(sink, table).await?.and_then(|c| c.recorded_version(app)).unwrap_or(0))
     }
 
-    async fn publish_written(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &SchemaRef,
-        files: &[WrittenFile],
-        txn: (String, i64),
-    ) -> Result<(), SinkError> {
-        let mut footed = Vec::with_capacity(files.len());
-        for f in files {
-            footed.push(match &f.footer {
-                Some(footer) => Footed {
-                    rel: f.rel.clone(),
-                    bytes: f.bytes,
-                    footer: footer.clone(),
-                },
-                None => footer_of(sink, &f.rel, f.bytes).await?,
-            });
-        }
-        self.publish(sink, table, schema, footed, txn, false).await
-    }
-
-    async fn publish_stored(
-        &self,
-        sink: &Sink,
-        table: &str,
-        schema: &SchemaRef,
-        files: Vec<Stored>,
-        txn: (String, i64),
-    ) -> Result<(), SinkError> {
-        let listed: Vec<(String, u64)> = files.into_iter().map(|f| (f.rel, f.bytes)).collect();
-        let footed = footers_of(sink, &listed).await?;
-        self.publish(sink, table, schema, footed, txn, true).await
-    }
-
-    async fn prepare(&self, sink: &Sink, table: &str, joining: Vec<Joining>, removes: Vec<String>) -> Result<Option<Prepared>, SinkError> {
+    /// The neutral checks, then how each file fits the table (its
+    /// partition tuple and statistics under the table's spec, or the spec
+    /// a table not made yet is made with), so that a conversion refuses
+    /// before anything is recorded.
+    async fn prepare(&self, sink: &Sink, table: &str, change: Change) -> Result<Option<Change>, SinkError> {
+        let Some(change) = prepare_neutral(self, sink, table, change, self.table_words()).await? else {
+            return Ok(None);
+        };
         let t = self.table(sink, table);
-        // A table not made yet is made (by the caller's check, once every
-        // file is found to fit) as the writer's schema makes it: the same
-        // ids and spec as if it were made now.
+        self.carry_adopted_ids(sink, &t, &change).await?;
         let current = match self.current(sink, table).await? {
             Some(c) => c,
-            None => match joining.iter().find_map(|j| j.schema.clone()) {
+            None => match change.joining.iter().find_map(|j| j.schema.clone()) {
                 Some(schema) => Arc::new(self.would_make(sink, &t, &schema)?),
-                None => return Ok(None),
+                None => return Ok(Some(change)),
             },
         };
-        let mut parts = Vec::with_capacity(joining.len());
-        for j in &joining {
-            let footed = self.joining_files(sink, j).await?;
-            parts.push(ice::Part {
-                files: data_files(&t, &current, None, &footed)?,
-                txn: j.txn.clone(),
-            });
+        for j in &change.joining {
+            data_files(&t, &current, None, &j.files)?;
         }
-        let removes = self.still_live(sink, table, &removes).await?;
-        if parts.is_empty() && removes.is_empty() {
-            return Ok(None);
+        Ok(Some(change))
+    }
+
+    async fn commit(&self, sink: &Sink, table: &str, mut change: Change) -> Result<Committed, SinkError> {
+        if !change.is_prepared() {
+            read_footers(sink, &mut change, self.table_words()).await?;
         }
-        let change = ice::Change {
-            parts,
-            removes,
-            may_be_in: true,
-            ..ice::Change::default()
+        let change = match change.into_publication() {
+            Ok(p) => {
+                self.publish(sink, table, &p.schema, p.units, p.again).await?;
+                return Ok(Committed::default());
+            }
+            Err(change) => change,
         };
-        Ok(Some(Prepared(Box::new(change))))
-    }
-
-    async fn commit_prepared(&self, sink: &Sink, table: &str, prepared: Prepared) -> Result<(), SinkError> {
-        let change = prepared.0.downcast::<ice::Change>().map_err(|_| SinkError::Write {
-            path: table.into(),
-            source: "a change another format prepared cannot be committed to an Iceberg table".into(),
-        })?;
-        self.commit(sink, table, *change).await
-    }
-
-    async fn withdraw(&self, sink: &Sink, table: &str, owned: Owned) -> Result<Option<HashSet<String>>, SinkError> {
-        let Some(current) = self.current(sink, table).await? else {
-            return Ok(None);
-        };
-        let t = self.table(sink, table);
-        let removes: Vec<String> = t
-            .live_files(sink.storage(), &current)
-            .await
-            .map_err(iceberg_error)?
-            .into_iter()
-            .map(|f| f.path)
-            .filter(|p| p.rsplit('/').next().is_some_and(|n| owned(n)))
-            .collect();
-        if !removes.is_empty() {
-            let change = ice::Change {
-                removes: removes.clone(),
-                ..ice::Change::default()
-            };
-            self.commit(sink, table, change).await?;
-        }
-        Ok(Some(removes.into_iter().map(|p| format!("{table}/{p}")).collect()))
-    }
-
-    async fn replace(&self, sink: &Sink, table: &str, r: Replacement) -> Result<Vec<String>, SinkError> {
-        let adds_any = r.joining.iter().any(|j| !j.files.is_empty());
-        if !adds_any && r.removes.is_empty() && !r.relayout {
-            return Ok(Vec::new());
+        // A prepared change commits even transaction ids alone (units
+        // whose files are in already record their versions).
+        let records = change.is_prepared() && !change.joining.is_empty();
+        if !change.adds_any() && change.removes.is_empty() && !change.relayout && !records {
+            return Ok(Committed::default());
         }
         let t = self.table(sink, table);
         let committer = self.committer(sink, table);
-        let current = match (&r.schema, self.current(sink, table).await?) {
+        let current = match (&change.schema, self.current(sink, table).await?) {
             // A table may be new (a derived one), or lack columns it gains.
-            (Some(schema), c) if !r.relayout || c.is_none() => {
+            (Some(schema), c) if !change.relayout || c.is_none() => {
                 let _turn = committer.group.turn().await;
                 self.ready(sink, &t, schema).await?
             }
             (_, Some(c)) => c,
-            _ => return Ok(Vec::new()),
+            _ => return Ok(Committed::default()),
         };
-        let layout = match &r.schema {
-            Some(schema) if r.relayout => {
+        let layout = match &change.schema {
+            Some(schema) if change.relayout => {
                 let keys = Self::keys(sink, table, schema)?;
                 t.new_layout(&current, schema, &keys).map_err(iceberg_error)?
             }
             _ => None,
         };
-        if !adds_any && r.removes.is_empty() && layout.is_none() {
+        if !change.adds_any() && change.removes.is_empty() && layout.is_none() && !records {
             // Laid out so already, and nothing to replace.
-            return Ok(Vec::new());
+            return Ok(Committed::default());
         }
-        let mut parts = Vec::with_capacity(r.joining.len());
-        for j in &r.joining {
-            let footed = self.joining_files(sink, j).await?;
+        let mut parts = Vec::with_capacity(change.joining.len());
+        for j in &change.joining {
             parts.push(ice::Part {
-                files: data_files(&t, &current, layout.as_ref(), &footed)?,
+                files: data_files(&t, &current, layout.as_ref(), &j.files)?,
                 txn: j.txn.clone(),
             });
         }
-        let removes = if r.again {
-            self.still_live(sink, table, &r.removes).await?
+        let removes = if change.again && !change.is_prepared() {
+            within(table, &still_live(self, sink, table, change.removes).await?)
         } else {
-            strip(table, &r.removes)
+            within(table, &change.removes)
         };
-        let change = ice::Change {
+        let commit = ice::Change {
             parts,
             removes,
-            rearranges: r.rearranges,
-            may_be_in: r.again,
+            rearranges: change.rearranges,
+            may_be_in: change.again,
             layout,
             ..ice::Change::default()
         };
-        self.commit(sink, table, change).await?;
-        Ok(Vec::new())
-    }
-
-    fn keeps_versions(&self) -> bool {
-        true
-    }
-
-    fn drops_columns(&self) -> bool {
-        true
+        self.commit_change(sink, table, commit).await?;
+        Ok(Committed::default())
     }
 
     async fn pointer_behind(&self, sink: &Sink, table: &str) -> Result<Option<(String, String)>, SinkError> {
@@ -301,27 +230,59 @@ impl TableFormat for IcebergTables {
 }
 
 impl IcebergTables {
-    /// The footers of `j`'s files; adopted ones checked against the
-    /// writer's columns first.
-    async fn joining_files(&self, sink: &Sink, j: &Joining) -> Result<Vec<Footed>, SinkError> {
-        let listed: Vec<(String, u64)> = j.files.iter().map(|f| (f.rel.clone(), f.bytes)).collect();
-        let footed = footers_of(sink, &listed).await?;
-        if let (true, Some(schema)) = (j.adopted, &j.schema) {
-            let (want, _) = sink.file_columns(schema);
-            for f in &footed {
-                let meta = f.footer.file_metadata();
-                let have = parquet::arrow::parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata()).map_err(|e| {
-                    SinkError::Read {
-                        path: f.rel.clone(),
-                        source: Box::new(e),
+    /// The field ids `change`'s adopted files carry (written by an earlier
+    /// Iceberg table of the output, before a conversion away from it):
+    /// the table takes them where it is made now, or has no snapshot yet
+    /// ([`Table::carry_ids`]). Refused (exit 2) where the files disagree
+    /// with each other, or with a table that holds files already.
+    async fn carry_adopted_ids(&self, sink: &Sink, t: &Table, change: &Change) -> Result<(), SinkError> {
+        let mut ids = ice::schema::FieldIds::new();
+        let refused = |rel: &str, message: String| SinkError::Config {
+            uri: rel.into(),
+            message,
+            source: None,
+        };
+        for f in change.joining.iter().filter(|j| j.adopted).flat_map(|j| &j.files) {
+            let Some(footer) = &f.footer else { continue };
+            let have = crate::sink::reader::footer_schema(&f.rel, footer)?;
+            for (name, id) in ice::schema::carried_ids(&have) {
+                match ids.get(&name) {
+                    Some(was) if *was != id => {
+                        return Err(refused(
+                            &f.rel,
+                            format!(
+                                "its column {name} carries Iceberg field id {} and other files of the table {}: \
+                                 files of two Iceberg tables cannot join one; start over with --fresh",
+                                id.0, was.0
+                            ),
+                        ));
                     }
-                })?;
-                if let Some(refusal) = crate::sink::format::adoption_refusal(&f.rel, &have, &want, "Iceberg table") {
-                    return Err(refusal);
+                    _ => {
+                        ids.insert(name, id);
+                    }
                 }
             }
         }
-        Ok(footed)
+        if ids.is_empty() {
+            return Ok(());
+        }
+        if let Some(current) = self.current(sink, t.rel()).await?
+            && current.snapshot().is_some()
+            && let Some((name, (id, _))) = ids
+                .iter()
+                .find(|(name, (id, _))| current.schema().field(name).is_some_and(|f| f.id != *id))
+        {
+            return Err(refused(
+                t.rel(),
+                format!(
+                    "files to adopt carry Iceberg field id {id} for column {name}, and the table gives it {}: \
+                     another table's files cannot join it; start over with --fresh",
+                    current.schema().field(name).map_or(0, |f| f.id)
+                ),
+            ));
+        }
+        t.carry_ids(ids);
+        Ok(())
     }
 
     /// The table as [`Table::create_if_absent`] would make it now for
@@ -330,29 +291,6 @@ impl IcebergTables {
         let keys = Self::keys(sink, t.rel(), schema)?;
         t.draft(schema, &keys, &Default::default()).map_err(iceberg_error)
     }
-
-    /// Those of `removes` (paths relative to the output root) the table
-    /// still holds, relative to the table: a crash after an earlier
-    /// commit of the same change removed the rest.
-    async fn still_live(&self, sink: &Sink, table: &str, removes: &[String]) -> Result<Vec<String>, SinkError> {
-        let removes = strip(table, removes);
-        if removes.is_empty() {
-            return Ok(removes);
-        }
-        let live: HashSet<String> = TableFormat::live_files(self, sink, table)
-            .await?
-            .into_iter()
-            .flatten()
-            .map(|f| f.path)
-            .collect();
-        Ok(removes.into_iter().filter(|p| live.contains(p)).collect())
-    }
-}
-
-/// `paths` under the output root, those of `table`, relative to it.
-fn strip(table: &str, paths: &[String]) -> Vec<String> {
-    let dir = format!("{table}/");
-    paths.iter().filter_map(|p| p.strip_prefix(&dir)).map(String::from).collect()
 }
 
 /// Expires `table`'s snapshots past the retention and deletes the job's

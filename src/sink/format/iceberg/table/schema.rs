@@ -13,6 +13,7 @@
 use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The Arrow field metadata key the Parquet writer turns into a field id.
@@ -415,6 +416,84 @@ pub fn from_arrow(arrow: &ArrowSchema) -> Result<(Schema, i32), SchemaError> {
         fields.push(field(i as i32 + 1, f, field_type, !f.is_nullable()));
     }
     Ok((Schema::new(0, fields), next))
+}
+
+/// Field ids by column name: a column's and, for a list, its element's.
+pub type FieldIds = BTreeMap<String, (i32, Option<i32>)>;
+
+/// The field ids a data file carries (`file`: its Arrow schema, as its
+/// footer records it), by column name: each top-level column's and, for a
+/// list, its element's. Empty where it carries none (a file written
+/// without them).
+pub fn carried_ids(file: &ArrowSchema) -> FieldIds {
+    let id = |f: &Field| f.metadata().get(FIELD_ID_KEY).and_then(|v| v.parse::<i32>().ok());
+    file.fields()
+        .iter()
+        .filter_map(|f| {
+            let element = match f.data_type() {
+                DataType::List(e) | DataType::LargeList(e) => id(e),
+                _ => None,
+            };
+            Some((f.name().clone(), (id(f)?, element)))
+        })
+        .collect()
+}
+
+/// `schema` (a new table's, numbered from 1) with the ids `carried` names
+/// (a data file's, [`carried_ids`]): files adopted from an output that was
+/// an Iceberg table before keep the ids its readers resolve their columns
+/// by, so the table made for them takes the same. A column the files do
+/// not carry takes an id after every carried one. Returns the schema and
+/// its highest id; `None` where `carried` names no column of `schema`, or
+/// one of another kind (a list's element id on a column that is none).
+pub fn renumbered(schema: &Schema, carried: &FieldIds) -> Option<(Schema, i32)> {
+    if !schema.fields.iter().any(|f| carried.contains_key(&f.name)) {
+        return None;
+    }
+    let mut next = carried.values().flat_map(|(id, e)| [Some(*id), *e]).flatten().max().unwrap_or(0);
+    let mut fresh = || {
+        next += 1;
+        next
+    };
+    let mut fields = Vec::with_capacity(schema.fields.len());
+    for f in &schema.fields {
+        let mut g = f.clone();
+        match (carried.get(&f.name), &mut g.field_type) {
+            (Some((id, element)), Type::List { element_id, .. }) => {
+                g.id = *id;
+                *element_id = match element {
+                    Some(e) => *e,
+                    None => fresh(),
+                };
+            }
+            (Some((_, Some(_))), _) => return None,
+            (Some((id, None)), Type::Primitive(_)) => g.id = *id,
+            (Some(_), _) => return None,
+            (None, Type::List { element_id, .. }) => {
+                g.id = fresh();
+                *element_id = fresh();
+            }
+            (None, Type::Primitive(_)) => g.id = fresh(),
+            (None, _) => return None,
+        }
+        fields.push(g);
+    }
+    let mut ids: Vec<i32> = fields
+        .iter()
+        .flat_map(|f| match &f.field_type {
+            Type::List { element_id, .. } => vec![f.id, *element_id],
+            _ => vec![f.id],
+        })
+        .collect();
+    let n = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    // Two columns given one id (files that disagree with each other).
+    if ids.len() != n {
+        return None;
+    }
+    let last = ids.last().copied().unwrap_or(0);
+    Some((Schema::new(schema.schema_id, fields), last))
 }
 
 fn field(id: i32, f: &Field, field_type: Type, required: bool) -> NestedField {

@@ -82,7 +82,7 @@ pub use partition::{PartitionKey, PartitionSpec, PartitionValue, Transform};
 pub use relayout::NewLayout;
 pub use stats::DataFile;
 
-use super::{Storage, StorageError};
+use crate::storage::{Storage, StorageError};
 use metadata::{NAME_MAPPING, SortOrder};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -260,6 +260,9 @@ pub struct Table {
     /// The last version this process read or wrote: loading steps forward
     /// from it, reading only what was committed since.
     last: Mutex<Option<Arc<Current>>>,
+    /// The field ids the files about to be adopted carry
+    /// ([`Table::carry_ids`]).
+    carried: Mutex<Option<schema::FieldIds>>,
 }
 
 impl Table {
@@ -283,6 +286,7 @@ impl Table {
             location: location.trim_end_matches('/').to_string(),
             limits,
             last: Mutex::new(None),
+            carried: Mutex::new(None),
         }
     }
 
@@ -519,8 +523,8 @@ impl Table {
                 .await
                 .map_err(|e| self.storage_error(e))?;
             let mut later = version;
-            while let Some(_) = storage
-                .get(&self.metadata_rel(&format!("v{}.metadata.json", later + 1)))
+            while storage
+                .exists(&self.metadata_rel(&format!("v{}.metadata.json", later + 1)))
                 .await
                 .map_err(|e| self.storage_error(e))?
             {
@@ -559,6 +563,18 @@ impl Table {
         }
     }
 
+    /// Makes the table, where this process makes it, with the field ids
+    /// `ids` (by column name: a data file's, [`schema::carried_ids`])
+    /// rather than fresh ones: files about to be adopted that an earlier
+    /// Iceberg table of the output wrote are read by those ids. A table
+    /// made already that has no snapshot takes them too
+    /// ([`Table::prepare`]).
+    pub fn carry_ids(&self, ids: schema::FieldIds) {
+        if let Ok(mut c) = self.carried.lock() {
+            *c = (!ids.is_empty()).then_some(ids);
+        }
+    }
+
     /// Version 1 of the table as [`Table::create_if_absent`] makes it,
     /// not written.
     pub fn draft(
@@ -567,7 +583,11 @@ impl Table {
         keys: &[PartitionKey],
         properties: &BTreeMap<String, String>,
     ) -> Result<Current, IcebergError> {
-        let (mut schema, last_column_id) = schema::from_arrow(arrow).map_err(|e| self.layout(e.to_string()))?;
+        let (mut schema, mut last_column_id) = schema::from_arrow(arrow).map_err(|e| self.layout(e.to_string()))?;
+        let carried = self.carried.lock().ok().and_then(|c| c.clone());
+        if let Some((s, last)) = carried.as_ref().and_then(|c| schema::renumbered(&schema, c)) {
+            (schema, last_column_id) = (s, last);
+        }
         // Files adopted from hive folders lack the identity-partitioned
         // columns (`chain`): readers fill them from the partition tuple,
         // and pyiceberg only where the column is optional.
@@ -621,6 +641,10 @@ impl Table {
         if created {
             return Ok(current);
         }
+        let current = match self.renumber_empty(storage, &current, arrow, keys, properties).await? {
+            Some(c) => c,
+            None => current,
+        };
         if !current.spec().is_of(keys, current.schema()) {
             let want: Vec<String> = keys
                 .iter()
@@ -637,6 +661,47 @@ impl Table {
             Some(c) => Ok(c),
             None => Ok(current),
         }
+    }
+
+    /// `current` with the ids [`Table::carry_ids`] gave, where it has no
+    /// snapshot (no file was ever committed under its ids) and its columns
+    /// have others: a new schema and partition spec in the next version.
+    /// `None` where nothing changes (or another writer made the next
+    /// version first: the caller's checks then run on what it made).
+    async fn renumber_empty(
+        &self,
+        storage: &Storage,
+        current: &Current,
+        arrow: &arrow_schema::Schema,
+        keys: &[PartitionKey],
+        properties: &BTreeMap<String, String>,
+    ) -> Result<Option<Arc<Current>>, IcebergError> {
+        if !current.metadata.snapshots.is_empty() || self.carried.lock().ok().and_then(|c| c.clone()).is_none() {
+            return Ok(None);
+        }
+        let draft = self.draft(arrow, keys, properties)?;
+        let ids = |s: &schema::Schema| s.fields.iter().map(|f| (f.name.clone(), f.id)).collect::<Vec<_>>();
+        if ids(draft.schema()) == ids(current.schema()) {
+            return Ok(None);
+        }
+        let mut m = current.metadata.clone();
+        let mut schema = draft.schema().clone();
+        schema.schema_id = m.schemas.iter().map(|s| s.schema_id).max().unwrap_or(0) + 1;
+        let spec_id = m.partition_specs.iter().map(|s| s.spec_id).max().unwrap_or(0) + 1;
+        let spec = PartitionSpec::of_keys(spec_id, keys, &schema, m.last_partition_id + 1).map_err(|e| self.layout(e))?;
+        m.last_partition_id += spec.fields.len() as i32;
+        m.last_column_id = m.last_column_id.max(draft.metadata.last_column_id);
+        m.properties.insert(NAME_MAPPING.into(), schema.name_mapping().to_string());
+        m.current_schema_id = schema.schema_id;
+        m.schemas.push(schema);
+        m.default_spec_id = spec_id;
+        m.partition_specs.push(spec);
+        self.log_previous(current, &mut m);
+        let made = self.write_version(storage, Some(current), m).await?;
+        if let Some(c) = &made {
+            tracing::info!(table = %self.rel, version = c.version, "gave the iceberg table the field ids the files it adopts carry");
+        }
+        Ok(made)
     }
 
     /// The writer's data files' Arrow schema for `arrow` (the file's

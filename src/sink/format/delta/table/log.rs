@@ -3,6 +3,7 @@
 //! job's page, its last commits as a reader of the history sees them.
 
 use super::{DeltaError, Table};
+use crate::sink::format::CommitLine;
 use crate::storage::{Storage, StorageError};
 use std::collections::HashSet;
 
@@ -145,25 +146,6 @@ impl Table {
             source,
         }
     }
-}
-
-/// One commit of a table, as [`Table::last_commits`] reads it.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CommitLine {
-    /// Its version.
-    pub version: u64,
-    /// When it was made (`commitInfo.timestamp`, RFC 3339), if it says.
-    pub timestamp: Option<String>,
-    /// `commitInfo.operation` (`WRITE`, `OPTIMIZE`, `CREATE TABLE`, …), or empty.
-    pub operation: String,
-    /// Files it added.
-    pub adds: u64,
-    /// Files it removed.
-    pub removes: u64,
-    /// Whether an add or remove changed the data (`dataChange`).
-    pub data_change: bool,
-    /// Whether it set the table's metadata (a schema).
-    pub metadata: bool,
 }
 
 /// The version of a commit file (`<20 digits>.json`).

@@ -139,7 +139,7 @@ impl Table {
 
     /// `m` (the next version after `base`'s) with `base`'s file in its
     /// metadata log and a fresh `last-updated-ms`.
-    fn log_previous(&self, base: &Current, m: &mut super::TableMetadata) {
+    pub(super) fn log_previous(&self, base: &Current, m: &mut super::TableMetadata) {
         m.metadata_log.push(MetadataLogEntry {
             metadata_file: format!("{}/metadata/v{}.metadata.json", m.location, base.version),
             timestamp_ms: m.last_updated_ms,

@@ -2,9 +2,9 @@
 //! metadata documents, manifests and manifest lists, a footer's metrics.
 
 use super::*;
-use crate::storage::iceberg::manifest::{self, FieldSummary, ManifestContext, ManifestEntry, ManifestFile, Status};
-use crate::storage::iceberg::metadata::TableMetadata;
-use crate::storage::iceberg::schema::{self, Primitive, SchemaError, Type};
+use crate::sink::format::iceberg::table::manifest::{self, FieldSummary, ManifestContext, ManifestEntry, ManifestFile, Status};
+use crate::sink::format::iceberg::table::metadata::TableMetadata;
+use crate::sink::format::iceberg::table::schema::{self, Primitive, SchemaError, Type};
 
 #[test]
 fn every_type_of_the_datasets_maps_and_ids_number_nested_fields_last() {
@@ -187,7 +187,7 @@ fn arrow_fields_get_their_ids_for_the_parquet_writer_nested_too() {
 
 #[test]
 fn hive_keys_become_identity_on_chain_and_the_day_of_the_timestamp() {
-    use crate::storage::iceberg::partition::keys_of_folders;
+    use crate::sink::format::iceberg::table::partition::keys_of_folders;
     let hive = ["chain".to_string(), "date".to_string()];
     assert_eq!(keys_of_folders(&hive, Some("block_timestamp")).unwrap(), keys());
     assert_eq!(
@@ -431,4 +431,49 @@ fn a_footer_gives_counts_and_bounds_of_each_column_by_field_id() {
     let plain = parquet_of(Arc::new(file_schema), &[(0, "0x01", Some(1))], 10);
     let g = DataFile::from_footer(&s, &spec, "chain=base/date=2024-01-02/y.parquet", 1, &footer_of(&plain)).unwrap();
     assert_eq!(g.upper_bounds[&2], 0i64.to_le_bytes());
+}
+
+/// A table made for files an earlier Iceberg table wrote takes the ids
+/// they carry (a list's element id too); a column they lack takes an id
+/// after every carried one; ids that collide, or a list's element id on
+/// a column that is none, are no numbering.
+#[test]
+fn a_new_tables_ids_are_the_ones_adopted_files_carry() {
+    let (fresh, _) = schema::from_arrow(&events_schema()).unwrap();
+    let tagged = |f: Field, id: i32| {
+        f.with_metadata(std::collections::HashMap::from([(
+            schema::FIELD_ID_KEY.to_string(),
+            id.to_string(),
+        )]))
+    };
+    let item = tagged(Field::new("element", DataType::Utf8, true), 31);
+    let file = Schema::new(vec![
+        tagged(Field::new("block_number", DataType::Int64, false), 20),
+        tagged(Field::new("topics", DataType::List(Arc::new(item)), true), 30),
+    ]);
+    let carried = schema::carried_ids(&file);
+    assert_eq!(carried.get("topics"), Some(&(30, Some(31))));
+    let (s, last) = schema::renumbered(&fresh, &carried).unwrap();
+    let id = |name: &str| s.field(name).unwrap().id;
+    assert_eq!((id("block_number"), id("topics")), (20, 30));
+    match &s.field("topics").unwrap().field_type {
+        Type::List { element_id, .. } => assert_eq!(*element_id, 31),
+        other => panic!("{other:?}"),
+    }
+    // Every other column after the carried ones, no id twice.
+    assert!(s.fields.iter().filter(|f| !carried.contains_key(&f.name)).all(|f| f.id > 31));
+    let mut ids: Vec<i32> = s.fields.iter().map(|f| f.id).chain([31]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), s.fields.len() + 1);
+    assert_eq!(last, *ids.last().unwrap());
+    assert!(s.name_mapping().to_string().contains("\"field-id\":20"));
+    // Files that give two columns one id: no numbering.
+    let clash = schema::FieldIds::from([("block_number".to_string(), (5, None)), ("removed".to_string(), (5, None))]);
+    assert!(schema::renumbered(&fresh, &clash).is_none());
+    // An element id on a column that is no list: no numbering.
+    let odd = schema::FieldIds::from([("block_number".to_string(), (5, Some(6)))]);
+    assert!(schema::renumbered(&fresh, &odd).is_none());
+    // Files carrying no id of the table's columns: nothing to carry.
+    assert!(schema::renumbered(&fresh, &schema::FieldIds::from([("other".to_string(), (1, None))])).is_none());
 }

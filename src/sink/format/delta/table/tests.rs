@@ -243,7 +243,7 @@ async fn commits_add_remove_and_record_transaction_ids_and_checkpoints_follow_th
 
 /// How long a table of 10,000 commits (a checkpoint every 100) takes to
 /// open from a new process: run with `cargo test --release --lib
-/// storage::delta::tests::opening -- --ignored --nocapture`.
+/// sink::format::delta::table::tests::opening -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement, not a check"]
 async fn opening_a_table_of_10000_commits() {

@@ -43,7 +43,8 @@
 //! block (its engine runs I/O on a background runtime of its own): async
 //! callers run them on a blocking thread through [`Table::blocking`].
 
-use super::{Storage, StorageError};
+pub use crate::sink::format::LiveFile;
+use crate::storage::{Storage, StorageError};
 use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::Schema;
 use delta_kernel::Snapshot;
@@ -64,7 +65,6 @@ mod tests;
 
 use actions::{add_batch, first_commit, replace_commit};
 pub use actions::{delta_columns, delta_field, partition_values};
-pub use log::CommitLine;
 
 /// Who writes the commits (`commitInfo.engineInfo`).
 const ENGINE_INFO: &str = concat!("chainetl/", env!("CARGO_PKG_VERSION"));
@@ -130,17 +130,6 @@ pub struct AddFile {
     /// Per-column statistics; every file of one commit has the same
     /// columns in the same order.
     pub stats: Vec<ColumnStats>,
-}
-
-/// A file of the table's current version.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveFile {
-    /// Path relative to the table's root.
-    pub path: String,
-    /// Bytes, as recorded.
-    pub size: u64,
-    /// Rows, as recorded (`stats.numRecords`), if recorded.
-    pub rows: Option<u64>,
 }
 
 /// Files joining the table together with the transaction identifier
