@@ -214,10 +214,9 @@ impl Change {
             .iter()
             .find_map(|j| j.schema.clone())
             .unwrap_or_else(|| Arc::new(arrow_schema::Schema::empty()));
-        let units = self.joining.into_iter().filter_map(|j| Some((j.files, j.txn?))).collect();
         Ok(Publication {
             schema,
-            units,
+            joining: self.joining,
             again: self.again,
         })
     }
@@ -238,8 +237,9 @@ impl Change {
 pub struct Publication {
     /// The writer's schema.
     pub schema: SchemaRef,
-    /// Each unit's files, with the transaction id that records them.
-    pub units: Vec<(Vec<Stored>, (String, i64))>,
+    /// Each unit's files, with the transaction id that records them
+    /// (every group has one).
+    pub joining: Vec<Joining>,
     /// Published again after a crash: the table may hold them.
     pub again: bool,
 }
@@ -377,7 +377,7 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// longer holds left out. `None`: nothing to commit. A format with
     /// more to check (how files fit its partitioning) checks it here too.
     async fn prepare(&self, sink: &Sink, table: &str, change: Change) -> Result<Option<Change>, SinkError> {
-        prepare_neutral(self, sink, table, change, self.table_words()).await
+        prepare_neutral(self, sink, table, change).await
     }
 
     /// Makes `change` to `table`: one commit where the format has them
@@ -437,16 +437,14 @@ pub async fn publish(sink: &Sink, table: &str, change: Change) -> Result<Committ
     }
 }
 
-/// What every format's [`TableFormat::prepare`] does (`words`: "Delta
-/// table", for refusals of adopted files).
+/// What every format's [`TableFormat::prepare`] does.
 pub(crate) async fn prepare_neutral<F: TableFormat + ?Sized>(
     format: &F,
     sink: &Sink,
     table: &str,
     mut change: Change,
-    words: &str,
 ) -> Result<Option<Change>, SinkError> {
-    read_footers(sink, &mut change, words).await?;
+    read_footers(format, sink, &mut change).await?;
     change.removes = still_live(format, sink, table, std::mem::take(&mut change.removes)).await?;
     if change.joining.is_empty() && change.removes.is_empty() && !change.relayout {
         return Ok(None);
@@ -460,9 +458,14 @@ const FOOTERS_AT_ONCE: usize = 16;
 
 /// Reads the footer of every file of `change` that has none yet, several
 /// at once, and checks adopted files against the writer's columns (a
-/// file that cannot join the table as it is refuses the change).
-pub(crate) async fn read_footers(sink: &Sink, change: &mut Change, words: &str) -> Result<(), SinkError> {
+/// file that cannot join `format`'s table as it is refuses the change);
+/// nothing where [`TableFormat::prepare`] did it already.
+pub(crate) async fn read_footers<F: TableFormat + ?Sized>(format: &F, sink: &Sink, change: &mut Change) -> Result<(), SinkError> {
     use futures::{StreamExt, TryStreamExt};
+    if change.prepared {
+        return Ok(());
+    }
+    let words = format.table_words();
     let storage = sink.storage();
     let wanted: Vec<(usize, usize, String, u64)> = change
         .joining

@@ -138,7 +138,7 @@ impl DeltaTables {
 
     /// Makes `change` to `table` in one commit, in the table's turn (after
     /// the units' commits in flight in this process). The table exists.
-    pub async fn commit(&self, sink: &Sink, table: &str, change: Change) -> Result<u64, SinkError> {
+    pub async fn commit_change(&self, sink: &Sink, table: &str, change: Change) -> Result<u64, SinkError> {
         let committer = self.committer(sink, table);
         let _turn = committer.group.turn().await;
         committer

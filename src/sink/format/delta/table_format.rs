@@ -58,23 +58,10 @@ impl TableFormat for DeltaTables {
     }
 
     async fn commit(&self, sink: &Sink, table: &str, mut change: Change) -> Result<Committed, SinkError> {
-        if !change.is_prepared() {
-            read_footers(sink, &mut change, self.table_words()).await?;
-        }
+        read_footers(self, sink, &mut change).await?;
         let change = match change.into_publication() {
             Ok(p) => {
-                let file_schema = sink.file_columns(&p.schema).0;
-                let mut parts = Vec::with_capacity(p.units.len());
-                for (files, txn) in &p.units {
-                    let adds = files
-                        .iter()
-                        .map(|f| self.add_of(table, Some(&file_schema), f))
-                        .collect::<Result<_, _>>()?;
-                    parts.push(log::Part {
-                        adds,
-                        txn: Some(txn.clone()),
-                    });
-                }
+                let parts = self.parts(sink, table, &p.joining)?;
                 self.publish(sink, table, &p.schema, parts, p.again).await?;
                 return Ok(Committed::default());
             }
@@ -104,7 +91,7 @@ impl TableFormat for DeltaTables {
         };
         match &change.schema {
             Some(schema) if relayout => self.replace_layout(sink, table, schema, commit).await?,
-            _ => DeltaTables::commit(self, sink, table, commit).await?,
+            _ => self.commit_change(sink, table, commit).await?,
         };
         Ok(Committed::default())
     }

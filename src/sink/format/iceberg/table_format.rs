@@ -80,7 +80,7 @@ impl TableFormat for IcebergTables {
     /// a table not made yet is made with), so that a conversion refuses
     /// before anything is recorded.
     async fn prepare(&self, sink: &Sink, table: &str, change: Change) -> Result<Option<Change>, SinkError> {
-        let Some(change) = prepare_neutral(self, sink, table, change, self.table_words()).await? else {
+        let Some(change) = prepare_neutral(self, sink, table, change).await? else {
             return Ok(None);
         };
         let t = self.table(sink, table);
@@ -99,12 +99,11 @@ impl TableFormat for IcebergTables {
     }
 
     async fn commit(&self, sink: &Sink, table: &str, mut change: Change) -> Result<Committed, SinkError> {
-        if !change.is_prepared() {
-            read_footers(sink, &mut change, self.table_words()).await?;
-        }
+        read_footers(self, sink, &mut change).await?;
         let change = match change.into_publication() {
             Ok(p) => {
-                self.publish(sink, table, &p.schema, p.units, p.again).await?;
+                let units = p.joining.into_iter().filter_map(|j| Some((j.files, j.txn?))).collect();
+                self.publish(sink, table, &p.schema, units, p.again).await?;
                 return Ok(Committed::default());
             }
             Err(change) => change,
