@@ -37,6 +37,8 @@ pub(crate) fn output(uri: &str) -> Output {
         allow_http: None,
         format: crate::spec::OutputFormat::Parquet,
         delta_retention: std::time::Duration::from_secs(7 * 24 * 3600),
+        catalog: None,
+        table_properties: Default::default(),
     }
 }
 

@@ -91,3 +91,41 @@ pub const SIM_LATENCY_MS: u64 = 0;
 pub const SIM_SCAN_BUDGET: u64 = 200_000;
 /// Blocks reorganised at start (0: none).
 pub const SIM_REORG_DEPTH: u64 = 0;
+
+/// The Iceberg table property holding the name mapping (chainetl's to
+/// write: readers of files without field ids resolve columns by it).
+pub const ICEBERG_NAME_MAPPING: &str = "schema.name-mapping.default";
+
+/// Iceberg's maintenance properties chainetl writes into a table it
+/// makes, and honours as it commits (inside a running `--follow`), where
+/// `[output.table_properties]` does not set them: a week-long follow at
+/// the default poll keeps its current metadata to the last hour's
+/// snapshots (about 240, at least 10) and `metadata/` to the last 100
+/// metadata files.
+pub const ICEBERG_MAINTENANCE: [(&str, &str); 4] = [
+    ("history.expire.max-snapshot-age-ms", "3600000"),
+    ("history.expire.min-snapshots-to-keep", "10"),
+    ("write.metadata.delete-after-commit.enabled", "true"),
+    ("write.metadata.previous-versions-max", "100"),
+];
+
+/// Whether `value` is one Iceberg property `key` takes, where chainetl
+/// reads the key (the others are written as given).
+pub fn check_iceberg_property(key: &str, value: &str) -> Result<(), String> {
+    match key {
+        "history.expire.max-snapshot-age-ms" | "history.expire.min-snapshots-to-keep" | "write.metadata.previous-versions-max" => {
+            match value.trim().parse::<u64>() {
+                Ok(n) if n >= 1 => Ok(()),
+                _ => Err(format!(
+                    "`{}`: expected a whole number of at least 1",
+                    value.chars().take(40).collect::<String>()
+                )),
+            }
+        }
+        "write.metadata.delete-after-commit.enabled" => match value.trim() {
+            "true" | "false" => Ok(()),
+            _ => Err("expected \"true\" or \"false\"".into()),
+        },
+        _ => Ok(()),
+    }
+}

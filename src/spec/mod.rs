@@ -37,7 +37,10 @@ pub use changes::{FormatChange, LayoutChange, LayoutKey};
 pub use decoding::{DecodedTable, Decoding, U256Columns};
 pub use error::{SpecError, SpecErrors};
 pub use identity::{Comparison, ExportIdentity, JobIdentity, LAYOUT_KEYS, SHARED_KEYS};
-pub use model::{BaseUrl, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, OutputFormat, Selection, Source, Spec};
+pub use model::{
+    BaseUrl, Catalog, CatalogAuth, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, OutputFormat, Selection, Source,
+    Spec,
+};
 pub use sim_options::{FORBID_ENDPOINTS, SimOptions, parse_forbid};
 
 use raw::RawSpec;

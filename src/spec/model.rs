@@ -156,6 +156,45 @@ pub struct Output {
     /// versions within it stay readable (`output.delta_retention`).
     #[serde(skip)]
     pub delta_retention: Duration,
+    /// The Iceberg REST catalog every commit goes through
+    /// (`[output.catalog]`); `None`: the file-system layout alone.
+    #[serde(skip)]
+    pub catalog: Option<Catalog>,
+    /// Properties written into each Iceberg table's
+    /// (`[output.table_properties]`), Iceberg's maintenance properties
+    /// among them.
+    #[serde(skip)]
+    pub table_properties: std::collections::BTreeMap<String, String>,
+}
+
+/// `[output.catalog]`: an Iceberg REST catalog (validated; secrets are
+/// named by their variables, never held here).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Catalog {
+    /// The catalog's base URI (`/v1/...` below it).
+    pub uri: String,
+    /// The namespace of the job's tables (`<namespace>.<table>`).
+    pub namespace: String,
+    /// The warehouse the catalog is asked for in `GET /v1/config`.
+    pub warehouse: Option<String>,
+    /// How requests authenticate.
+    pub auth: CatalogAuth,
+    /// The OAuth2 token endpoint (default `<uri>/v1/oauth/tokens`).
+    pub oauth2_server_uri: Option<String>,
+    /// The OAuth2 scope asked for (default `catalog`).
+    pub scope: String,
+}
+
+/// How requests to a catalog authenticate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CatalogAuth {
+    /// No credential (a catalog open to this host).
+    None,
+    /// OAuth2 client credentials from the variable named, holding
+    /// `client_id:client_secret` (`credential_env`).
+    Credential(String),
+    /// A bearer token from the variable named (`token_env`).
+    Token(String),
 }
 
 /// What one export selects.

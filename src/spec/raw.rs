@@ -138,6 +138,33 @@ pub(crate) struct RawOutput {
     pub(crate) format: Option<Spanned<String>>,
     /// Delta: how long removed files stay (default [`super::defaults::DELTA_RETENTION_SECS`]).
     pub(crate) delta_retention: Option<Spanned<toml::Value>>,
+    /// Iceberg: the REST catalog commits go through.
+    pub(crate) catalog: Option<Spanned<RawCatalog>>,
+    /// Iceberg: properties written into each table's.
+    pub(crate) table_properties: Option<Spanned<std::collections::BTreeMap<String, Spanned<String>>>>,
+}
+
+/// `[output.catalog]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawCatalog {
+    /// `rest`, the only type this build knows.
+    #[serde(rename = "type")]
+    pub(crate) kind: Option<Spanned<String>>,
+    /// The catalog's base URI.
+    pub(crate) uri: Option<Spanned<String>>,
+    /// The tables' namespace.
+    pub(crate) namespace: Option<Spanned<String>>,
+    /// The warehouse asked for.
+    pub(crate) warehouse: Option<Spanned<String>>,
+    /// The variable holding `client_id:client_secret`.
+    pub(crate) credential_env: Option<Spanned<String>>,
+    /// The variable holding a bearer token.
+    pub(crate) token_env: Option<Spanned<String>>,
+    /// The OAuth2 token endpoint.
+    pub(crate) oauth2_server_uri: Option<Spanned<String>>,
+    /// The OAuth2 scope (default `catalog`).
+    pub(crate) scope: Option<Spanned<String>>,
 }
 
 /// One `[[export]]`.

@@ -53,6 +53,7 @@ fn every_key(keys: &[shape::Key], table: &str, out: &mut String) {
             Kind::StrList => "[\"x\"]",
             Kind::IntList => "[1]",
             Kind::Duration => "\"5m\"",
+            Kind::StrTable => "{ x = \"y\" }",
             Kind::Table(_) | Kind::Tables(_) => {
                 tables.push(k);
                 continue;
@@ -200,5 +201,80 @@ fn the_default_bloom_filters_are_the_documented_lookup_columns() {
     assert_eq!(
         s.output.bloom_filters,
         ["transaction_hash", "contract_address", "topic0", "wallet_address"]
+    );
+}
+
+/// A spec writing Iceberg tables through `catalog` (a `[output.catalog]`
+/// body) with `format`.
+fn with_catalog(format: &str, catalog: &str, properties: &str) -> String {
+    format!(
+        "name = \"t\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\nformat = \"{format}\"\n[output.catalog]\n{catalog}\n\
+         [output.table_properties]\n{properties}\n[[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nwindow = \"1..100\"\n"
+    )
+}
+
+#[test]
+fn a_catalog_is_read_with_its_defaults() {
+    let text = with_catalog(
+        "iceberg",
+        "type = \"rest\"\nuri = \"https://cat.example.com/api/catalog/\"\nnamespace = \"chain\"\ncredential_env = \"CAT_CRED\"",
+        "\"history.expire.max-snapshot-age-ms\" = \"60000\"",
+    );
+    let spec = Spec::parse("t.toml", &text).unwrap();
+    let c = spec.output.catalog.unwrap();
+    assert_eq!(c.uri, "https://cat.example.com/api/catalog");
+    assert_eq!(c.namespace, "chain");
+    assert_eq!(c.scope, "catalog");
+    assert_eq!(c.auth, CatalogAuth::Credential("CAT_CRED".into()));
+    assert_eq!(spec.output.table_properties["history.expire.max-snapshot-age-ms"], "60000");
+}
+
+#[test]
+fn a_catalogs_mistakes_are_reported_together_and_a_pasted_secret_is_not_repeated() {
+    let text = with_catalog(
+        "iceberg",
+        "type = \"glue\"\nuri = \"https://id:pw@cat.example.com\"\nnamespace = \"my-ns\"\ncredential_env = \"abc:sk_live_9f8e7d6c5b4a\"\ntoken_env = \"T\"",
+        "\"chainetl.txn.x\" = \"1\"\n\"write.metadata.previous-versions-max\" = \"lots\"",
+    );
+    let errs = Spec::parse("t.toml", &text).unwrap_err().0;
+    let keys: Vec<&str> = errs.iter().map(|e| e.key.as_str()).collect();
+    for k in [
+        "output.catalog.type",
+        "output.catalog.uri",
+        "output.catalog.namespace",
+        "output.catalog.credential_env",
+        "output.table_properties",
+        "output.table_properties.\"write.metadata.previous-versions-max\"",
+    ] {
+        assert!(keys.contains(&k), "{k} not reported: {errs:?}");
+    }
+    let all: String = errs.iter().map(|e| e.to_string()).collect();
+    assert!(!all.contains("sk_live_9f8e7d6c5b4a"), "{all}");
+    assert!(!all.contains(":pw@"), "{all}");
+}
+
+#[test]
+fn a_catalog_and_table_properties_belong_to_iceberg() {
+    let text = with_catalog(
+        "delta",
+        "type = \"rest\"\nuri = \"http://localhost:8181\"\nnamespace = \"chain\"",
+        "a = \"b\"",
+    );
+    let errs = Spec::parse("t.toml", &text).unwrap_err().0;
+    assert!(
+        errs.iter().any(|e| e.key == "output.catalog" && e.message.contains("iceberg")),
+        "{errs:?}"
+    );
+    assert!(errs.iter().any(|e| e.key == "output.table_properties"), "{errs:?}");
+    let both = with_catalog(
+        "iceberg",
+        "type = \"rest\"\nuri = \"http://localhost:8181\"\nnamespace = \"chain\"\ncredential_env = \"A\"\ntoken_env = \"B\"",
+        "",
+    );
+    let errs = Spec::parse("t.toml", &both).unwrap_err().0;
+    assert!(
+        errs.iter()
+            .any(|e| e.key == "output.catalog.token_env" && e.message.contains("not both")),
+        "{errs:?}"
     );
 }

@@ -36,6 +36,8 @@ mod forms;
 mod hostile;
 /// Iceberg tables written by the storage module, read exactly by pyiceberg and DuckDB at every snapshot.
 mod iceberg;
+/// Iceberg commits through a REST catalog whose commit logic is pyiceberg's: exactly once through its failures.
+mod iceberg_catalog;
 /// Iceberg commits: the version hint is part of each, vacuum spares commits in flight, adopted files re-partition.
 mod iceberg_commits;
 /// `format = "iceberg"` through the CLI: every reader, conversions, shards, vacuum.

@@ -66,6 +66,8 @@ fn output(uri: &str) -> Output {
         allow_http: None,
         format: chainetl::spec::OutputFormat::Parquet,
         delta_retention: std::time::Duration::from_secs(7 * 24 * 3600),
+        catalog: None,
+        table_properties: Default::default(),
     }
 }
 

@@ -583,7 +583,13 @@ fn every_format() -> [Arc<dyn TableFormat>; 3] {
 
 /// The implementation of `output.format`.
 pub fn for_output(output: &Output) -> Arc<dyn TableFormat> {
-    implementation(output.format, output.bloom_filters.clone())
+    match output.format {
+        OutputFormat::Iceberg => Arc::new(iceberg::IcebergTables::with_catalog(
+            output.catalog.as_ref(),
+            output.table_properties.clone(),
+        )),
+        f => implementation(f, output.bloom_filters.clone()),
+    }
 }
 
 /// The implementation of `format`, keeping statistics of `stats_columns`

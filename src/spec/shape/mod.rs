@@ -40,6 +40,8 @@ pub(crate) enum Kind {
     Start,
     /// `confirmations`: a number, or a table of numbers by chain.
     Confirmations,
+    /// A table of strings under any keys.
+    StrTable,
     /// A table with these keys.
     Table(&'static [Key]),
     /// An array of tables with these keys.
@@ -122,6 +124,20 @@ const OUTPUT: &[Key] = &[
     opt("allow_http", Kind::Bool),
     opt("format", Kind::Str),
     opt("delta_retention", Kind::Duration),
+    opt("catalog", Kind::Table(CATALOG)),
+    opt("table_properties", Kind::StrTable),
+];
+
+/// `[output.catalog]`: an Iceberg REST catalog.
+const CATALOG: &[Key] = &[
+    req("type", Kind::Str),
+    req("uri", Kind::Str),
+    req("namespace", Kind::Str),
+    opt("warehouse", Kind::Str),
+    opt("credential_env", Kind::Str),
+    opt("token_env", Kind::Str),
+    opt("oauth2_server_uri", Kind::Str),
+    opt("scope", Kind::Str),
 ];
 
 const EXPORT: &[Key] = &[
@@ -301,6 +317,14 @@ fn check_value(v: &mut DeValue<'_>, kind: Kind, full: &str, out: &mut Vec<Proble
             }
             Ok(())
         }
+        (Kind::StrTable, DeValue::Table(t)) => match t.iter().find(|(_, x)| !matches!(x.get_ref(), DeValue::String(_))) {
+            None => Ok(()),
+            Some((k, x)) => Err(format!(
+                "expected a table of strings, got {} for `{}`",
+                describe(x.get_ref()),
+                k.get_ref()
+            )),
+        },
         (Kind::Table(keys), DeValue::Table(t)) => {
             // An inline or dotted table has no header span of its own here;
             // missing keys point at the value.
@@ -340,6 +364,7 @@ fn expected(kind: Kind) -> &'static str {
         Kind::Duration => "a duration such as \"30s\", \"30m\", \"7d\", \"2w\" or \"P7D\", or a number of seconds",
         Kind::Start => "a block number or a date",
         Kind::Confirmations => "a number of blocks, or a table of them by chain",
+        Kind::StrTable => "a table of strings",
         Kind::Table(_) => "a table",
         Kind::Tables(_) => "[[tables]]",
     }

@@ -7,6 +7,7 @@
 //! pass reports every problem; [`Validator::spec`] yields the typed
 //! [`Spec`], which is only handed out when nothing was reported.
 
+mod catalog;
 mod columns;
 mod decoding;
 mod export;

@@ -46,6 +46,8 @@ impl Validator<'_> {
         let bloom_filters = self.bloom_filters(o);
         let format = self.format(o);
         let delta_retention = self.duration(&o.delta_retention, "output.delta_retention", defaults::DELTA_RETENTION_SECS);
+        let catalog = self.catalog(o, format);
+        let table_properties = self.table_properties(o, format);
         Output {
             uri,
             partition_by,
@@ -65,6 +67,8 @@ impl Validator<'_> {
             allow_http: o.allow_http.as_ref().map(|e| *e.get_ref()),
             format,
             delta_retention: Duration::from_secs(delta_retention as u64),
+            catalog,
+            table_properties,
         }
     }
 

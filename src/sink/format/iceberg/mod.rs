@@ -35,6 +35,7 @@
 //! put-if-absent of the next metadata version; a conflict reloads,
 //! re-checks (parts now recorded are left out) and retries, bounded.
 
+pub mod catalog;
 pub mod table;
 mod table_format;
 
@@ -53,6 +54,10 @@ const COMMIT_ATTEMPTS: u32 = 100;
 #[derive(Debug, Default)]
 pub struct IcebergTables {
     tables: Mutex<HashMap<String, Arc<Committer>>>,
+    /// The REST catalog every table's commits go through, if any.
+    catalog: Option<Arc<catalog::RestCatalog>>,
+    /// `[output.table_properties]`.
+    properties: BTreeMap<String, String>,
 }
 
 /// One table: its metadata, and the units' commits queued for it.
@@ -75,13 +80,28 @@ impl IcebergTables {
         IcebergTables::default()
     }
 
+    /// The tables of an output whose commits go through `catalog` (none:
+    /// the file-system layout), with `properties` in each.
+    pub(crate) fn with_catalog(catalog: Option<&crate::spec::Catalog>, properties: BTreeMap<String, String>) -> IcebergTables {
+        IcebergTables {
+            catalog: catalog.map(catalog::RestCatalog::shared),
+            properties,
+            ..IcebergTables::default()
+        }
+    }
+
+    /// The catalog the tables' commits go through, if any.
+    pub fn catalog(&self) -> Option<&catalog::RestCatalog> {
+        self.catalog.as_deref()
+    }
+
     fn committer(&self, sink: &Sink, table: &str) -> Arc<Committer> {
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         tables
             .entry(table.to_string())
             .or_insert_with(|| {
                 Arc::new(Committer {
-                    table: Arc::new(Table::new(sink.storage(), table)),
+                    table: Arc::new(Table::new(sink.storage(), table).with_catalog(self.catalog.clone())),
                     group: Group::default(),
                 })
             })
@@ -118,7 +138,7 @@ impl IcebergTables {
     async fn ready(&self, sink: &Sink, table: &Table, schema: &Schema) -> Result<Arc<Current>, SinkError> {
         let keys = Self::keys(sink, table.rel(), schema)?;
         table
-            .prepare(sink.storage(), schema, &keys, &BTreeMap::new(), COMMIT_ATTEMPTS)
+            .prepare(sink.storage(), schema, &keys, &self.properties, COMMIT_ATTEMPTS)
             .await
             .map_err(iceberg_error)
     }
@@ -172,7 +192,7 @@ impl IcebergTables {
             .group
             .join(queued, |ready, members| async move {
                 let base = match ready {
-                    true => t.load(sink.storage()).await.map_err(iceberg_error),
+                    true => t.load_cached(sink.storage()).await.map_err(iceberg_error),
                     false => self.ready(sink, &t, &schema).await.map(Some),
                 };
                 let current = match base {
@@ -250,6 +270,11 @@ fn data_files(table: &Table, current: &Current, layout: Option<&ice::NewLayout>,
 /// otherwise than the job writes is the spec's to fix.
 fn iceberg_error(e: IcebergError) -> SinkError {
     match e {
+        IcebergError::Catalog { table, source } if catalog::RestCatalog::is_config(&source) => SinkError::Config {
+            uri: table.clone(),
+            message: format!("Iceberg table {table}: {source}"),
+            source: None,
+        },
         IcebergError::Layout { table, message } => SinkError::Config {
             uri: table.clone(),
             message: format!("Iceberg table {table}: {message}"),

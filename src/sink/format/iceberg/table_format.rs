@@ -28,7 +28,8 @@ impl TableFormat for IcebergTables {
     }
 
     fn store_refusal(&self, storage: &crate::storage::Storage) -> Option<String> {
-        (!storage.creates_conditionally()).then(|| {
+        // A catalog arbitrates commits; the store's puts need no condition.
+        (self.catalog().is_none() && !storage.creates_conditionally()).then(|| {
             "format = \"iceberg\" needs a store that creates objects only if absent (each Iceberg commit is a \
              put-if-absent of the table's next metadata file), and this one is configured not to \
              (AWS_CONDITIONAL_PUT=disabled); unset it for AWS S3 and stores that support conditional writes, or use \

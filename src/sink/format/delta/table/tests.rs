@@ -24,6 +24,8 @@ fn output(uri: &str) -> crate::spec::Output {
         allow_http: None,
         format: crate::spec::OutputFormat::Delta,
         delta_retention: std::time::Duration::from_secs(7 * 24 * 3600),
+        catalog: None,
+        table_properties: Default::default(),
     }
 }
 

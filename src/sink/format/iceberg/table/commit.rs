@@ -19,7 +19,7 @@ use super::manifest::{self, ManifestContext, ManifestEntry, ManifestFile, Status
 use super::metadata::{MetadataLogEntry, Operation, Snapshot, SnapshotLogEntry, SnapshotRef, TableMetadata, uuid4};
 use super::relayout::NewLayout;
 use super::stats::DataFile;
-use super::{Current, ENGINE, IcebergError, TXN_PREFIX, Table, backoff};
+use super::{Current, ENGINE, IcebergError, TXN_PREFIX, Table, Written, backoff};
 use crate::storage::Storage;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -97,6 +97,9 @@ struct Staged {
     attempt: Vec<String>,
     /// When the first of them was written.
     since: Option<std::time::Instant>,
+    /// An attempt's outcome is unknown (it may land yet): nothing staged
+    /// is deleted.
+    keep: bool,
 }
 
 impl Table {
@@ -107,19 +110,34 @@ impl Table {
     /// ([`Attempt::AlreadyIn`]).
     pub async fn commit(&self, storage: &Storage, change: &Change, attempts: u32) -> Result<Attempt, IcebergError> {
         let mut staged = Staged::default();
-        let snapshot_id = match self.load(storage).await? {
-            Some(c) => c.metadata.new_snapshot_id(),
-            None => return Err(self.refused("no table to commit to (it is created first)")),
+        let Some(first) = self.load_cached(storage).await? else {
+            return Err(self.refused("no table to commit to (it is created first)"));
         };
+        let snapshot_id = first.metadata.new_snapshot_id();
+        let mut first = Some(first).filter(|_| self.catalog.is_some());
         for attempt in 0..attempts.max(1) {
-            let Some(base) = self.load_to_write(storage).await? else {
+            let base = match first.take() {
+                Some(c) => Some(c),
+                None => self.load_to_write(storage).await?,
+            };
+            let Some(base) = base else {
                 return Err(self.refused("the table's metadata is gone"));
             };
+            // An attempt whose answer was lost (a catalog's 5xx or
+            // timeout) may have landed: its snapshot says so.
+            if attempt > 0 && base.metadata.snapshot(snapshot_id).is_some() {
+                staged.attempt.clear();
+                staged.adds = None;
+                return Ok(Attempt::Committed(base));
+            }
             let check = attempt > 0 || change.may_be_in;
             let outcome = self.attempt(storage, &base, change, check, snapshot_id, attempt, &mut staged).await;
             match outcome {
                 Ok(Attempt::Conflict) => {
-                    self.discard(storage, std::mem::take(&mut staged.attempt)).await;
+                    let files = std::mem::take(&mut staged.attempt);
+                    if !staged.keep {
+                        self.discard(storage, files).await;
+                    }
                     tokio::time::sleep(backoff(attempt)).await;
                 }
                 Ok(done) => {
@@ -155,6 +173,9 @@ impl Table {
     }
 
     async fn discard_all(&self, storage: &Storage, staged: Staged) {
+        if staged.keep {
+            return;
+        }
         let mut files = staged.attempt;
         files.extend(staged.adds.map(|(_, m)| m.path));
         self.discard(storage, files).await;
@@ -301,7 +322,9 @@ impl Table {
         if !adds.is_empty() {
             let reuse = staged.adds.as_ref().is_some_and(|(parts, _)| *parts == kept);
             if !reuse {
-                if let Some((_, old)) = staged.adds.take() {
+                if let Some((_, old)) = staged.adds.take()
+                    && !staged.keep
+                {
                     self.discard(storage, vec![old.path]).await;
                 }
                 let entries: Vec<ManifestEntry> = adds
@@ -348,13 +371,19 @@ impl Table {
                 s.schema_id = Some(l.schema.schema_id);
             }
         }
-        match self.write_version(storage, Some(base), metadata).await? {
-            Some(c) => {
+        match self.write_next(storage, Some(base), metadata).await? {
+            Written::Made(c) => {
                 staged.attempt.clear();
                 staged.adds = None;
                 Ok(Attempt::Committed(c))
             }
-            None => Ok(Attempt::Conflict),
+            Written::Lost => Ok(Attempt::Conflict),
+            Written::Unknown => {
+                // It may land yet, naming what this attempt wrote: kept
+                // (leftovers past ORPHAN_AGE are expired's to delete).
+                staged.keep = true;
+                Ok(Attempt::Conflict)
+            }
         }
     }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 pub const FORMAT_VERSION: u8 = 2;
 
 /// The table property holding the name mapping.
-pub const NAME_MAPPING: &str = "schema.name-mapping.default";
+pub const NAME_MAPPING: &str = crate::spec::defaults::ICEBERG_NAME_MAPPING;
 
 /// A table's metadata, as one `*.metadata.json` holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

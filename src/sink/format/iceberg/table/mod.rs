@@ -69,6 +69,7 @@ pub mod partition;
 pub mod schema;
 pub mod stats;
 
+mod catalog_commit;
 mod commit;
 mod history;
 mod relayout;
@@ -150,6 +151,15 @@ pub enum IcebergError {
         /// What is wrong.
         message: String,
     },
+    /// The catalog the table's commits go through failed or refused.
+    #[error("iceberg table {table}: {source}")]
+    Catalog {
+        /// The table's path under the output.
+        table: String,
+        /// Cause.
+        #[source]
+        source: crate::sink::format::iceberg::catalog::CatalogError,
+    },
     /// Other writers kept committing first.
     #[error("iceberg table {table}: no commit landed in {attempts} attempts (other writers kept committing first); retry the run")]
     Conflict {
@@ -194,6 +204,9 @@ pub struct Current {
     pub version: u64,
     /// The metadata.
     pub metadata: TableMetadata,
+    /// The metadata file a catalog points at (`None`: the file-system
+    /// layout's `v<version>.metadata.json`).
+    pub metadata_location: Option<String>,
 }
 
 impl Current {
@@ -251,6 +264,18 @@ impl Current {
     }
 }
 
+/// What became of writing a table's next version.
+#[derive(Debug)]
+pub(crate) enum Written {
+    /// Made: the table now.
+    Made(Arc<Current>),
+    /// Not made: another writer made the next version first.
+    Lost,
+    /// Not known to be made (a catalog's answer lost): it may land yet,
+    /// so the files it names are kept.
+    Unknown,
+}
+
 /// One Iceberg table of the output.
 #[derive(Debug)]
 pub struct Table {
@@ -263,6 +288,9 @@ pub struct Table {
     /// The field ids the files about to be adopted carry
     /// ([`Table::carry_ids`]).
     carried: Mutex<Option<schema::FieldIds>>,
+    /// The REST catalog commits go through (`None`: the file-system
+    /// layout, `version-hint.text`).
+    catalog: Option<Arc<crate::sink::format::iceberg::catalog::RestCatalog>>,
 }
 
 impl Table {
@@ -287,7 +315,19 @@ impl Table {
             limits,
             last: Mutex::new(None),
             carried: Mutex::new(None),
+            catalog: None,
         }
+    }
+
+    /// The table with its commits through `catalog`.
+    pub fn with_catalog(mut self, catalog: Option<Arc<crate::sink::format::iceberg::catalog::RestCatalog>>) -> Table {
+        self.catalog = catalog;
+        self
+    }
+
+    /// The catalog the table's commits go through, if any.
+    pub fn catalog(&self) -> Option<&crate::sink::format::iceberg::catalog::RestCatalog> {
+        self.catalog.as_deref()
     }
 
     /// The table's path under the output.
@@ -362,6 +402,19 @@ impl Table {
         Ok(self.load_hinted(storage).await?.0)
     }
 
+    /// [`Table::load`] for a writer about to commit: with a catalog, the
+    /// version this process last read or wrote, where it has one (a
+    /// commit asserts what it was made on, and one made on an older
+    /// version is refused and made again on a reload); else a load.
+    pub async fn load_cached(&self, storage: &Storage) -> Result<Option<Arc<Current>>, IcebergError> {
+        if self.catalog.is_some()
+            && let Some(c) = self.cached()
+        {
+            return Ok(Some(c));
+        }
+        self.load(storage).await
+    }
+
     /// [`Table::load`] for a writer: where `version-hint.text` does not
     /// name the newest version (a writer died between writing a version
     /// and pointing the hint at it), the hint is pointed at it first, so
@@ -395,6 +448,12 @@ impl Table {
 
     /// [`Table::load`], and what the hint named when last read in it.
     async fn load_hinted(&self, storage: &Storage) -> Result<(Option<Arc<Current>>, Option<u64>), IcebergError> {
+        if let Some(catalog) = &self.catalog {
+            // The catalog's pointer is the table's: no hint to follow.
+            let current = self.catalog_load(catalog).await?;
+            let version = current.as_ref().map(|c| c.version);
+            return Ok((current, version));
+        }
         let cached = self.last.lock().ok().and_then(|l| l.clone());
         let mut found = match cached {
             Some(c) => Some(c),
@@ -459,7 +518,11 @@ impl Table {
             return Ok(None);
         };
         let metadata = TableMetadata::parse(&o.bytes).map_err(|m| self.unreadable(&rel, m))?;
-        Ok(Some(Current { version: v, metadata }))
+        Ok(Some(Current {
+            version: v,
+            metadata,
+            metadata_location: None,
+        }))
     }
 
     /// The version `version-hint.text` names, if it names one.
@@ -486,8 +549,44 @@ impl Table {
 
     /// Writes `metadata` as the version after `base` (version 1 when
     /// none), unless another writer made that version first: then
-    /// `Ok(None)`. On success, points the hint at it.
+    /// `Ok(None)` (as where a catalog's answer was lost: the caller
+    /// reloads and makes its change again on what it finds). On success,
+    /// points the hint at it.
     pub(crate) async fn write_version(
+        &self,
+        storage: &Storage,
+        base: Option<&Current>,
+        metadata: TableMetadata,
+    ) -> Result<Option<Arc<Current>>, IcebergError> {
+        Ok(match self.write_next(storage, base, metadata).await? {
+            Written::Made(c) => Some(c),
+            Written::Lost | Written::Unknown => None,
+        })
+    }
+
+    /// [`Table::write_version`], saying whether a version not made may
+    /// still be made (a catalog's answer lost): the files it names are
+    /// then kept.
+    pub(crate) async fn write_next(
+        &self,
+        storage: &Storage,
+        base: Option<&Current>,
+        metadata: TableMetadata,
+    ) -> Result<Written, IcebergError> {
+        if let Some(catalog) = &self.catalog {
+            let Some(base) = base else {
+                return Err(self.refused("a catalog's table is made by the catalog"));
+            };
+            return self.catalog_commit(catalog, base, &metadata).await;
+        }
+        Ok(match self.write_file_version(storage, base, metadata).await? {
+            Some(c) => Written::Made(c),
+            None => Written::Lost,
+        })
+    }
+
+    /// [`Table::write_version`] in the file-system layout.
+    async fn write_file_version(
         &self,
         storage: &Storage,
         base: Option<&Current>,
@@ -502,7 +601,11 @@ impl Table {
         if !created {
             return Ok(None);
         }
-        let current = self.remember(Arc::new(Current { version, metadata }));
+        let current = self.remember(Arc::new(Current {
+            version,
+            metadata,
+            metadata_location: None,
+        }));
         crate::util::failpoint::hit("table-version-written");
         self.point_hint(storage, version).await?;
         Ok(Some(current))
@@ -553,7 +656,10 @@ impl Table {
             return Ok((false, c));
         }
         let draft = self.draft(arrow, keys, properties)?;
-        match self.write_version(storage, None, draft.metadata).await? {
+        if let Some(catalog) = &self.catalog {
+            return self.catalog_create(catalog, &draft).await;
+        }
+        match self.write_file_version(storage, None, draft.metadata).await? {
             Some(c) => Ok((true, c)),
             // Another creator won: its table is the table.
             None => match self.load(storage).await? {
@@ -622,7 +728,11 @@ impl Table {
             statistics: Vec::new(),
             partition_statistics: Vec::new(),
         };
-        Ok(Current { version: 1, metadata })
+        Ok(Current {
+            version: 1,
+            metadata,
+            metadata_location: None,
+        })
     }
 
     /// The table ready for files of rows of `arrow` partitioned by `keys`:

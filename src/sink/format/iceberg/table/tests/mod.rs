@@ -9,6 +9,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use parquet::file::metadata::ParquetMetaData;
 use std::collections::BTreeSet;
 
+mod catalog;
 mod parts;
 
 /// 2024-01-02T00:00:00Z in microseconds (day 19724).

@@ -1,0 +1,352 @@
+//! Iceberg tables committed through a REST catalog whose commit logic is
+//! not chainetl's: `tests/rest_catalog.py` serves the REST protocol over
+//! pyiceberg's `SqlCatalog` (sqlite), which checks each commit's
+//! requirements and applies its updates with pyiceberg's code, and scripts
+//! the catalog's failures (a 409 without applying, a commit applied and
+//! then answered 504 or not at all, a 500, tokens that expire within the
+//! run). Tables are read back through pyiceberg's own `RestCatalog`, every
+//! snapshot checked for a key twice or a parent's key missing, the rows
+//! against the same job's parquet export.
+
+use crate::common::*;
+use crate::delta::keys_of;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The client id and secret the test catalog takes.
+const CLIENT: &str = "chainetl-test";
+const SECRET: &str = "s3cr3t-catalog-Value-77";
+
+/// A REST catalog served by `tests/rest_catalog.py` over a SQL catalog in
+/// `dir`, stopped when dropped.
+pub(crate) struct RestCatalog {
+    child: Child,
+    pub(crate) dir: PathBuf,
+    pub(crate) url: String,
+}
+
+impl RestCatalog {
+    /// Serves a catalog in `dir` taking OAuth2 client credentials.
+    pub(crate) fn start(dir: &Path) -> RestCatalog {
+        std::fs::create_dir_all(dir).unwrap();
+        let script = format!("{}/tests/rest_catalog.py", env!("CARGO_MANIFEST_DIR"));
+        let child = Command::new(python())
+            .args([&script, "serve", "--dir"])
+            .arg(dir)
+            .args(["--client-id", CLIENT, "--client-secret", SECRET])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python with pyiceberg (run `make test`, which installs it)");
+        let t = Instant::now();
+        let url = loop {
+            if let Ok(u) = std::fs::read_to_string(dir.join("url"))
+                && u.ends_with('\n')
+            {
+                break u.trim().to_string();
+            }
+            assert!(t.elapsed() < Duration::from_secs(60), "the test catalog did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        RestCatalog {
+            child,
+            dir: dir.to_path_buf(),
+            url,
+        }
+    }
+
+    /// `[output.catalog]` for namespace `ns`, credentials in `$CAT_CRED`.
+    pub(crate) fn section(&self, ns: &str) -> String {
+        format!(
+            "[output.catalog]\ntype = \"rest\"\nuri = \"{}\"\nnamespace = \"{ns}\"\ncredential_env = \"CAT_CRED\"\n",
+            self.url
+        )
+    }
+
+    /// Scripts the catalog's next answers (see tests/rest_catalog.py).
+    pub(crate) fn faults(&self, faults: Value) {
+        std::fs::write(self.dir.join("faults.json"), faults.to_string()).unwrap();
+    }
+
+    /// The commit answers scripted and not yet given.
+    pub(crate) fn faults_left(&self) -> usize {
+        let doc = read_json(&self.dir.join("faults.json"));
+        doc["commit"].as_array().map_or(0, Vec::len)
+    }
+
+    /// Requests the catalog answered, by action.
+    pub(crate) fn requests(&self) -> std::collections::BTreeMap<String, u64> {
+        let log = std::fs::read_to_string(self.dir.join("requests.log")).unwrap_or_default();
+        let mut out = std::collections::BTreeMap::new();
+        for l in log.lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            *out.entry(v["action"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+        out
+    }
+
+    /// The tables `tables` (`ns.name`) read through pyiceberg's
+    /// `RestCatalog`, each by its dataset's key columns, from one process.
+    pub(crate) fn read(&self, ns: &str, tables: &[&str]) -> Value {
+        let script = format!("{}/tests/rest_catalog.py", env!("CARGO_MANIFEST_DIR"));
+        let mut c = Command::new(python());
+        c.args([&script, "read", "--uri", &self.url, "--credential", &format!("{CLIENT}:{SECRET}")]);
+        for t in tables {
+            c.args(["--table", &format!("{ns}.{t}:{}", keys_of(t).join(","))]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "reading through the catalog failed:\n{}", text(&o));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["tables"].clone()
+    }
+}
+
+impl Drop for RestCatalog {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// chainetl with the catalog's credential in `$CAT_CRED`.
+fn run_with(cmd: &mut Command, args: &[&str]) -> std::process::Output {
+    cmd.args(args)
+        .env("CAT_CRED", format!("{CLIENT}:{SECRET}"))
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    run_with(&mut bin(), args)
+}
+
+/// A job `name` into `out` in `format` of every dataset and a decoded
+/// table, small windows, units of 50 blocks.
+fn every_dataset(dir: &Path, name: &str, url: &str, out: &Path, format: &str, extra_output: &str) -> String {
+    let body = format!(
+        "name = \"{name}\"\n[source]\nbase_url = \"{url}\"\nmax_concurrency = 2\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n\
+         {extra_output}\n\
+         [[export]]\ndataset = \"events\"\nchains = [\"ethereum\", \"base\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n\
+         [[export]]\ndataset = \"events\"\nchains = [\"polygon\"]\nwindow = \"20000000..20000099\"\ndecode = true\n\
+         table = \"transfers\"\nsignatures = [\"event Transfer(address indexed from, address indexed to, uint256 value)\"]\n\
+         [[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n\
+         [[export]]\ndataset = \"portfolio\"\nchains = [\"ethereum\"]\n\
+         wallets = [\"0x28c6c06298d514db089934071355e5743bf21d60\"]\nwindow = \"2025-05-20T00:00:00Z..2025-06-01T00:00:00Z\"\n\
+         [[export]]\ndataset = \"tokens\"\nchains = [\"ethereum\"]\naddresses = [\"0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48\"]\n",
+        out.display()
+    );
+    write_spec(dir, &format!("{name}-{format}.toml"), &body)
+}
+
+const TABLES: [&str; 5] = ["events", "transfers", "blocks", "portfolio", "tokens"];
+
+/// Every table of `tables` (as [`RestCatalog::read`] gives them) exact:
+/// no snapshot with a key twice, none losing its parent's keys on an
+/// append or a compaction, and the current rows those of the parquet
+/// export under `pq`.
+fn exact(tables: &Value, ns: &str, pq: &Path, names: &[&str], what: &str) {
+    for t in names {
+        let doc = &tables[format!("{ns}.{t}")];
+        assert!(doc.get("error").is_none(), "{what}: {t}: {doc}");
+        for s in doc["snapshots"].as_array().unwrap() {
+            assert_eq!(s["rows"], s["distinct"], "{what}: {t}: a snapshot holds a row twice: {s}");
+            if matches!(s["operation"].as_str(), Some("append" | "replace")) {
+                assert_eq!(s["holds_parent"], true, "{what}: {t}: a snapshot lost its parent's rows: {s}");
+            }
+        }
+        let want: Vec<String> = read_rows(&pq.join(t), keys_of(t))
+            .into_iter()
+            .map(|r| serde_json::to_string(&r).unwrap())
+            .collect();
+        let mut got: Vec<String> = doc["row_keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                let cells: Vec<String> = serde_json::from_str::<Vec<Value>>(k.as_str().unwrap())
+                    .unwrap()
+                    .into_iter()
+                    .map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_string))
+                    .collect();
+                serde_json::to_string(&cells).unwrap()
+            })
+            .collect();
+        got.sort();
+        assert!(!want.is_empty(), "{what}: {t}: the parquet export has no rows");
+        assert_eq!(got.len(), want.len(), "{what}: {t}: rows through the catalog");
+        assert!(got == want, "{what}: {t}: the catalog's rows are not the parquet export's");
+    }
+}
+
+/// Every file under `dir`, for a secret's search.
+fn every_file(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn assert_no_secret(what: &str, bytes: &[u8]) {
+    let s = String::from_utf8_lossy(bytes);
+    assert!(!s.contains(SECRET), "{what} holds the client secret");
+}
+
+/// Every dataset and a decoded table committed through the catalog (the
+/// namespace made by the run), read through pyiceberg's `RestCatalog`
+/// exactly as the parquet export holds them; the catalog wrote each
+/// metadata file (no version hint), under the job's own folders; `verify`
+/// reads the catalog's tables; the credential is nowhere but in memory.
+#[test]
+fn every_dataset_and_decoded_table_is_committed_through_a_rest_catalog_and_read_exactly_through_it() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let (pq, ice) = (dir.path().join("pq"), dir.path().join("ice"));
+    let o = chainetl(&["run", &every_dataset(dir.path(), "whole", &sim.url(), &pq, "parquet", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let spec = every_dataset(dir.path(), "whole", &sim.url(), &ice, "iceberg", &catalog.section("chain"));
+    let o = cli(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_no_secret("the run's output", &o.stdout);
+    assert_no_secret("the run's log", &o.stderr);
+    let tables = catalog.read("chain", &TABLES);
+    exact(&tables, "chain", &pq, &TABLES, "through the catalog");
+    for t in TABLES {
+        let doc = &tables[format!("chain.{t}")];
+        let location = doc["metadata_location"].as_str().unwrap();
+        assert!(
+            location.starts_with(&format!("file://{}/{t}/metadata/", ice.display())),
+            "{t}: the catalog's metadata is under the job's folder: {location}"
+        );
+        assert!(
+            !ice.join(t).join("metadata/version-hint.text").exists(),
+            "{t}: the catalog is the pointer, not a hint"
+        );
+        assert!(
+            doc["snapshots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["summary"]["engine-name"] == "chainetl")
+        );
+    }
+    let requests = catalog.requests();
+    assert_eq!(requests.get("namespace_create"), Some(&1), "{requests:?}");
+    assert_eq!(requests.get("table_create"), Some(&5), "{requests:?}");
+    let o = cli(&["verify", &spec]);
+    assert!(o.status.success(), "verify reads the catalog's tables:\n{}", text(&o));
+    for f in every_file(&ice).into_iter().chain(every_file(&catalog.dir)) {
+        assert_no_secret(&f.display().to_string(), &std::fs::read(&f).unwrap());
+    }
+}
+
+/// The catalog fails the way catalogs do — 409s without applying, commits
+/// applied and answered 504 or not answered at all, a 500, tokens that
+/// expire every second — and no snapshot of any table holds a row twice
+/// or misses one, and the end is the parquet export's rows.
+#[test]
+fn a_catalogs_409s_lost_answers_and_expiring_tokens_leave_no_row_twice_and_none_missing() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let (pq, ice) = (dir.path().join("pq"), dir.path().join("ice"));
+    let o = chainetl(&["run", &every_dataset(dir.path(), "faults", &sim.url(), &pq, "parquet", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let script = [
+        "409",
+        "apply-504",
+        "ok",
+        "apply-drop",
+        "409",
+        "500",
+        "apply-504",
+        "apply-504",
+        "409",
+        "ok",
+        "apply-drop",
+        "409",
+        "apply-504",
+    ];
+    catalog.faults(serde_json::json!({"commit": script, "token_ttl": 1}));
+    let spec = every_dataset(dir.path(), "faults", &sim.url(), &ice, "iceberg", &catalog.section("chain"));
+    let o = cli(&["run", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(catalog.faults_left(), 0, "every scripted answer was given");
+    assert!(catalog.requests()["token"] >= 2, "tokens expired and were fetched again");
+    exact(
+        &catalog.read("chain", &TABLES),
+        "chain",
+        &pq,
+        &TABLES,
+        "through the catalog's failures",
+    );
+    let o = cli(&["verify", &spec]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// A run killed at each step of a catalog commit — before it is sent,
+/// after it is applied (before the state records it) — and run again:
+/// every table exact, no unit committed twice.
+#[test]
+fn a_run_killed_before_or_after_a_catalog_commit_is_exact_when_run_again() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let pq = dir.path().join("pq");
+    let o = chainetl(&["run", &every_dataset(dir.path(), "killed", &sim.url(), &pq, "parquet", "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    for (i, point) in ["before-catalog-commit:3", "after-catalog-commit:3", "after-catalog-commit:9"]
+        .iter()
+        .enumerate()
+    {
+        let ns = format!("killed{i}");
+        let ice = dir.path().join(&ns);
+        let spec = every_dataset(dir.path(), &ns, &sim.url(), &ice, "iceberg", &catalog.section(&ns));
+        let o = run_with(&mut crash_bin(point), &["run", &spec]);
+        assert!(!o.status.success(), "{point}: the run was not killed:\n{}", text(&o));
+        let o = cli(&["run", &spec]);
+        assert!(o.status.success(), "{point}: {}", text(&o));
+        exact(&catalog.read(&ns, &TABLES), &ns, &pq, &TABLES, point);
+        let o = cli(&["verify", &spec]);
+        assert!(o.status.success(), "{point}: {}", text(&o));
+    }
+}
+
+/// A refused credential, and one whose variable is unset, end the run
+/// with exit 2 naming the variable, and never print the secret; before
+/// any request to the service (there is none to answer: one would fail
+/// the run with exit 1).
+#[test]
+fn a_refused_or_missing_catalog_credential_exits_2_naming_its_variable_not_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let ice = dir.path().join("ice");
+    let spec = every_dataset(
+        dir.path(),
+        "cred",
+        &crate::changing::dead_url(),
+        &ice,
+        "iceberg",
+        &catalog.section("chain"),
+    );
+    let wrong = "chainetl-test:Wrong-secret-Value-1234";
+    let o = bin().args(["run", &spec]).env("CAT_CRED", wrong).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("$CAT_CRED"), "{}", text(&o));
+    assert!(!text(&o).contains("Wrong-secret-Value-1234"), "{}", text(&o));
+    let o = bin().args(["run", &spec]).env_remove("CAT_CRED").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("CAT_CRED, which is not set"), "{}", text(&o));
+}
