@@ -557,6 +557,30 @@ def read_duckdb(args):
     return 0
 
 
+def append_elsewhere(args):
+    """Another engine writing a chainetl table of the file-system layout:
+    the folder's newest version registered in a SQL catalog of its own,
+    and one of its rows appended again by pyiceberg (a new metadata file
+    `NNNNN-<uuid>.metadata.json`, data under `<table>/data/`)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    metadata = os.path.join(args.table_dir, "metadata")
+    with open(os.path.join(metadata, "version-hint.text")) as f:
+        version = f.read().strip()
+    catalog = SqlCatalog("elsewhere", uri=f"sqlite:///{args.db}", warehouse=f"file://{os.path.dirname(args.db)}")
+    catalog.create_namespace_if_not_exists("other")
+    table = catalog.register_table("other.t", f"file://{os.path.join(metadata, f'v{version}.metadata.json')}")
+    # A copy of one of the table's files, added by pyiceberg as its own
+    # (an append needs pyiceberg-core for the day transform; add_files not).
+    import shutil
+    first = next(iter(table.scan().plan_files())).file.file_path
+    data = os.path.join(args.table_dir, "data")
+    os.makedirs(data, exist_ok=True)
+    copy = os.path.join(data, "elsewhere-00000.parquet")
+    shutil.copyfile(first.removeprefix("file://"), copy)
+    table.add_files([f"file://{copy}"])
+    print(json.dumps({"metadata_location": catalog.load_table("other.t").metadata_location}))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -574,7 +598,13 @@ def main(argv=None):
                        help="namespace.name (read: repeatable, namespace.name:col,col)")
         for opt in ("--credential", "--token", "--warehouse", "--s3-endpoint", "--columns"):
             r.add_argument(opt)
+    e = sub.add_parser("append-elsewhere")
+    e.add_argument("--table-dir", required=True)
+    e.add_argument("--db", required=True)
     args = parser.parse_args(argv)
+    if args.cmd == "append-elsewhere":
+        append_elsewhere(args)
+        return 0
     if args.cmd == "serve":
         if bool(args.client_id) != bool(args.client_secret):
             parser.error("--client-id and --client-secret go together")

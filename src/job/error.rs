@@ -155,6 +155,9 @@ impl RunError {
             | RunError::Migration(_)
             | RunError::Environment(_)
             | RunError::Decoder { .. } => 2,
+            // The output is not as the job needs it (no failure behind it):
+            // whichever command met it, no retry fixes it.
+            RunError::Sink(crate::sink::SinkError::Config { source: None, .. }) => 2,
             _ => 1,
         }
     }

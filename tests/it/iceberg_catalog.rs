@@ -350,3 +350,153 @@ fn a_refused_or_missing_catalog_credential_exits_2_naming_its_variable_not_its_v
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("CAT_CRED, which is not set"), "{}", text(&o));
 }
+
+/// A job `name` of ethereum's events (and base's too where `both`) into
+/// `out`, Iceberg, with `extra_output` (a catalog).
+fn events(dir: &Path, name: &str, url: &str, out: &Path, format: &str, both: bool, extra_output: &str) -> String {
+    let mut body = format!(
+        "name = \"{name}\"\n[source]\nbase_url = \"{url}\"\n[output]\nuri = \"{}\"\nformat = \"{format}\"\n{extra_output}\n\
+         [[export]]\ndataset = \"events\"\nchains = [\"ethereum\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n",
+        out.display()
+    );
+    if both {
+        body.push_str("[[export]]\ndataset = \"events\"\nchains = [\"base\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n");
+    }
+    write_spec(dir, &format!("{name}-{format}-{both}-{}.toml", !extra_output.is_empty()), &body)
+}
+
+/// Runs `args` with the catalog's credential and returns its JSON summary.
+fn summary_of(args: &[&str]) -> Value {
+    let o = cli(args);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
+}
+
+/// A finished job of the file-system layout gains `[output.catalog]`: its
+/// table is registered with no request to the service, read exactly
+/// through the catalog, and no hint is left to show an older table; the
+/// catalog's commits go on from it; the catalog removed again, the folder
+/// carries on from the catalog's last commit, read through its hint.
+#[test]
+fn a_finished_iceberg_job_gains_a_catalog_with_no_request_and_loses_it_with_every_row_still_read() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let (pq, ice) = (dir.path().join("pq"), dir.path().join("ice"));
+    for both in [false, true] {
+        let o = chainetl(&[
+            "run",
+            &events(dir.path(), "mind", &sim.url(), &pq.join(both.to_string()), "parquet", both, ""),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let folder = events(dir.path(), "mind", &sim.url(), &ice, "iceberg", false, "");
+    let o = chainetl(&["run", &folder]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let with = events(dir.path(), "mind", &sim.url(), &ice, "iceberg", false, &catalog.section("chain"));
+    let summary = summary_of(&["run", &with, "--summary", "json"]);
+    assert_eq!(summary["requests"], 0, "registering asks the service nothing: {summary}");
+    assert_eq!(catalog.requests().get("table_register"), Some(&1), "{:?}", catalog.requests());
+    assert!(
+        !ice.join("events/metadata/version-hint.text").exists(),
+        "no hint left behind the catalog"
+    );
+    exact(
+        &catalog.read("chain", &["events"]),
+        "chain",
+        &pq.join("false"),
+        &["events"],
+        "registered",
+    );
+
+    // The catalog's commits go on from the registered table.
+    let more = events(dir.path(), "mind", &sim.url(), &ice, "iceberg", true, &catalog.section("chain"));
+    let o = cli(&["run", &more]);
+    assert!(o.status.success(), "{}", text(&o));
+    exact(
+        &catalog.read("chain", &["events"]),
+        "chain",
+        &pq.join("true"),
+        &["events"],
+        "committed through the catalog",
+    );
+    let o = cli(&["verify", &more]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // Removed: the folder carries on from the catalog's last commit.
+    let without = events(dir.path(), "mind", &crate::changing::dead_url(), &ice, "iceberg", true, "");
+    let summary = summary_of(&["run", &without, "--summary", "json"]);
+    assert_eq!(summary["requests"], 0, "{summary}");
+    let doc = crate::iceberg_format::check(&ice.join("events"), keys_of("events"), Some(&pq.join("true").join("events")));
+    crate::iceberg_format::every_snapshot_exact(&doc, "the catalog removed");
+    assert_eq!(
+        doc["rows"], doc["parquet_rows"],
+        "the folder's readers see every row the catalog committed"
+    );
+    let o = chainetl(&["verify", &without]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+/// The names and sizes of every file under `dir`.
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out: Vec<(PathBuf, u64)> = every_file(dir)
+        .into_iter()
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "_chainetl"))
+        .map(|p| {
+            let len = std::fs::metadata(&p).unwrap().len();
+            (p, len)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Another engine appends to a table of the file-system layout (through
+/// its own SQL catalog, metadata `00000-<uuid>.metadata.json`): the next
+/// run, `compact` and `vacuum` refuse with exit 2, name the file and say
+/// to commit through a catalog, and change nothing in the table.
+#[test]
+fn another_engines_commit_to_a_folder_table_is_refused_by_run_compact_and_vacuum_changing_nothing() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let ice = dir.path().join("ice");
+    let blocks = |chains: &str| {
+        let body = format!(
+            "name = \"other\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\nformat = \"iceberg\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [{chains}]\nwindow = \"20000000..20000199\"\nchunk_blocks = 50\n",
+            sim.url(),
+            ice.display()
+        );
+        write_spec(dir.path(), &format!("other-{}.toml", chains.len()), &body)
+    };
+    let spec = blocks("\"ethereum\"");
+    let o = chainetl(&["run", &spec, "--set", "output.compact=false"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let script = format!("{}/tests/rest_catalog.py", env!("CARGO_MANIFEST_DIR"));
+    let o = Command::new(python())
+        .args([&script, "append-elsewhere", "--table-dir"])
+        .arg(ice.join("blocks"))
+        .arg("--db")
+        .arg(dir.path().join("elsewhere.db"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let before = listing(&ice);
+    let grown = blocks("\"ethereum\", \"base\"");
+    for args in [
+        vec!["run", grown.as_str()],
+        vec!["compact", spec.as_str()],
+        vec!["vacuum", spec.as_str()],
+    ] {
+        let o = chainetl(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains(".metadata.json was written by another writer"),
+            "{args:?}: {}",
+            text(&o)
+        );
+        assert!(text(&o).contains("[output.catalog]"), "{args:?}: {}", text(&o));
+        assert_eq!(listing(&ice), before, "{args:?} changed the table");
+    }
+}

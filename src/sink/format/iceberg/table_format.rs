@@ -182,11 +182,11 @@ impl TableFormat for IcebergTables {
 
     async fn settle_pointer(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {
         let t = self.table(sink, table);
-        if t.hint_behind(sink.storage()).await.map_err(iceberg_error)?.is_none() {
-            return Ok(false);
-        }
+        let behind = t.hint_behind(sink.storage()).await.map_err(iceberg_error)?.is_some();
+        // A writer's load: it points the hint, and refuses a table another
+        // writer committed to before anything is written for it.
         t.load_to_write(sink.storage()).await.map_err(iceberg_error)?;
-        Ok(true)
+        Ok(behind)
     }
 
     async fn has_table(&self, sink: &Sink, table: &str) -> Result<bool, SinkError> {

@@ -113,6 +113,41 @@ impl Table {
         }
     }
 
+    /// Registers `folder` (the newest version the file-system layout
+    /// kept) as the catalog's table: a catalog added to a job whose
+    /// tables exist. The folder's hint is deleted once the catalog
+    /// points at the table (a hint that no longer moves would show
+    /// readers an older table). Whether this call registered it, and
+    /// the table.
+    pub(super) async fn catalog_register(
+        &self,
+        catalog: &RestCatalog,
+        storage: &crate::storage::Storage,
+        folder: &Current,
+    ) -> Result<(bool, Arc<Current>), IcebergError> {
+        let location = format!(
+            "{}/metadata/v{}.metadata.json",
+            folder.metadata.location.trim_end_matches('/'),
+            folder.version
+        );
+        let registered = catalog.register(&self.rel, &location).await.map_err(|e| self.catalog_error(e))?;
+        let (made, current) = match registered {
+            Some(loaded) => (true, self.catalog_current(catalog, loaded)?),
+            // Registered (or made) by another writer meanwhile.
+            None => match self.catalog_load(catalog).await? {
+                Some(c) => (false, c),
+                None => return Err(self.refused("the catalog says the table exists, and has none of its name")),
+            },
+        };
+        if made {
+            tracing::info!(table = %self.rel, catalog = %catalog.uri(), identifier = %catalog.identifier(&self.rel), metadata = %location, "registered the iceberg table in the catalog");
+        }
+        if current.metadata.table_uuid == folder.metadata.table_uuid {
+            self.drop_hint(storage).await?;
+        }
+        Ok((made, current))
+    }
+
     /// Commits `next` (a version made on `base`) through the catalog.
     pub(super) async fn catalog_commit(
         &self,

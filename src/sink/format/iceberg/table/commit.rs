@@ -116,6 +116,7 @@ impl Table {
         let snapshot_id = first.metadata.new_snapshot_id();
         let mut first = Some(first).filter(|_| self.catalog.is_some());
         for attempt in 0..attempts.max(1) {
+            let cached = first.is_some();
             let base = match first.take() {
                 Some(c) => Some(c),
                 None => self.load_to_write(storage).await?,
@@ -145,6 +146,12 @@ impl Table {
                         self.discard_all(storage, staged).await;
                     }
                     return Ok(done);
+                }
+                // Made on the version this process last saw, which another
+                // of its outputs (a compaction's) may have moved on from:
+                // decided again on the table as it is.
+                Err(IcebergError::Refused { .. } | IcebergError::Layout { .. }) if cached => {
+                    self.discard(storage, std::mem::take(&mut staged.attempt)).await;
                 }
                 Err(e) => {
                     self.discard_all(storage, staged).await;

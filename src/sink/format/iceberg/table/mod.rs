@@ -71,6 +71,7 @@ pub mod stats;
 
 mod catalog_commit;
 mod commit;
+mod foreign;
 mod history;
 mod relayout;
 #[cfg(test)]
@@ -291,6 +292,9 @@ pub struct Table {
     /// The REST catalog commits go through (`None`: the file-system
     /// layout, `version-hint.text`).
     catalog: Option<Arc<crate::sink::format::iceberg::catalog::RestCatalog>>,
+    /// Whether this process looked for metadata other writers left
+    /// (`foreign`), once before its first write.
+    foreign_checked: std::sync::atomic::AtomicBool,
 }
 
 impl Table {
@@ -316,6 +320,7 @@ impl Table {
             last: Mutex::new(None),
             carried: Mutex::new(None),
             catalog: None,
+            foreign_checked: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -421,6 +426,10 @@ impl Table {
     /// readers that follow the hint are never left on an older table once
     /// anyone writes again.
     pub async fn load_to_write(&self, storage: &Storage) -> Result<Option<Arc<Current>>, IcebergError> {
+        if self.catalog.is_none() && !self.foreign_checked.load(std::sync::atomic::Ordering::Relaxed) {
+            self.settle_foreign(storage).await?;
+            self.foreign_checked.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         let (current, hint) = self.load_hinted(storage).await?;
         if let Some(c) = &current
             && hint != Some(c.version)
@@ -500,6 +509,36 @@ impl Table {
             current = latest;
         }
         Ok((Some(self.remember(current)), hint))
+    }
+
+    /// The newest `v<N>.metadata.json` of the folder (the hint's, stepped
+    /// forward, else the listing's), read without this process's cache:
+    /// what a catalog registers when it is added to a job whose tables
+    /// the file-system layout kept.
+    pub(crate) async fn folder_latest(&self, storage: &Storage) -> Result<Option<Current>, IcebergError> {
+        let mut found = match self.hinted(storage).await? {
+            Some(v) => self.read_version(storage, v).await?,
+            None => None,
+        };
+        if found.is_none()
+            && let Some(v) = self.listed_latest(storage).await?
+        {
+            found = self.read_version(storage, v).await?;
+        }
+        let Some(mut current) = found else { return Ok(None) };
+        while let Some(next) = self.read_version(storage, current.version + 1).await? {
+            current = next;
+        }
+        Ok(Some(current))
+    }
+
+    /// Deletes `version-hint.text`: a table a catalog now points at is
+    /// not read through a hint that no longer moves.
+    pub(crate) async fn drop_hint(&self, storage: &Storage) -> Result<(), IcebergError> {
+        storage
+            .delete(&self.metadata_rel("version-hint.text"))
+            .await
+            .map_err(|e| self.storage_error(e))
     }
 
     fn remember(&self, c: Arc<Current>) -> Arc<Current> {
@@ -657,6 +696,9 @@ impl Table {
         }
         let draft = self.draft(arrow, keys, properties)?;
         if let Some(catalog) = &self.catalog {
+            if let Some(folder) = self.folder_latest(storage).await? {
+                return self.catalog_register(catalog, storage, &folder).await;
+            }
             return self.catalog_create(catalog, &draft).await;
         }
         match self.write_file_version(storage, None, draft.metadata).await? {
