@@ -500,3 +500,127 @@ fn another_engines_commit_to_a_folder_table_is_refused_by_run_compact_and_vacuum
         assert_eq!(listing(&ice), before, "{args:?} changed the table");
     }
 }
+
+/// A `--follow` run into Iceberg with short `history.expire.*` and
+/// `write.metadata.*` properties keeps, while it runs, its current
+/// metadata to the snapshots they allow and `metadata/` to the versions
+/// they allow; stopped, every snapshot kept is exact and the rows are
+/// every block followed.
+#[test]
+fn a_follow_into_iceberg_keeps_its_metadata_within_the_tables_properties_while_it_runs() {
+    use chainetl::sim::data::SimData;
+    use chainetl::vocab::chain::Chain;
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let data = SimData::new(42, 30);
+    let start = crate::schedule::head_at(&data, Chain::Base, "2025-06-01T00:00:00Z") - 100;
+    let spec = write_spec(
+        dir.path(),
+        "follow.toml",
+        &format!(
+            "name = \"bounded\"\npoll_interval = \"1s\"\nroll_interval = \"1s\"\n[source]\nbase_url = \"{}\"\n[output]\nuri = \"{}\"\n\
+             format = \"iceberg\"\ncompact = false\n[output.table_properties]\n\"history.expire.max-snapshot-age-ms\" = \"1500\"\n\
+             \"history.expire.min-snapshots-to-keep\" = \"2\"\n\"write.metadata.previous-versions-max\" = \"3\"\n\
+             [[export]]\ndataset = \"blocks\"\nchains = [\"base\"]\nincremental = true\nstart = {start}\nconfirmations = 5\nchunk_blocks = 16\n",
+            sim.url(),
+            out.display()
+        ),
+    );
+    let child = bin()
+        .args(["run", &spec, "--follow", "--progress-secs", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let metadata = out.join("blocks/metadata");
+    let (mut most_snapshots, mut most_versions, mut newest_seen) = (0, 0, 0);
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(1200));
+        crate::schedule::post(&sim, "/_sim/advance?secs=30");
+        let Ok(hint) = std::fs::read_to_string(metadata.join("version-hint.text")) else {
+            continue;
+        };
+        let newest: u64 = hint.trim().parse().unwrap();
+        newest_seen = newest_seen.max(newest);
+        let Ok(bytes) = std::fs::read(metadata.join(format!("v{newest}.metadata.json"))) else {
+            continue;
+        };
+        let doc: Value = serde_json::from_slice(&bytes).unwrap();
+        most_snapshots = most_snapshots.max(doc["snapshots"].as_array().map_or(0, Vec::len));
+        let versions = std::fs::read_dir(&metadata)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".metadata.json"))
+            .count();
+        most_versions = most_versions.max(versions);
+    }
+    let stderr = crate::schedule::stop(child);
+    assert!(newest_seen >= 6, "the follow committed often ({newest_seen} versions): {stderr}");
+    // 1.5 s of 1 s rolls, the one current at the cutoff and the two kept
+    // whatever their age: a few, where a follow kept every one before.
+    assert!(most_snapshots <= 6, "at most the snapshots the properties keep: {most_snapshots}");
+    // Three previous versions, the current one, and one a commit wrote
+    // between two expiries.
+    assert!(
+        most_versions <= 6,
+        "at most the metadata versions the properties keep: {most_versions}"
+    );
+    let doc = crate::iceberg_format::check(&out.join("blocks"), keys_of("blocks"), None);
+    crate::iceberg_format::every_snapshot_exact(&doc, "a bounded follow");
+    assert_eq!(doc["versions"].as_array().unwrap().last().unwrap()["gaps"], 0, "{doc}");
+}
+
+/// Two jobs sharing the catalog's tables (one chain each) run at once,
+/// killed after a commit the catalog applied, and run again at once: the
+/// shared tables hold both jobs' rows exactly, every snapshot exact, and
+/// `verify` passes for each.
+#[test]
+fn two_jobs_sharing_a_catalogs_tables_run_at_once_killed_and_run_again_are_both_exact() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let (pq, ice) = (dir.path().join("pq"), dir.path().join("ice"));
+    let o = chainetl(&["run", &events(dir.path(), "both", &sim.url(), &pq, "parquet", true, "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    let job = |name: &str, chain: &str| {
+        let body = format!(
+            "name = \"{name}\"\n[source]\nbase_url = \"{}\"\nmax_concurrency = 2\n[output]\nuri = \"{}\"\nformat = \"iceberg\"\n{}\n\
+             [[export]]\ndataset = \"events\"\nchains = [\"{chain}\"]\nwindow = \"20000000..20000199\"\nchunk_blocks = 25\n",
+            sim.url(),
+            ice.display(),
+            catalog.section("chain")
+        );
+        write_spec(dir.path(), &format!("{name}.toml"), &body)
+    };
+    let specs = [job("job-a", "ethereum"), job("job-b", "base")];
+    let at_once = |point: Option<&str>| -> Vec<std::process::Output> {
+        let children: Vec<Child> = specs
+            .iter()
+            .map(|s| {
+                let mut c = match point {
+                    Some(p) => crash_bin(p),
+                    None => bin(),
+                };
+                c.args(["run", s])
+                    .env("CAT_CRED", format!("{CLIENT}:{SECRET}"))
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        children.into_iter().map(|c| c.wait_with_output().unwrap()).collect()
+    };
+    for o in at_once(Some("after-catalog-commit:4")) {
+        assert!(!o.status.success(), "the run was not killed: {}", text(&o));
+    }
+    for o in at_once(None) {
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    exact(&catalog.read("chain", &["events"]), "chain", &pq, &["events"], "two jobs at once");
+    for s in &specs {
+        let o = cli(&["verify", s]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+}

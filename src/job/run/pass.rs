@@ -120,6 +120,7 @@ impl<'a> Passes<'a> {
             }
             if self.opts.follow {
                 self.compact_finished(false).await?;
+                self.maintain_tables().await;
             }
             if self.out.reorgs.len() > reorgs_before && self.out.passes < MAX_REPAIR_PASSES {
                 continue;
@@ -487,6 +488,21 @@ impl<'a> Passes<'a> {
     /// holds the whole job (a shard leaves it to an unsharded run or
     /// `chainetl compact`): at the end of a run, and every
     /// [`FOLLOW_COMPACT_EVERY`] while following.
+    /// Keeps each table's records within its own bounds as a `--follow`
+    /// run goes on ([`crate::sink::format::TableFormat::maintain`]); a
+    /// failure is logged, and the next poll tries again.
+    async fn maintain_tables(&mut self) {
+        let shared = self.shared.clone();
+        if self.opts.shard.is_some() {
+            return;
+        }
+        for table in shared.spec.tables() {
+            if let Err(e) = shared.sink.format().maintain(&shared.sink, &table).await {
+                tracing::warn!(table = %table, "keeping the table's metadata within its properties failed (the next poll tries again): {e}");
+            }
+        }
+    }
+
     pub(crate) async fn compact_finished(&mut self, end: bool) -> Result<(), RunError> {
         let shared = self.shared.clone();
         if !shared.spec.output.compact || self.opts.shard.is_some() {

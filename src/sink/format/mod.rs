@@ -416,6 +416,15 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// not made).
     async fn table_version(&self, sink: &Sink, table: &str, commits: usize) -> Result<Option<TableVersion>, SinkError>;
 
+    /// Keeps `table`'s own records within the bounds its properties set,
+    /// as a long run (`--follow`) commits: for Iceberg, the snapshots
+    /// `history.expire.*` keeps and the metadata versions
+    /// `write.metadata.previous-versions-max` keeps. Data files are left
+    /// for [`TableFormat::vacuum`]. How many records it dropped.
+    async fn maintain(&self, _sink: &Sink, _table: &str) -> Result<usize, SinkError> {
+        Ok(0)
+    }
+
     /// Deletes files of `table` no version within the retention reads, and
     /// records no version within it needs (see [`Retention`]).
     async fn vacuum(&self, sink: &Sink, table: &str, keep: &Retention) -> Result<Vacuumed, SinkError>;

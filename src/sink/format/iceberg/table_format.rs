@@ -220,6 +220,26 @@ impl TableFormat for IcebergTables {
         }))
     }
 
+    async fn maintain(&self, sink: &Sink, table: &str) -> Result<usize, SinkError> {
+        let t = self.table(sink, table);
+        let Some(current) = self.current(sink, table).await? else {
+            return Ok(0);
+        };
+        let Some(retention) = ice::Retention::of_properties(&current, chrono::Utc::now().timestamp_millis()) else {
+            return Ok(0);
+        };
+        let expired = t.expire(sink.storage(), retention, COMMIT_ATTEMPTS).await.map_err(iceberg_error)?;
+        if !expired.snapshots.is_empty() {
+            tracing::debug!(
+                table,
+                snapshots = expired.snapshots.len(),
+                files = expired.metadata_files_deleted,
+                "expired iceberg snapshots past the table's history.expire properties"
+            );
+        }
+        Ok(expired.snapshots.len())
+    }
+
     async fn vacuum(&self, sink: &Sink, table: &str, keep: &Retention) -> Result<Vacuumed, SinkError> {
         vacuum(self, sink, table, keep).await
     }

@@ -22,6 +22,41 @@ pub struct Retention {
     pub keep_last: usize,
 }
 
+impl Retention {
+    /// What the table's maintenance properties keep at `now_ms`
+    /// (`history.expire.max-snapshot-age-ms`,
+    /// `history.expire.min-snapshots-to-keep`, each defaulting to
+    /// [`crate::spec::defaults::ICEBERG_MAINTENANCE`]); `None` where no
+    /// snapshot is past them (nothing to commit).
+    pub fn of_properties(current: &Current, now_ms: i64) -> Option<Retention> {
+        let prop = |key: &str| -> i64 {
+            let default = crate::spec::defaults::ICEBERG_MAINTENANCE
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(1);
+            current
+                .metadata
+                .properties
+                .get(key)
+                .and_then(|v| v.trim().parse().ok())
+                .filter(|v| *v >= 1)
+                .unwrap_or(default)
+        };
+        let retention = Retention {
+            keep_since_ms: now_ms - prop("history.expire.max-snapshot-age-ms"),
+            keep_last: (prop("history.expire.min-snapshots-to-keep") as usize).saturating_sub(1),
+        };
+        let keep = kept(current, retention);
+        current
+            .metadata
+            .snapshots
+            .iter()
+            .any(|s| !keep.contains(&s.snapshot_id))
+            .then_some(retention)
+    }
+}
+
 /// What [`Table::expire`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expired {
@@ -265,7 +300,14 @@ impl Table {
             .list(&format!("{}/metadata/", self.rel))
             .await
             .map_err(|e| self.storage_error(e))?;
-        let oldest_kept = current.version.saturating_sub(self.limits.previous_versions as u64);
+        let previous = current
+            .metadata
+            .properties
+            .get("write.metadata.previous-versions-max")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(self.limits.previous_versions as u64)
+            .max(1);
+        let oldest_kept = current.version.saturating_sub(previous);
         for meta in listed {
             let rel = storage.rel_of(&meta.location);
             let Some(name) = meta.location.filename() else { continue };
@@ -299,7 +341,10 @@ fn kept(current: &Current, retention: Retention) -> HashSet<i64> {
         }
     }
     for s in &current.metadata.snapshots {
-        if s.timestamp_ms >= retention.keep_since_ms {
+        // Another writer's snapshots (through a catalog) are its own to
+        // expire.
+        let others = s.summary.get("engine-name").map(String::as_str) != Some(super::ENGINE);
+        if s.timestamp_ms >= retention.keep_since_ms || others {
             keep.insert(s.snapshot_id);
         }
     }
