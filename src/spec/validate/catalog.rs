@@ -71,6 +71,13 @@ impl Validator<'_> {
         let uri = v.get_ref().trim().trim_end_matches('/').to_string();
         match url::Url::parse(&uri) {
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+                if u.query().is_some() || u.fragment().is_some() {
+                    self.err(
+                        v.span(),
+                        key,
+                        "must not hold a query or fragment (a token there would be printed): name it in token_env",
+                    );
+                }
                 if !u.username().is_empty() || u.password().is_some() {
                     self.err(
                         v.span(),

@@ -17,6 +17,10 @@ use tokio::sync::Mutex;
 /// of its life, when that is shorter).
 const REFRESH_AHEAD: Duration = Duration::from_secs(60);
 
+/// A token is refreshed after this long at most, whatever lifetime its
+/// answer gives.
+const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
+
 /// A token whose answer gives no lifetime is refreshed after this long.
 const DEFAULT_TTL: Duration = Duration::from_secs(3600);
 
@@ -91,6 +95,8 @@ impl Auth {
                 };
                 register(secret);
                 register(value.trim());
+                // As the token request's form sends it.
+                register(&form_urlencoded::byte_serialize(secret.as_bytes()).collect::<String>());
                 Ok(Auth::Client {
                     variable: v.clone(),
                     id: id.to_string(),
@@ -202,7 +208,8 @@ impl Auth {
                 let ttl = v
                     .get("expires_in")
                     .and_then(|e| e.as_u64().or_else(|| e.as_str()?.parse().ok()))
-                    .map_or(DEFAULT_TTL, Duration::from_secs);
+                    .map_or(DEFAULT_TTL, Duration::from_secs)
+                    .clamp(Duration::from_secs(1), MAX_TTL);
                 let ahead = REFRESH_AHEAD.min(ttl / 5);
                 *held = Some((token.to_string(), Instant::now() + ttl.saturating_sub(ahead)));
                 Ok(Some(token.to_string()))

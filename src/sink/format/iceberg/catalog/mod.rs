@@ -151,6 +151,9 @@ impl RestCatalog {
         let http = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .connect_timeout(Duration::from_secs(10))
+            // A redirect would turn a commit into a GET, or send a token
+            // request's body (the client secret) to another host.
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("chainetl/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| redact(&e.to_string()).into_owned());
@@ -276,7 +279,12 @@ impl RestCatalog {
             Err(Lost(m)) => return Ok(CommitOutcome::Unknown(m)),
         };
         match a.status.as_u16() {
-            200 => self.loaded("commit", &a.body).map(CommitOutcome::Applied),
+            // Applied, whatever the body says: an unreadable one leaves the
+            // outcome to the reload.
+            200 => Ok(match self.loaded("commit", &a.body) {
+                Ok(l) => CommitOutcome::Applied(l),
+                Err(e) => CommitOutcome::Unknown(e.to_string()),
+            }),
             409 => Ok(CommitOutcome::Conflict(server_message(&a.body))),
             500..=599 => Ok(CommitOutcome::Unknown(format!("{} {}", a.status.as_u16(), server_message(&a.body)))),
             _ => Err(self.failed("commit", &a)),
@@ -505,9 +513,9 @@ fn server_message(body: &[u8]) -> String {
             ))
         })
     });
-    let text = picked.unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned());
-    let short: String = text.trim().chars().take(300).collect();
-    redact(&short).into_owned()
+    let text = picked.unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(64 << 10)]).into_owned());
+    // Masked whole, then cut: a secret across the cut is masked too.
+    redact(text.trim()).chars().take(300).collect()
 }
 
 /// A table's name in the catalog: its folder, `/` as `_` (decoded tables

@@ -27,6 +27,9 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+/// Attempts at the name-mapping commit that follows a table's creation.
+const CATALOG_SETUP_ATTEMPTS: u32 = 10;
+
 impl Table {
     pub(crate) fn catalog_error(&self, source: CatalogError) -> IcebergError {
         IcebergError::Catalog {
@@ -57,13 +60,16 @@ impl Table {
                 self.location
             )));
         }
-        let version = loaded
+        // For messages and the report only: a catalog's pointer, not this
+        // number, orders its versions.
+        let name = loaded
             .metadata_location
             .as_deref()
             .and_then(|l| l.rsplit('/').next())
-            .and_then(|name| name.split(['-', '.']).next())
-            .and_then(|d| d.parse::<u64>().ok())
-            .unwrap_or(metadata.last_updated_ms.max(0) as u64);
+            .unwrap_or_default();
+        let version = super::version_of(name)
+            .or_else(|| name.split(['-', '.']).next().and_then(|d| d.parse::<u64>().ok()))
+            .unwrap_or(0);
         Ok(self.remember(Arc::new(Current {
             version,
             metadata,
@@ -98,19 +104,26 @@ impl Table {
         };
         let current = self.catalog_current(catalog, loaded)?;
         tracing::info!(table = %self.rel, catalog = %catalog.uri(), identifier = %catalog.identifier(&self.rel), "created the iceberg table in the catalog");
-        let mapping = current.schema().name_mapping().to_string();
-        if current.metadata.properties.get(NAME_MAPPING) == Some(&mapping) {
-            return Ok((true, current));
+        let mut current = current;
+        for _ in 0..CATALOG_SETUP_ATTEMPTS {
+            let mapping = current.schema().name_mapping().to_string();
+            if current.metadata.properties.get(NAME_MAPPING) == Some(&mapping) {
+                return Ok((true, current));
+            }
+            let mut next = current.metadata.clone();
+            next.properties.insert(NAME_MAPPING.into(), mapping);
+            if let Written::Made(c) = self.catalog_commit(catalog, &current, &next).await? {
+                return Ok((true, c));
+            }
+            current = match self.catalog_load(catalog).await? {
+                Some(c) => c,
+                None => return Err(self.refused("the table the catalog made is gone")),
+            };
         }
-        let mut next = current.metadata.clone();
-        next.properties.insert(NAME_MAPPING.into(), mapping);
-        match self.catalog_commit(catalog, &current, &next).await? {
-            Written::Made(c) => Ok((true, c)),
-            Written::Lost | Written::Unknown => match self.catalog_load(catalog).await? {
-                Some(c) => Ok((true, c)),
-                None => Err(self.refused("the table the catalog made is gone")),
-            },
-        }
+        Err(IcebergError::Conflict {
+            table: self.rel.clone(),
+            attempts: CATALOG_SETUP_ATTEMPTS,
+        })
     }
 
     /// Registers `folder` (the newest version the file-system layout
@@ -160,34 +173,47 @@ impl Table {
             return Ok(Written::Made(Arc::new(base.clone())));
         }
         crate::util::failpoint::hit("before-catalog-commit");
+        let had: BTreeSet<i64> = base.metadata.snapshots.iter().map(|s| s.snapshot_id).collect();
+        let added: Vec<i64> = next
+            .snapshots
+            .iter()
+            .map(|s| s.snapshot_id)
+            .filter(|id| !had.contains(id))
+            .collect();
+        let holds = |c: &Current| {
+            added.iter().all(|id| c.metadata.snapshot(*id).is_some())
+                && next
+                    .refs
+                    .get("main")
+                    .is_none_or(|r| c.metadata.refs.get("main").map(|m| m.snapshot_id) == Some(r.snapshot_id))
+        };
         let outcome = catalog
             .commit(&self.rel, requirements, updates)
             .await
             .map_err(|e| self.catalog_error(e))?;
-        match outcome {
-            CommitOutcome::Applied(loaded) => {
-                crate::util::failpoint::hit("after-catalog-commit");
-                self.catalog_current(catalog, loaded).map(Written::Made)
-            }
+        // Sent: from here, what cannot be read is an outcome unknown (the
+        // commit may have landed), never an error that deletes its files.
+        let why = match outcome {
+            CommitOutcome::Applied(loaded) => match self.catalog_current(catalog, loaded) {
+                Ok(c) if holds(&c) => {
+                    crate::util::failpoint::hit("after-catalog-commit");
+                    return Ok(Written::Made(c));
+                }
+                Ok(_) => "the catalog's answer does not hold the commit".to_string(),
+                Err(e) => format!("the catalog's answer cannot be read: {e}"),
+            },
             CommitOutcome::Conflict(why) => {
                 tracing::debug!(table = %self.rel, reason = %why, "the catalog refused a commit made on an older version; reloading");
-                Ok(Written::Lost)
+                return Ok(Written::Lost);
             }
-            CommitOutcome::Unknown(why) => {
-                tracing::warn!(table = %self.rel, reason = %why, "the catalog's answer to a commit was lost; reloading to see whether it landed");
-                let had: BTreeSet<i64> = base.metadata.snapshots.iter().map(|s| s.snapshot_id).collect();
-                let added: Vec<i64> = next
-                    .snapshots
-                    .iter()
-                    .map(|s| s.snapshot_id)
-                    .filter(|id| !had.contains(id))
-                    .collect();
-                if let Some(now) = self.catalog_load(catalog).await?
-                    && !added.is_empty()
-                    && added.iter().all(|id| now.metadata.snapshot(*id).is_some())
-                {
-                    return Ok(Written::Made(now));
-                }
+            CommitOutcome::Unknown(why) => why,
+        };
+        tracing::warn!(table = %self.rel, reason = %why, "the catalog's answer to a commit was lost; reloading to see whether it landed");
+        match self.catalog_load(catalog).await {
+            Ok(Some(now)) if !added.is_empty() && holds(&now) => Ok(Written::Made(now)),
+            Ok(_) => Ok(Written::Unknown),
+            Err(e) => {
+                tracing::warn!(table = %self.rel, error = %e, "reloading after a lost answer failed");
                 Ok(Written::Unknown)
             }
         }

@@ -94,6 +94,19 @@ impl Table {
                 )
             )));
         }
+        // Built on the folder's newest, or the folder moved on since (a
+        // command run with the catalog's spec after it was removed).
+        // (Ours may be expired from theirs: then all of theirs came after.)
+        let builds_on_ours = ours.as_ref().and_then(|c| c.snapshot()).is_none_or(|mine| {
+            theirs.snapshot(mine.snapshot_id).is_some() || theirs.snapshots.iter().all(|s| s.timestamp_ms > mine.timestamp_ms)
+        });
+        if !builds_on_ours {
+            return Err(self.layout(format!(
+                "{dir}{name} (a catalog's commit of this table) does not build on the folder's newest version: \
+                 committing on either would drop the other's commits; set [output.catalog] back and run, or move the \
+                 file away to keep the folder's"
+            )));
+        }
         // A catalog's commits of this job: carried on as the next version.
         let base = ours.map(|c| Current {
             metadata_location: None,
@@ -104,6 +117,30 @@ impl Table {
                 tracing::info!(table = %self.rel, from = %name, version = c.version, "carried on the table a catalog committed (the catalog is no longer in the spec)")
             }
             None => tracing::debug!(table = %self.rel, "another writer carried the catalog's table on first"),
+        }
+        Ok(())
+    }
+
+    /// Refuses a catalog's table that the folder moved on from: the
+    /// catalog removed from the spec, the folder committed to, the catalog
+    /// added back. Committing on the catalog's would drop the folder's
+    /// commits (and a vacuum its files).
+    pub(super) async fn check_catalog_current(&self, storage: &Storage, current: &Current) -> Result<(), IcebergError> {
+        let Some(folder) = self.folder_latest(storage).await? else {
+            return Ok(());
+        };
+        let moved_on = folder.metadata.table_uuid == current.metadata.table_uuid
+            && folder.metadata.last_updated_ms > current.metadata.last_updated_ms
+            && folder
+                .metadata
+                .current_snapshot_id
+                .is_some_and(|id| current.metadata.snapshot(id).is_none());
+        if moved_on {
+            return Err(self.layout(format!(
+                "the catalog's table is older than the folder's {}/metadata/v{}.metadata.json (committed without the \
+                 catalog since): register that file in the catalog in place of its table, then run again",
+                self.rel, folder.version
+            )));
         }
         Ok(())
     }

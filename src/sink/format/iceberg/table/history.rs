@@ -313,7 +313,9 @@ impl Table {
             let Some(name) = meta.location.filename() else { continue };
             let old = meta.last_modified.timestamp_millis() < cutoff;
             let stale_avro = name.ends_with(".avro") && old && !kept_meta.contains(&rel);
-            let stale_version = super::version_of(name).is_some_and(|v| v < oldest_kept);
+            // A catalog's table may point at a registered `v<N>`: the
+            // catalog keeps its own metadata files.
+            let stale_version = self.catalog().is_none() && super::version_of(name).is_some_and(|v| v < oldest_kept);
             if stale_avro || stale_version {
                 doomed.insert(rel);
             }

@@ -42,7 +42,15 @@ impl Table {
             self.foreign_checked.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         let (current, hint) = self.load_hinted(storage).await?;
+        if self.catalog.is_some()
+            && let Some(c) = &current
+            && !self.foreign_checked.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.check_catalog_current(storage, c).await?;
+            self.foreign_checked.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         if let Some(c) = &current
+            && self.catalog.is_none()
             && hint != Some(c.version)
         {
             tracing::info!(table = %self.rel, hinted = ?hint, version = c.version, "pointing the iceberg version hint at the newest metadata (a writer died between the two)");
@@ -153,8 +161,10 @@ impl Table {
     }
 
     pub(super) fn remember(&self, c: Arc<Current>) -> Arc<Current> {
+        // A catalog's answer is the table now; a folder's versions are
+        // ordered by their numbers.
         if let Ok(mut l) = self.last.lock()
-            && l.as_ref().is_none_or(|s| s.version <= c.version)
+            && (self.catalog.is_some() || l.as_ref().is_none_or(|s| s.version <= c.version))
         {
             *l = Some(c.clone());
         }
