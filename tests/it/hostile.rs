@@ -646,7 +646,8 @@ fn a_refused_key_ends_requests_in_flight_and_waits_at_once() {
     assert!(!kept.contains(KEY), "the key is stored: {kept}");
 }
 
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+/// Every file under `dir`.
+pub(crate) fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {

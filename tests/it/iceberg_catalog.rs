@@ -181,23 +181,6 @@ fn exact(tables: &Value, ns: &str, pq: &Path, names: &[&str], what: &str) {
     }
 }
 
-/// Every file under `dir`, for a secret's search.
-fn every_file(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 fn assert_no_secret(what: &str, bytes: &[u8]) {
     let s = String::from_utf8_lossy(bytes);
     assert!(!s.contains(SECRET), "{what} holds the client secret");
@@ -247,7 +230,7 @@ fn every_dataset_and_decoded_table_is_committed_through_a_rest_catalog_and_read_
     assert_eq!(requests.get("table_create"), Some(&5), "{requests:?}");
     let o = cli(&["verify", &spec]);
     assert!(o.status.success(), "verify reads the catalog's tables:\n{}", text(&o));
-    for f in every_file(&ice).into_iter().chain(every_file(&catalog.dir)) {
+    for f in crate::hostile::walk(&ice).into_iter().chain(crate::hostile::walk(&catalog.dir)) {
         assert_no_secret(&f.display().to_string(), &std::fs::read(&f).unwrap());
     }
 }
@@ -440,7 +423,7 @@ fn a_finished_iceberg_job_gains_a_catalog_with_no_request_and_loses_it_with_ever
 
 /// The names and sizes of every file under `dir`.
 fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
-    let mut out: Vec<(PathBuf, u64)> = every_file(dir)
+    let mut out: Vec<(PathBuf, u64)> = crate::hostile::walk(dir)
         .into_iter()
         .filter(|p| !p.components().any(|c| c.as_os_str() == "_chainetl"))
         .map(|p| {

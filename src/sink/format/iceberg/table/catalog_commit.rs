@@ -220,6 +220,12 @@ impl Table {
     }
 }
 
+/// The snapshots `next` has and `base` has not.
+fn new_snapshots<'a>(base: &TableMetadata, next: &'a TableMetadata) -> impl Iterator<Item = &'a super::Snapshot> {
+    let had: BTreeSet<i64> = base.snapshots.iter().map(|s| s.snapshot_id).collect();
+    next.snapshots.iter().filter(move |s| !had.contains(&s.snapshot_id))
+}
+
 /// The requirements and updates that make `next` of `base`.
 pub(super) fn changes(base: &TableMetadata, next: &TableMetadata) -> (Vec<Value>, Vec<Value>) {
     let mut req = vec![
@@ -275,8 +281,7 @@ pub(super) fn changes(base: &TableMetadata, next: &TableMetadata) -> (Vec<Value>
         let just_added = added_order.last().is_some_and(|o| o.order_id == next.default_sort_order_id);
         up.push(json!({"action": "set-default-sort-order", "sort-order-id": if just_added { -1 } else { next.default_sort_order_id }}));
     }
-    let had_snaps: BTreeSet<i64> = base.snapshots.iter().map(|s| s.snapshot_id).collect();
-    for s in next.snapshots.iter().filter(|s| !had_snaps.contains(&s.snapshot_id)) {
+    for s in new_snapshots(base, next) {
         up.push(json!({"action": "add-snapshot", "snapshot": s}));
     }
     let keeps: BTreeSet<i64> = next.snapshots.iter().map(|s| s.snapshot_id).collect();
