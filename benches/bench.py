@@ -25,7 +25,8 @@
       "extra_data"]: bytes written, CPU µs per row and rows/s of each
   (o) formats: the (b) job in parquet, delta and iceberg, CPU µs per row, rows/s, peak RSS on
       local disk; and a 20-unit job on moto S3 behind a counting proxy, every store request
-      by method and per committed unit (benches/formats.py)
+      by method and per committed unit, and the Iceberg job through a REST catalog: its
+      requests to the store and to the catalog per committed unit (benches/formats.py)
 (b)-(g) and (n) run with output.compact = false, so they measure the export alone. (b) states CPU µs
 per row at 1 M, 4 M and (full mode) 16 M rows: `cpu_us_per_row_by_rows`.
 

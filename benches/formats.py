@@ -7,6 +7,11 @@
   S3-compatible server (moto) behind a counting proxy, compaction on (the
   defaults), each format from an empty prefix: every request the run
   sent to the store, by method, and divided by the units committed.
+  `iceberg+catalog` is the Iceberg job committing through a REST catalog
+  (tests/rest_catalog.py, pyiceberg's commit logic, writing its metadata
+  files to moto directly): the run's requests to the store as above, and
+  its requests to the catalog by kind (`catalog_by_action`), each per
+  committed unit.
 
 usage: formats.py full|smoke    (also section (o) of bench.py)
 """
@@ -20,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import scale  # noqa: E402  (free_port, start, CREDS)
@@ -29,6 +35,7 @@ BIN = os.environ.get("CHAINETL_BIN") or os.path.join(ROOT, "target/release/chain
 OUT = os.path.join(ROOT, "bench-out", "formats")
 FIRST = 20_000_000
 FORMATS = ["parquet", "delta", "iceberg"]
+CATALOG = "iceberg+catalog"
 
 
 class Counter:
@@ -110,6 +117,30 @@ window = "{FIRST}..{FIRST + blocks - 1}"
 chunk_blocks = {chunk}
 """)
     return path
+
+
+def catalog_server(python, moto_port):
+    """The test suite's REST catalog over a sqlite SqlCatalog, its metadata
+    files written to moto directly (not through the counting proxy)."""
+    d = os.path.join(OUT, "catalog")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    script = os.path.join(ROOT, "tests", "rest_catalog.py")
+    env = dict(os.environ, **scale.CREDS)
+    proc = subprocess.Popen(
+        [python, script, "serve", "--dir", d, "--s3-endpoint", f"http://127.0.0.1:{moto_port}"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True,
+    )
+    line = proc.stdout.readline()
+    if not line.startswith("LISTENING "):
+        proc.kill()
+        sys.exit(f"the REST catalog did not start: {line!r}")
+    return proc, line.split()[1]
+
+
+def catalog_stats(url):
+    with urllib.request.urlopen(url + "/_stats", timeout=30) as r:
+        return json.load(r)["requests"]
 
 
 def run(path, env):
@@ -194,7 +225,33 @@ def formats_bench(smoke, python=sys.executable):
                 "requests_per_unit": round(total / units, 1),
                 "seconds": round(secs, 2),
             }
-        for fmt in FORMATS:
+        # Iceberg through a REST catalog: the same job, the catalog's
+        # requests counted by its own log.
+        catalog, catalog_url = catalog_server(python, moto_port)
+        try:
+            name = "s3-iceberg-catalog"
+            extra = f'[output.catalog]\ntype = "rest"\nuri = "{catalog_url}"\nnamespace = "bench"'
+            path = spec(name, sim_url, f"s3://formats/{name}", "iceberg", s3_blocks, 100, extra)
+            counter.take()
+            before = catalog_stats(catalog_url)
+            secs, cpu, rss = run(path, env)
+            counts = counter.take()
+            after = catalog_stats(catalog_url)
+            by_action = {k: v - before.get(k, 0) for k, v in sorted(after.items()) if v - before.get(k, 0)}
+            total, units = sum(counts.values()), s3_blocks // 100
+            res["s3"][CATALOG] = {
+                "units": units,
+                "requests": total,
+                "by_method": dict(sorted(counts.items())),
+                "requests_per_unit": round(total / units, 1),
+                "catalog_requests": sum(by_action.values()),
+                "catalog_by_action": by_action,
+                "catalog_requests_per_unit": round(sum(by_action.values()) / units, 1),
+                "seconds": round(secs, 2),
+            }
+        finally:
+            catalog.kill()
+        for fmt in FORMATS + [CATALOG]:
             res["s3"][fmt]["over_parquet"] = round(res["s3"][fmt]["requests"] / res["s3"]["parquet"]["requests"], 2)
     finally:
         server.shutdown()
