@@ -502,7 +502,7 @@ def read_table(catalog, name, columns):
     data = table.scan().to_arrow()
     return {
         "rows": data.num_rows, "snapshots": snapshots, "metadata_location": table.metadata_location,
-        "location": meta.location, "properties": dict(meta.properties),
+        "current_snapshot_id": meta.current_snapshot_id, "location": meta.location, "properties": dict(meta.properties),
         "schema": [[f.field_id, f.name, str(f.field_type), f.required] for f in table.schema().fields],
         "spec": str(table.spec()), "sort_order": str(table.sort_order()), "row_keys": sorted(keys(data))}
 

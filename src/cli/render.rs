@@ -217,6 +217,9 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
 /// time to the second, then where the job stands.
 pub fn status_table(view: &StatusView) -> String {
     let mut out = format!("job {} → {}\n", view.job, view.output);
+    if let Some(c) = &view.catalog {
+        let _ = writeln!(out, "{}", c.text());
+    }
     let _ = writeln!(
         out,
         "{:<28} {:>11} {:>12} {:>7} {:>11}  last commit",

@@ -194,6 +194,9 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
             return Box::pin(verify(args, repair, quick, quiet)).await;
         }
     }
+    if let Some(c) = crate::job::view::status_view::CatalogLine::of(&s) {
+        outln!("{}", c.text());
+    }
     print_rows(&rows, uncounted);
     if !mixed.is_empty() {
         outln!(

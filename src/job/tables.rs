@@ -33,6 +33,49 @@ pub(crate) fn unit_app_id(state: &crate::state::StateStore, unit: &str) -> Strin
     format!("chainetl-{}", state.file_prefix(unit))
 }
 
+/// The transaction ids of a job's units that no run of the job will look
+/// for again, from its checkpoints (`units`, by unit id) and its
+/// incremental exports' `marks`:
+///
+/// - a unit's at a version no later than its checkpoint's `next_seq`,
+///   once the checkpoint says the unit is published (a unit exported
+///   again is unpublished until its new files are in, at a higher
+///   version);
+/// - an incremental unit's whose range ends at or below its export's mark
+///   on its chain, with no checkpoint: the segment was committed before
+///   the mark moved past it, and its checkpoints deleted after (a reorg
+///   repair moves the mark back first, and starts its units afresh above
+///   every file they wrote).
+///
+/// Anything else, another job's ids included, is not settled.
+pub(crate) fn settled_txns(
+    state: &crate::state::StateStore,
+    units: &std::collections::HashMap<String, crate::state::UnitState>,
+    marks: &[crate::state::Mark],
+) -> crate::sink::format::Settled {
+    let published: std::collections::HashMap<String, i64> = units
+        .values()
+        .filter(|st| st.published)
+        .map(|st| (unit_app_id(state, &st.unit), st.next_seq as i64))
+        .collect();
+    let unsettled: std::collections::HashSet<String> = units.keys().map(|u| unit_app_id(state, u)).collect();
+    let marks: std::collections::HashMap<(usize, crate::vocab::chain::Chain), u64> =
+        marks.iter().map(|m| ((m.export, m.chain), m.next)).collect();
+    let prefix = unit_app_id(state, "");
+    Arc::new(move |app: &str, version: i64| {
+        if let Some(seq) = published.get(app) {
+            return version <= *seq;
+        }
+        if unsettled.contains(app) {
+            return false;
+        }
+        let Some(unit) = app.strip_prefix(&prefix).filter(|u| crate::plan::is_unit_id(u)) else {
+            return false;
+        };
+        crate::plan::unit_end(unit).is_some_and(|(export, chain, end)| marks.get(&(export, chain)).is_some_and(|next| end <= *next))
+    })
+}
+
 /// The application id of a job's compactions in its tables' logs.
 pub(crate) fn compaction_app_id(spec: &Spec) -> String {
     format!("chainetl-{}-compact", spec.name)

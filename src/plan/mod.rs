@@ -38,7 +38,7 @@ mod segment;
 mod unit;
 
 pub use segment::Segment;
-pub use unit::{Unit, UnitRange, block_range_of, is_unit_id};
+pub use unit::{Unit, UnitRange, block_range_of, is_unit_id, unit_end};
 
 use crate::spec::{BaseUrl, Export, Selection, Spec};
 use crate::vocab::cuts::CutRule;

@@ -42,6 +42,27 @@ fn unit_ids_are_read_strictly() {
     }
 }
 
+#[test]
+fn a_range_units_end_reads_from_its_id() {
+    assert_eq!(
+        unit_end("e0-events-ethereum-b22000000-22000100"),
+        Some((0, Chain::Ethereum, 22000100))
+    );
+    assert_eq!(
+        unit_end("e12-blocks-base-t1748476800-1748502000"),
+        Some((12, Chain::Base, 1748502000))
+    );
+    assert_eq!(unit_end("e0-blocks-base-t-100-200"), Some((0, Chain::Base, 200)));
+    for other in [
+        "e1-blocks-bsc-n00003",
+        "e2-tokens-polygon-a00000",
+        "e0-events-ethereum-b1",
+        "x0-events-ethereum-b1-2",
+    ] {
+        assert_eq!(unit_end(other), None, "{other}");
+    }
+}
+
 /// A year of contract-filtered events on every chain: tens of thousands of
 /// hour-long units under the hourly rule, a few thousand under the daily
 /// one, each chain still cut into at least 64 units.

@@ -88,6 +88,24 @@ pub fn block_range_of(unit_id: &str) -> Option<(u64, u64)> {
     Some((s.parse().ok()?, e.parse().ok()?))
 }
 
+/// The export, chain and end (exclusive: a block, or a unix second) of a
+/// block-range or time-range unit, from its id (`e0-blocks-base-b10-26`:
+/// `(0, base, 26)`); `None` for other units.
+pub fn unit_end(unit_id: &str) -> Option<(usize, Chain, u64)> {
+    let mut parts = unit_id.strip_prefix('e')?.splitn(4, '-');
+    let (idx, _dataset, chain, range) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let (kind, body) = range.split_at(range.len().min(1));
+    let end = match kind {
+        "b" => body.split_once('-')?.1.parse::<u64>().ok()?,
+        "t" => {
+            let unsigned = body.strip_prefix('-').unwrap_or(body);
+            u64::try_from(unsigned.split_once('-')?.1.parse::<i64>().ok()?).ok()?
+        }
+        _ => return None,
+    };
+    Some((idx.parse().ok()?, chain.parse().ok()?, end))
+}
+
 /// Whether `id` is a unit id as [`super::plan`] writes them, read strictly:
 /// `e<export>-<dataset>-<chain>-<range>` with `<range>` one of `b<first>-<end>`,
 /// `t<start>-<end>`, `n<5 digits>`, `w<40 hex>-d<day>-<day>`, `a<5 digits>`.

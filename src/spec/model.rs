@@ -185,6 +185,19 @@ pub struct Catalog {
     pub scope: String,
 }
 
+impl Catalog {
+    /// The catalog's name of the table at directory `rel` of the output
+    /// (`/` read as `_`).
+    pub fn table_name(rel: &str) -> String {
+        rel.trim_matches('/').replace('/', "_")
+    }
+
+    /// The catalog's identifier of the table at `rel`: `<namespace>.<name>`.
+    pub fn identifier(&self, rel: &str) -> String {
+        format!("{}.{}", self.namespace, Catalog::table_name(rel))
+    }
+}
+
 /// How requests to a catalog authenticate.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CatalogAuth {
@@ -407,6 +420,21 @@ impl Spec {
     /// Every table the job writes: directories under the output.
     pub fn tables(&self) -> std::collections::BTreeSet<String> {
         self.exports.iter().flat_map(Export::tables).collect()
+    }
+
+    /// Each table's identifier in the job's REST catalog, by table; empty
+    /// without `[output.catalog]`.
+    pub fn catalog_tables(&self) -> std::collections::BTreeMap<String, String> {
+        let Some(c) = &self.output.catalog else {
+            return Default::default();
+        };
+        self.tables()
+            .into_iter()
+            .map(|t| {
+                let id = c.identifier(&t);
+                (t, id)
+            })
+            .collect()
     }
 
     /// The columns each table holds whose exports leave some out

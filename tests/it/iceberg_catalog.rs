@@ -230,6 +230,45 @@ fn every_dataset_and_decoded_table_is_committed_through_a_rest_catalog_and_read_
     assert_eq!(requests.get("table_create"), Some(&5), "{requests:?}");
     let o = cli(&["verify", &spec]);
     assert!(o.status.success(), "verify reads the catalog's tables:\n{}", text(&o));
+    let said = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        said.contains(&format!("tables in the REST catalog at {}: ", catalog.url)) && said.contains("chain.blocks (blocks/)"),
+        "verify names the catalog and each table's identifier:\n{said}"
+    );
+    // status and the report name each table's identifier, and the report's
+    // snapshot is the one the catalog points at.
+    let o = cli(&["status", &spec, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let status: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(status["catalog"]["uri"], catalog.url.as_str(), "{status}");
+    for t in TABLES {
+        assert_eq!(status["catalog"]["tables"][t], format!("chain.{t}"), "{status}");
+    }
+    let o = cli(&["status", &spec]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("chain.transfers (transfers/)"),
+        "{}",
+        text(&o)
+    );
+    let o = cli(&["report", &spec, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for line in report["tables"].as_array().unwrap() {
+        let t = line["table"].as_str().unwrap();
+        assert_eq!(line["catalog_identifier"], format!("chain.{t}"), "{line}");
+        assert_eq!(
+            line["snapshot_id"],
+            tables[format!("chain.{t}")]["current_snapshot_id"],
+            "{t}: {line}"
+        );
+    }
+    let o = cli(&["report", &spec, "--out", &dir.path().join("page.html").display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let page = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    assert!(
+        page.contains("blocks (catalog: chain.blocks)"),
+        "the report's page names the identifier"
+    );
     for f in crate::hostile::walk(&ice).into_iter().chain(crate::hostile::walk(&catalog.dir)) {
         assert_no_secret(&f.display().to_string(), &std::fs::read(&f).unwrap());
     }
@@ -517,7 +556,14 @@ fn a_follow_into_iceberg_keeps_its_metadata_within_the_tables_properties_while_i
         .spawn()
         .unwrap();
     let metadata = out.join("blocks/metadata");
-    let (mut most_snapshots, mut most_versions, mut newest_seen) = (0, 0, 0);
+    let (mut most_snapshots, mut most_versions, mut newest_seen, mut most_txn_keys) = (0, 0, 0, 0);
+    // The transaction ids kept in the table's properties past their
+    // snapshots' expiry.
+    let txn_keys = |doc: &Value| {
+        doc["properties"]
+            .as_object()
+            .map_or(0, |p| p.keys().filter(|k| k.starts_with("chainetl.txn.")).count())
+    };
     for _ in 0..10 {
         std::thread::sleep(Duration::from_millis(1200));
         crate::schedule::post(&sim, "/_sim/advance?secs=30");
@@ -531,6 +577,7 @@ fn a_follow_into_iceberg_keeps_its_metadata_within_the_tables_properties_while_i
         };
         let doc: Value = serde_json::from_slice(&bytes).unwrap();
         most_snapshots = most_snapshots.max(doc["snapshots"].as_array().map_or(0, Vec::len));
+        most_txn_keys = most_txn_keys.max(txn_keys(&doc));
         let versions = std::fs::read_dir(&metadata)
             .unwrap()
             .flatten()
@@ -548,6 +595,16 @@ fn a_follow_into_iceberg_keeps_its_metadata_within_the_tables_properties_while_i
     assert!(
         most_versions <= 6,
         "at most the metadata versions the properties keep: {most_versions}"
+    );
+    // Units published before their snapshots expire leave no id behind:
+    // at most one a poll in flight, where each unit left one before.
+    let hint = std::fs::read_to_string(metadata.join("version-hint.text")).unwrap();
+    let last: Value = serde_json::from_slice(&std::fs::read(metadata.join(format!("v{}.metadata.json", hint.trim()))).unwrap()).unwrap();
+    assert!(
+        most_txn_keys <= 1 && txn_keys(&last) <= 1,
+        "transaction ids kept past expiry: at most {most_txn_keys} while it ran, {} at the end: {}",
+        txn_keys(&last),
+        last["properties"]
     );
     let doc = crate::iceberg_format::check(&out.join("blocks"), keys_of("blocks"), None);
     crate::iceberg_format::every_snapshot_exact(&doc, "a bounded follow");

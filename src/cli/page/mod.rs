@@ -411,7 +411,7 @@ fn tables(doc: &Overview, out: &mut String) {
         let _ = write!(
             out,
             r#"<tr><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td></tr>"#,
-            esc(&t.table),
+            esc(&table_name(t)),
             grouped(t.rows),
             grouped(t.files),
             grouped(t.compacted_files),
@@ -483,6 +483,15 @@ pub(super) fn render(doc: &Overview) -> String {
     );
     out.push('\n');
     out
+}
+
+/// A table's name, and its identifier in the REST catalog it is committed
+/// through, if any.
+fn table_name(t: &crate::job::view::overview::TableLine) -> String {
+    match &t.catalog_identifier {
+        Some(id) => format!("{} (catalog: {id})", t.table),
+        None => t.table.clone(),
+    }
 }
 
 /// A table's version as its format names it: a Delta version, or an
@@ -661,7 +670,7 @@ mod tests {
                 let version = esc(&table_version(t));
                 shows(format!(
                     r#"<tr><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{version}</td></tr>"#,
-                    t.table,
+                    esc(&table_name(t)),
                     grouped(t.rows),
                     grouped(t.files),
                     grouped(t.compacted_files),

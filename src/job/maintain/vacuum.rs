@@ -46,9 +46,9 @@ pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Resu
     if !format.publishes() {
         return Ok(out);
     }
-    let pending: HashSet<String> = state
-        .load_units()
-        .await?
+    let units = state.load_units().await?;
+    let settled = crate::job::tables::settled_txns(state, &units, &state.load_marks().await?);
+    let pending: HashSet<String> = units
         .into_values()
         .filter(|st| !st.published)
         .flat_map(|st| st.committed.into_iter().map(|f| f.path))
@@ -68,6 +68,7 @@ pub async fn vacuum_tables(spec: &Spec, sink: &Sink, state: &StateStore) -> Resu
         cutoff_ms: chrono::Utc::now().timestamp_millis() - retention.as_millis() as i64,
         pending,
         owned: Arc::new(move |name: &str| owner.owns_data_file(name)),
+        settled,
     };
     for table in spec.tables() {
         let v = format.vacuum(sink, &table, &keep).await?;

@@ -496,8 +496,18 @@ impl<'a> Passes<'a> {
         if self.opts.shard.is_some() {
             return;
         }
+        // The units' checkpoints once a poll, for the transaction ids the
+        // job needs no more; unread, nothing is settled.
+        let read = async { Ok::<_, crate::state::StateError>((shared.state.load_units().await?, shared.state.load_marks().await?)) };
+        let settled = match read.await {
+            Ok((units, marks)) => crate::job::tables::settled_txns(&shared.state, &units, &marks),
+            Err(e) => {
+                tracing::warn!("reading the job's checkpoints to keep its tables' records small failed: {e}");
+                Arc::new(|_: &str, _: i64| false)
+            }
+        };
         for table in shared.spec.tables() {
-            if let Err(e) = shared.sink.format().maintain(&shared.sink, &table).await {
+            if let Err(e) = shared.sink.format().maintain(&shared.sink, &table, &settled).await {
                 tracing::warn!(table = %table, "keeping the table's metadata within its properties failed (the next poll tries again): {e}");
             }
         }

@@ -209,6 +209,10 @@ pub struct TableLine {
     pub metadata_version: Option<u64>,
     /// `delta`: its newest [`COMMITS`] commits the log still has, newest first.
     pub last_commits: Vec<CommitLine>,
+    /// `iceberg` with `[output.catalog]`: the table's identifier in the
+    /// catalog (`chain.blocks`), whose current metadata the figures read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_identifier: Option<String>,
 }
 
 /// Where an incremental export stands on a chain.
@@ -595,6 +599,7 @@ async fn tables(
             sequence_number: snapshot.map(|s| s.1),
             metadata_version,
             last_commits,
+            catalog_identifier: spec.output.catalog.as_ref().map(|c| c.identifier(t)),
         });
     }
     Ok(out)

@@ -53,6 +53,10 @@ pub struct StatusView {
     /// `exclude_columns`); absent where every table holds all its columns.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub columns: BTreeMap<String, Vec<String>>,
+    /// The REST catalog the tables are committed through and read from
+    /// (`[output.catalog]`); absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<CatalogLine>,
     /// Text only: the output's location, as the spec names it.
     #[serde(skip)]
     pub output: String,
@@ -63,6 +67,31 @@ pub struct StatusView {
     /// (which leave periods and marks rather than units).
     #[serde(skip)]
     pub per_run: bool,
+}
+
+/// The REST catalog of a job's tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogLine {
+    /// Its URI.
+    pub uri: String,
+    /// Each table's identifier there (`chain.blocks`), by table.
+    pub tables: BTreeMap<String, String>,
+}
+
+impl CatalogLine {
+    /// The catalog of `spec`'s tables, if it names one.
+    pub fn of(spec: &Spec) -> Option<CatalogLine> {
+        spec.output.catalog.as_ref().map(|c| CatalogLine {
+            uri: c.uri.clone(),
+            tables: spec.catalog_tables(),
+        })
+    }
+
+    /// In words: `tables in the REST catalog at <uri>: chain.blocks (blocks/), …`.
+    pub fn text(&self) -> String {
+        let tables: Vec<String> = self.tables.iter().map(|(t, id)| format!("{id} ({t}/)")).collect();
+        format!("tables in the REST catalog at {}: {}", self.uri, tables.join(", "))
+    }
 }
 
 /// One export on one chain: its units of the frozen window.
@@ -196,6 +225,7 @@ pub fn status_view(spec: &Spec, status: &JobStatus) -> StatusView {
         interrupted: status.interrupted.iter().map(InterruptedLine::from).collect(),
         refused: status.refused.clone(),
         columns: spec.selected_columns(),
+        catalog: CatalogLine::of(spec),
         output: spec.output.uri.clone(),
         exports,
         per_run: spec.exports.iter().any(|e| e.per_run()),

@@ -309,7 +309,16 @@ pub struct Retention {
     pub pending: HashSet<String>,
     /// Which file names are the job's: only those are deleted.
     pub owned: Owned,
+    /// Which transaction ids the job needs kept no more: a unit's, once
+    /// its records say it is published at that version or later
+    /// ([`Settled`]).
+    pub settled: Settled,
 }
+
+/// Which transaction ids `(application, version)` a job needs no more in a
+/// table's records: those of units its state records as published at that
+/// version or later (see [`crate::job::tables::settled_txns`]).
+pub type Settled = Arc<dyn Fn(&str, i64) -> bool + Send + Sync>;
 
 /// What a vacuum of a table deleted.
 #[derive(Debug, Clone, Copy, Default)]
@@ -420,8 +429,10 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
     /// as a long run (`--follow`) commits: for Iceberg, the snapshots
     /// `history.expire.*` keeps and the metadata versions
     /// `write.metadata.previous-versions-max` keeps. Data files are left
-    /// for [`TableFormat::vacuum`]. How many records it dropped.
-    async fn maintain(&self, _sink: &Sink, _table: &str) -> Result<usize, SinkError> {
+    /// for [`TableFormat::vacuum`]; transaction ids `settled` says the job
+    /// needs no more are dropped from its records. How many records it
+    /// dropped.
+    async fn maintain(&self, _sink: &Sink, _table: &str, _settled: &Settled) -> Result<usize, SinkError> {
         Ok(0)
     }
 

@@ -5,8 +5,8 @@
 use super::table::{self as ice, Current, Table};
 use super::{COMMIT_ATTEMPTS, IcebergTables, data_files, iceberg_error};
 use crate::sink::format::{
-    Change, CommitLine, Committed, LiveFile, Retention, TableFormat, TableVersion, Vacuumed, prepare_neutral, read_footers, still_live,
-    within,
+    Change, CommitLine, Committed, LiveFile, Retention, Settled, TableFormat, TableVersion, Vacuumed, prepare_neutral, read_footers,
+    still_live, within,
 };
 use crate::sink::{Sink, SinkError};
 use arrow_schema::SchemaRef;
@@ -220,7 +220,7 @@ impl TableFormat for IcebergTables {
         }))
     }
 
-    async fn maintain(&self, sink: &Sink, table: &str) -> Result<usize, SinkError> {
+    async fn maintain(&self, sink: &Sink, table: &str, settled: &Settled) -> Result<usize, SinkError> {
         let t = self.table(sink, table);
         let Some(current) = self.current(sink, table).await? else {
             return Ok(0);
@@ -228,7 +228,10 @@ impl TableFormat for IcebergTables {
         let Some(retention) = ice::Retention::of_properties(&current, chrono::Utc::now().timestamp_millis()) else {
             return Ok(0);
         };
-        let expired = t.expire(sink.storage(), retention, COMMIT_ATTEMPTS).await.map_err(iceberg_error)?;
+        let expired = t
+            .expire(sink.storage(), retention, settled.as_ref(), COMMIT_ATTEMPTS)
+            .await
+            .map_err(iceberg_error)?;
         if !expired.snapshots.is_empty() {
             tracing::debug!(
                 table,
@@ -328,7 +331,10 @@ async fn vacuum(tables: &IcebergTables, sink: &Sink, table: &str, keep: &Retenti
         keep_since_ms: keep.cutoff_ms,
         keep_last: 0,
     };
-    let expired = t.expire(storage, retention, COMMIT_ATTEMPTS).await.map_err(iceberg_error)?;
+    let expired = t
+        .expire(storage, retention, keep.settled.as_ref(), COMMIT_ATTEMPTS)
+        .await
+        .map_err(iceberg_error)?;
     out.log_files = expired.metadata_files_deleted;
     let Some(current) = tables.current(sink, table).await? else {
         return Ok(out);

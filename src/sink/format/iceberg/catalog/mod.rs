@@ -521,7 +521,7 @@ fn server_message(body: &[u8]) -> String {
 /// A table's name in the catalog: its folder, `/` as `_` (decoded tables
 /// live in one folder level).
 fn table_name(rel: &str) -> String {
-    rel.trim_matches('/').replace('/', "_")
+    crate::spec::Catalog::table_name(rel)
 }
 
 /// `s` as one path segment.

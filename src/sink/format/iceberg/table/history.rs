@@ -22,6 +22,15 @@ pub struct Retention {
     pub keep_last: usize,
 }
 
+/// Which transaction ids `(application, version)` their writer needs no
+/// more ([`super::Table::expire`]).
+pub type Settled = dyn Fn(&str, i64) -> bool + Send + Sync;
+
+/// Nothing is settled: every id of a dropped snapshot is kept.
+pub fn nothing_settled(_: &str, _: i64) -> bool {
+    false
+}
+
 impl Retention {
     /// What the table's maintenance properties keep at `now_ms`
     /// (`history.expire.max-snapshot-age-ms`,
@@ -194,7 +203,14 @@ impl Table {
     /// that no kept snapshot names (left by attempts that died). Returns the data files no kept
     /// snapshot reads: deleting them is the caller's (it knows which are
     /// its own).
-    pub async fn expire(&self, storage: &Storage, retention: Retention, attempts: u32) -> Result<Expired, IcebergError> {
+    ///
+    /// Transaction ids only dropped snapshots record move into the
+    /// table's properties, unless `settled` says the writer that made them
+    /// needs them no more (its job records the unit published at that
+    /// version or later); such properties already there are removed in
+    /// the same commit, which is also made for them alone. So the ids
+    /// kept past expiry are a job's units in flight, not every unit ever.
+    pub async fn expire(&self, storage: &Storage, retention: Retention, settled: &Settled, attempts: u32) -> Result<Expired, IcebergError> {
         let mut out = Expired::default();
         let mut expired: Option<(Arc<Current>, Vec<String>)> = None;
         let mut current = None;
@@ -204,7 +220,17 @@ impl Table {
             };
             let keep = kept(&base, retention);
             let dropped: Vec<&Snapshot> = base.metadata.snapshots.iter().filter(|s| !keep.contains(&s.snapshot_id)).collect();
-            if dropped.is_empty() {
+            let stale: Vec<String> = base
+                .metadata
+                .properties
+                .iter()
+                .filter(|(k, v)| {
+                    let app = k.strip_prefix(super::TXN_PREFIX);
+                    app.zip(v.parse::<i64>().ok()).is_some_and(|(app, v)| settled(app, v))
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            if dropped.is_empty() && stale.is_empty() {
                 current = Some(base);
                 break;
             }
@@ -214,9 +240,12 @@ impl Table {
             // The transaction ids only dropped snapshots record move into
             // the table's properties: a unit committed before the
             // retention is still known to be in.
+            for k in &stale {
+                m.properties.remove(k);
+            }
             for s in &dropped {
                 for (app, v) in Current::txns(s) {
-                    if base.recorded_version_kept(&app, &keep).is_none_or(|k| k < v) {
+                    if !settled(&app, v) && base.recorded_version_kept(&app, &keep).is_none_or(|k| k < v) {
                         let key = format!("{}{app}", super::TXN_PREFIX);
                         let was = m.properties.get(&key).and_then(|x| x.parse::<i64>().ok());
                         if was.is_none_or(|w| w < v) {

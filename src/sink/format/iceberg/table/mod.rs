@@ -79,7 +79,7 @@ mod relayout;
 mod tests;
 
 pub use commit::{Attempt, Change, Part};
-pub use history::{Expired, Retention};
+pub use history::{Expired, Retention, Settled, nothing_settled};
 pub use metadata::{Operation, Snapshot, TableMetadata};
 pub use partition::{PartitionKey, PartitionSpec, PartitionValue, Transform};
 pub(crate) use pointer::version_of;

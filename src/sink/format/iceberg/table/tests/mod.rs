@@ -509,7 +509,7 @@ async fn expiring_drops_old_snapshots_their_metadata_and_names_the_files_no_one_
         keep_since_ms: 0,
         keep_last: 0,
     };
-    let none = t.expire(&s, young, 3).await.unwrap();
+    let none = t.expire(&s, young, &nothing_settled, 3).await.unwrap();
     assert!(none.snapshots.is_empty() && none.unreferenced.is_empty());
     assert_eq!(
         none.metadata_files_deleted, 2,
@@ -519,7 +519,7 @@ async fn expiring_drops_old_snapshots_their_metadata_and_names_the_files_no_one_
         keep_since_ms: chrono::Utc::now().timestamp_millis() + 60_000,
         keep_last: 0,
     };
-    let gone = t.expire(&s, all_old, 3).await.unwrap();
+    let gone = t.expire(&s, all_old, &nothing_settled, 3).await.unwrap();
     assert_eq!(gone.snapshots.len(), 3);
     assert_eq!(gone.unreferenced, BTreeSet::from([a.path.clone(), b.path.clone()]));
     let now = Table::new(&s, "events").load(&s).await.unwrap().unwrap();
@@ -558,6 +558,59 @@ async fn expiring_drops_old_snapshots_their_metadata_and_names_the_files_no_one_
     );
 }
 
+/// Transaction ids the writer says are settled leave the table's records
+/// as their snapshots expire, and a later expiry removes those an earlier
+/// one moved into the properties: a long run's ids stay those in flight.
+#[tokio::test]
+async fn expiring_keeps_only_the_transaction_ids_not_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = storage(dir.path());
+    let t = Table::new(&s, "events");
+    let (_, c) = t.create_if_absent(&s, &events_schema(), &keys(), &BTreeMap::new()).await.unwrap();
+    let mut files = Vec::new();
+    for (i, unit) in ["u1", "u2", "u3"].into_iter().enumerate() {
+        let f = put_file(&s, &c, &format!("chain=base/date=2024-01-02/{unit}.parquet"), i as i64 * 3, 3).await;
+        committed(t.commit(&s, &append(vec![part(vec![f.clone()], unit, 2)]), 3).await.unwrap());
+        files.push(f);
+    }
+    let all_old = || Retention {
+        keep_since_ms: chrono::Utc::now().timestamp_millis() + 60_000,
+        keep_last: 0,
+    };
+    // First nothing is settled: u1 and u2 (their snapshots dropped) move
+    // into the properties.
+    t.expire(&s, all_old(), &nothing_settled, 3).await.unwrap();
+    let now = t.load(&s).await.unwrap().unwrap();
+    assert_eq!(now.metadata.snapshots.len(), 1);
+    let txn_keys = |c: &Current| -> BTreeSet<String> {
+        c.metadata
+            .properties
+            .keys()
+            .filter(|k| k.starts_with(TXN_PREFIX))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        txn_keys(&now),
+        BTreeSet::from(["chainetl.txn.u1".to_string(), "chainetl.txn.u2".to_string()])
+    );
+    // u1 is settled at version 2, u2 only at 1 (exported again since):
+    // u1's property goes with no snapshot to expire; u2's stays.
+    let settled = |app: &str, v: i64| (app == "u1" && v <= 2) || (app == "u2" && v <= 1);
+    t.expire(&s, all_old(), &settled, 3).await.unwrap();
+    let now = t.load(&s).await.unwrap().unwrap();
+    assert_eq!(txn_keys(&now), BTreeSet::from(["chainetl.txn.u2".to_string()]));
+    assert_eq!((now.recorded_version("u1"), now.recorded_version("u2")), (None, Some(2)));
+    // A new unit: u3's snapshot expires settled, and no property is made.
+    let f = put_file(&s, &now, "chain=base/date=2024-01-03/u4.parquet", 9, 3).await;
+    committed(t.commit(&s, &append(vec![part(vec![f], "u4", 1)]), 3).await.unwrap());
+    let settled = |app: &str, v: i64| app == "u3" && v <= 2;
+    t.expire(&s, all_old(), &settled, 3).await.unwrap();
+    let now = t.load(&s).await.unwrap().unwrap();
+    assert_eq!(txn_keys(&now), BTreeSet::from(["chainetl.txn.u2".to_string()]));
+    assert_eq!(now.recorded_version("u4"), Some(1), "the current snapshot's summary");
+}
+
 /// The snapshot current at the cutoff stays through an expiry: files a
 /// later snapshot removed within the retention are its, and a reader may
 /// have it open.
@@ -590,6 +643,7 @@ async fn expiring_keeps_the_snapshot_current_at_the_cutoff() {
                 keep_since_ms: cutoff,
                 keep_last: 0,
             },
+            &nothing_settled,
             3,
         )
         .await
