@@ -394,6 +394,37 @@ fn summary_of(args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)))
 }
 
+/// A finished parquet job and a finished Delta job each gain
+/// `format = "iceberg"` and `[output.catalog]` in one change: the
+/// conversion and the registration are one run with no request to the
+/// service (it is not even reachable), the catalog's table is the job's
+/// rows exactly, and `verify` passes.
+#[test]
+fn a_parquet_or_delta_job_converted_to_iceberg_with_a_catalog_is_registered_in_the_same_run() {
+    let sim = Sim::start(frozen());
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = RestCatalog::start(&dir.path().join("catalog"));
+    let pq = dir.path().join("pq");
+    let o = chainetl(&["run", &events(dir.path(), "conv", &sim.url(), &pq, "parquet", false, "")]);
+    assert!(o.status.success(), "{}", text(&o));
+    for from in ["parquet", "delta"] {
+        let out = dir.path().join(from);
+        let o = chainetl(&["run", &events(dir.path(), from, &sim.url(), &out, from, false, "")]);
+        assert!(o.status.success(), "{}", text(&o));
+        let ns = format!("from_{from}");
+        let to = events(dir.path(), from, &crate::changing::dead_url(), &out, "iceberg", false, &catalog.section(&ns));
+        let summary = summary_of(&["run", &to, "--summary", "json"]);
+        assert_eq!(summary["requests"], 0, "{from}: converting and registering ask the service nothing: {summary}");
+        exact(&catalog.read(&ns, &["events"]), &ns, &pq, &["events"], &format!("converted from {from}"));
+        let o = cli(&["verify", &to]);
+        assert!(o.status.success(), "{from}: {}", text(&o));
+        assert!(
+            !out.join("events/metadata/version-hint.text").exists(),
+            "{from}: the catalog is the pointer, not a hint"
+        );
+    }
+}
+
 /// A finished job of the file-system layout gains `[output.catalog]`: its
 /// table is registered with no request to the service, read exactly
 /// through the catalog, and no hint is left to show an older table; the
