@@ -504,7 +504,13 @@ def read_table(catalog, name, columns):
         "rows": data.num_rows, "snapshots": snapshots, "metadata_location": table.metadata_location,
         "current_snapshot_id": meta.current_snapshot_id, "location": meta.location, "properties": dict(meta.properties),
         "schema": [[f.field_id, f.name, str(f.field_type), f.required] for f in table.schema().fields],
-        "spec": str(table.spec()), "sort_order": str(table.sort_order()), "row_keys": sorted(keys(data))}
+        "spec": str(table.spec()), "sort_order": str(table.sort_order()), "row_keys": sorted(keys(data)),
+        "sort_columns": [[table.schema().find_column_name(f.source_id), f.direction.name, f.null_order.name, str(f.transform)]
+                         for f in table.sort_order().fields],
+        "files_sort_order_ids": sorted(set(
+            (-1 if v is None else v) for v in table.inspect.data_files().column("sort_order_id").to_pylist()))
+        if meta.current_snapshot_id is not None else [],
+        "sort_order_id": table.sort_order().order_id}
 
 
 def read(args):

@@ -112,7 +112,7 @@ async fn put(storage: &Storage, t: &Table, c: &Current, path: &str, chain: &str,
     let footer = w.close().unwrap();
     let size = bytes.len() as u64;
     storage.put_atomic(&format!("{}/{path}", t.rel()), bytes).await.unwrap();
-    DataFile::from_footer(c.schema(), c.spec(), path, size, &footer).unwrap()
+    DataFile::from_footer(c.schema(), c.spec(), None, path, size, &footer).unwrap()
 }
 
 fn committed(a: Attempt) -> Arc<Current> {

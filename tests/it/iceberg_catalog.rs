@@ -217,6 +217,42 @@ fn every_dataset_and_decoded_table_is_committed_through_a_rest_catalog_and_read_
             !ice.join(t).join("metadata/version-hint.text").exists(),
             "{t}: the catalog is the pointer, not a hint"
         );
+        // The table declares the order its files are sorted in, and every
+        // data file is listed as of it.
+        let key: Vec<&str> = doc["sort_columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c[0].as_str().unwrap())
+            .collect();
+        let want: &[&str] = match t {
+            "blocks" => &["number"],
+            "tokens" => &["address"],
+            "portfolio" => &["wallet_address", "date", "token_address"],
+            _ => &["block_number", "log_index"],
+        };
+        assert_eq!(key, want, "{t}: the sort order: {}", doc["sort_columns"]);
+        assert!(
+            doc["sort_columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|c| c[1] == "ASC" && c[2] == "NULLS_FIRST" && c[3] == "identity"),
+            "{t}: {}",
+            doc["sort_columns"]
+        );
+        // Files whose rows came in key order declare it (portfolio rows
+        // come by wallet and day, tokens not in address order: those
+        // files declare none, and are listed as of none).
+        let of_order = serde_json::json!([doc["sort_order_id"]]);
+        if t == "portfolio" {
+            assert!(
+                doc["files_sort_order_ids"] == serde_json::json!([-1]) || doc["files_sort_order_ids"] == of_order,
+                "{t}: {doc}"
+            );
+        } else {
+            assert_eq!(doc["files_sort_order_ids"], of_order, "{t}: each file is of the table's order");
+        }
         assert!(
             doc["snapshots"]
                 .as_array()
@@ -412,10 +448,27 @@ fn a_parquet_or_delta_job_converted_to_iceberg_with_a_catalog_is_registered_in_t
         let o = chainetl(&["run", &events(dir.path(), from, &sim.url(), &out, from, false, "")]);
         assert!(o.status.success(), "{}", text(&o));
         let ns = format!("from_{from}");
-        let to = events(dir.path(), from, &crate::changing::dead_url(), &out, "iceberg", false, &catalog.section(&ns));
+        let to = events(
+            dir.path(),
+            from,
+            &crate::changing::dead_url(),
+            &out,
+            "iceberg",
+            false,
+            &catalog.section(&ns),
+        );
         let summary = summary_of(&["run", &to, "--summary", "json"]);
-        assert_eq!(summary["requests"], 0, "{from}: converting and registering ask the service nothing: {summary}");
-        exact(&catalog.read(&ns, &["events"]), &ns, &pq, &["events"], &format!("converted from {from}"));
+        assert_eq!(
+            summary["requests"], 0,
+            "{from}: converting and registering ask the service nothing: {summary}"
+        );
+        exact(
+            &catalog.read(&ns, &["events"]),
+            &ns,
+            &pq,
+            &["events"],
+            &format!("converted from {from}"),
+        );
         let o = cli(&["verify", &to]);
         assert!(o.status.success(), "{from}: {}", text(&o));
         assert!(

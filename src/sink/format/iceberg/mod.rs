@@ -247,6 +247,8 @@ fn data_files(table: &Table, current: &Current, layout: Option<&ice::NewLayout>,
         None => (current.schema(), current.spec()),
     };
     let dir = format!("{}/", table.rel());
+    let order = current.metadata.write_order();
+    let order = order.as_ref().map(|(o, ids)| (o.order_id, ids.as_slice()));
     files
         .iter()
         .map(|f| {
@@ -258,7 +260,7 @@ fn data_files(table: &Table, current: &Current, layout: Option<&ice::NewLayout>,
                 path: f.rel.clone(),
                 source: "no footer to take statistics from".into(),
             })?;
-            DataFile::from_footer(schema, spec, path, f.bytes, footer).map_err(|m| SinkError::Read {
+            DataFile::from_footer(schema, spec, order, path, f.bytes, footer).map_err(|m| SinkError::Read {
                 path: f.rel.clone(),
                 source: m.into(),
             })

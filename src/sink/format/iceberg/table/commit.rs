@@ -442,6 +442,8 @@ impl Table {
         });
         m.current_snapshot_id = Some(id);
         m.refs.insert("main".into(), SnapshotRef::branch(id));
+        // A table made before chainetl declared its order gains it.
+        m.declare_key_order();
         m.last_sequence_number = seq;
         m.last_updated_ms = now;
         m

@@ -158,8 +158,9 @@ pub struct MetadataLogEntry {
     pub timestamp_ms: i64,
 }
 
-/// A sort order (fields kept as read: chainetl declares only the
-/// unsorted order, id 0).
+/// A sort order (fields kept as read: chainetl declares the table's
+/// natural key, ascending, nulls first, as its files are sorted; see
+/// [`TableMetadata::declare_key_order`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct SortOrder {
@@ -256,6 +257,40 @@ impl TableMetadata {
         self.schemas.iter().find(|s| s.schema_id == id)
     }
 
+    /// The table's default sort order, where it is one of ascending
+    /// identity fields ([`SortOrder::ascending_ids`]), with those fields.
+    pub fn write_order(&self) -> Option<(&SortOrder, Vec<i32>)> {
+        let order = self.sort_orders.iter().find(|o| o.order_id == self.default_sort_order_id)?;
+        Some((order, order.ascending_ids()?))
+    }
+
+    /// Declares the current schema's natural key (the columns chainetl
+    /// sorts a table's files by: `block_number, log_index` for events) as
+    /// the default sort order, where the table has none (unsorted): an
+    /// order of the next free id. A table of another order, or whose
+    /// schema has no key, is left as it is.
+    pub fn declare_key_order(&mut self) {
+        if self
+            .sort_orders
+            .iter()
+            .any(|o| o.order_id == self.default_sort_order_id && !o.fields.is_empty())
+        {
+            return;
+        }
+        let Some(schema) = self.schema() else { return };
+        let names: Vec<&str> = schema.fields.iter().map(|f| f.name.as_str()).collect();
+        let ids: Vec<i32> = crate::decode::declared::natural_key(&names)
+            .iter()
+            .filter_map(|k| schema.field(k).map(|f| f.id))
+            .collect();
+        if ids.is_empty() {
+            return;
+        }
+        let id = self.sort_orders.iter().map(|o| o.order_id).max().unwrap_or(0) + 1;
+        self.sort_orders.push(SortOrder::ascending(id, &ids));
+        self.default_sort_order_id = id;
+    }
+
     /// The current snapshot.
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
         let id = self.current_snapshot_id?;
@@ -317,6 +352,35 @@ impl SortOrder {
             order_id: 0,
             fields: Vec::new(),
         }
+    }
+
+    /// Order `order_id`: by the columns `source_ids`, each ascending with
+    /// nulls first (as Parquet footers declare chainetl's files sorted).
+    pub fn ascending(order_id: i32, source_ids: &[i32]) -> SortOrder {
+        SortOrder {
+            order_id,
+            fields: source_ids
+                .iter()
+                .map(|id| serde_json::json!({"transform": "identity", "source-id": id, "direction": "asc", "null-order": "nulls-first"}))
+                .collect(),
+        }
+    }
+
+    /// The columns of an order of identity fields, each ascending with
+    /// nulls first; `None` for any other order (or the unsorted one).
+    pub fn ascending_ids(&self) -> Option<Vec<i32>> {
+        let ids: Option<Vec<i32>> = self
+            .fields
+            .iter()
+            .map(|f| {
+                let plain = f.get("transform")?.as_str()? == "identity"
+                    && f.get("direction")?.as_str()? == "asc"
+                    && f.get("null-order")?.as_str()? == "nulls-first";
+                plain.then_some(())?;
+                i32::try_from(f.get("source-id")?.as_i64()?).ok()
+            })
+            .collect();
+        ids.filter(|ids| !ids.is_empty())
     }
 }
 

@@ -492,6 +492,8 @@ impl Table {
             statistics: Vec::new(),
             partition_statistics: Vec::new(),
         };
+        let mut metadata = metadata;
+        metadata.declare_key_order();
         Ok(Current {
             version: 1,
             metadata,

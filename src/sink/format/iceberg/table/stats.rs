@@ -65,7 +65,19 @@ impl DataFile {
     /// `size` bytes, with footer `footer`, in a table of `schema`
     /// partitioned by `spec`: its partition tuple from its path's hive
     /// folders, its rows and metrics from the footer.
-    pub fn from_footer(schema: &Schema, spec: &PartitionSpec, path: &str, size: u64, footer: &ParquetMetaData) -> Result<DataFile, String> {
+    ///
+    /// `order`: the table's sort order and its columns
+    /// ([`super::TableMetadata::write_order`]); the file is said to be of
+    /// it where every row group's footer declares its rows sorted by
+    /// those columns (or more after them), ascending, nulls first.
+    pub fn from_footer(
+        schema: &Schema,
+        spec: &PartitionSpec,
+        order: Option<(i32, &[i32])>,
+        path: &str,
+        size: u64,
+        footer: &ParquetMetaData,
+    ) -> Result<DataFile, String> {
         let partition = spec.values_of_path(schema, path)?;
         let mut file = DataFile {
             path: path.to_string(),
@@ -76,6 +88,7 @@ impl DataFile {
             ..DataFile::default()
         };
         file.read_metrics(schema, footer);
+        file.sort_order_id = order.filter(|(_, ids)| sorted_by(schema, footer, ids)).map(|(id, _)| id);
         Ok(file)
     }
 
@@ -304,4 +317,39 @@ mod tests {
         b.extend([0xff, 0xff, 7]);
         assert_eq!(truncate_binary(&b, true).unwrap(), [vec![1u8; 14], vec![2u8]].concat());
     }
+}
+
+/// Whether every row group of `footer` declares its rows sorted by the
+/// columns `ids` of `schema` (top-level, by name), in that order, each
+/// ascending with nulls first, possibly by more columns after them. A
+/// column the file lacks is an identity partition's (`date` of a
+/// portfolio's files), one value in the whole file: any order is sorted
+/// by it.
+fn sorted_by(schema: &Schema, footer: &ParquetMetaData, ids: &[i32]) -> bool {
+    let leaves: Vec<String> = footer
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.path().string())
+        .collect();
+    let Some(named) = ids
+        .iter()
+        .map(|id| schema.field_by_id(*id).map(|f| f.name.as_str()))
+        .collect::<Option<Vec<&str>>>()
+    else {
+        return false;
+    };
+    let want: Vec<usize> = named.iter().filter_map(|n| leaves.iter().position(|l| l == n)).collect();
+    !want.is_empty()
+        && !footer.row_groups().is_empty()
+        && footer.row_groups().iter().all(|g| {
+            g.sorting_columns().is_some_and(|cols| {
+                cols.len() >= want.len()
+                    && cols
+                        .iter()
+                        .zip(&want)
+                        .all(|(c, w)| c.column_idx as usize == *w && !c.descending && c.nulls_first)
+            })
+        })
 }

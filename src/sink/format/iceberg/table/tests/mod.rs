@@ -119,7 +119,7 @@ async fn put_file(storage: &Storage, current: &Current, path: &str, first: i64, 
     let size = bytes.len() as u64;
     let footer = footer_of(&bytes);
     storage.put_atomic(&format!("events/{path}"), bytes).await.unwrap();
-    DataFile::from_footer(current.schema(), current.spec(), path, size, &footer).unwrap()
+    DataFile::from_footer(current.schema(), current.spec(), None, path, size, &footer).unwrap()
 }
 
 fn part(files: Vec<DataFile>, app: &str, v: i64) -> Part {

@@ -405,7 +405,7 @@ fn a_footer_gives_counts_and_bounds_of_each_column_by_field_id() {
     ];
     let bytes = parquet_of(tagged, &rows, 2);
     let footer = footer_of(&bytes);
-    let f = DataFile::from_footer(&s, &spec, "chain=base/date=2024-01-02/x.parquet", bytes.len() as u64, &footer).unwrap();
+    let f = DataFile::from_footer(&s, &spec, None, "chain=base/date=2024-01-02/x.parquet", bytes.len() as u64, &footer).unwrap();
     assert_eq!((f.record_count, f.file_size), (6, bytes.len() as u64));
     assert_eq!(f.partition[0], PartitionValue::String("base".into()));
     assert_eq!(f.value_counts[&2], 6);
@@ -429,8 +429,70 @@ fn a_footer_gives_counts_and_bounds_of_each_column_by_field_id() {
     assert!(f.split_offsets.windows(2).all(|w| w[0] < w[1]));
     // A file written without ids is matched by name.
     let plain = parquet_of(Arc::new(file_schema), &[(0, "0x01", Some(1))], 10);
-    let g = DataFile::from_footer(&s, &spec, "chain=base/date=2024-01-02/y.parquet", 1, &footer_of(&plain)).unwrap();
+    let g = DataFile::from_footer(&s, &spec, None, "chain=base/date=2024-01-02/y.parquet", 1, &footer_of(&plain)).unwrap();
     assert_eq!(g.upper_bounds[&2], 0i64.to_le_bytes());
+}
+
+/// A table declares its natural key as its sort order, and a file whose
+/// footer says its rows are sorted by it is listed as of that order; an
+/// unsorted file, or one sorted otherwise, is not.
+#[test]
+fn a_table_declares_the_order_its_files_are_sorted_in() {
+    use parquet::file::metadata::{RowGroupMetaData, SortingColumn};
+    let dir = tempfile::tempdir().unwrap();
+    let st = storage(dir.path());
+    let drafted = Table::new(&st, "events")
+        .draft(&events_schema(), &keys(), &BTreeMap::new())
+        .unwrap();
+    let m = &drafted.metadata;
+    let (order, ids) = m.write_order().expect("an order of the key");
+    assert_eq!((order.order_id, m.default_sort_order_id), (1, 1));
+    assert_eq!(ids, vec![m.schema().unwrap().field("block_number").unwrap().id]);
+    let spec = drafted.spec();
+    let file_schema = Schema::new(events_schema().fields().iter().skip(1).cloned().collect::<Vec<_>>());
+    let bytes = parquet_of(Arc::new(file_schema), &[(0, "0x01", Some(1)), (1, "0x02", Some(2))], 1);
+    let plain = footer_of(&bytes);
+    let sorted_by = |column_idx: i32, descending: bool| {
+        let groups: Vec<RowGroupMetaData> = plain
+            .row_groups()
+            .iter()
+            .map(|g| {
+                g.clone()
+                    .into_builder()
+                    .set_sorting_columns(Some(vec![SortingColumn {
+                        column_idx,
+                        descending,
+                        nulls_first: true,
+                    }]))
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        ParquetMetaData::new(plain.file_metadata().clone(), groups)
+    };
+    let path = "chain=base/date=2024-01-02/x.parquet";
+    let order = Some((1, ids.as_slice()));
+    let of = |footer: &ParquetMetaData| {
+        DataFile::from_footer(m.schema().unwrap(), spec, order, path, 1, footer)
+            .unwrap()
+            .sort_order_id
+    };
+    assert_eq!(of(&sorted_by(0, false)), Some(1), "block_number is the file's first column");
+    assert_eq!(of(&plain), None, "no order declared");
+    assert_eq!(of(&sorted_by(1, false)), None, "sorted by another column");
+    assert_eq!(of(&sorted_by(0, true)), None, "descending");
+    // A column of the order the file lacks (an identity partition's,
+    // one value in the file) takes no place in the file's order.
+    let chain = m.schema().unwrap().field("chain").unwrap().id;
+    let with_chain = [chain, ids[0]];
+    let f = DataFile::from_footer(m.schema().unwrap(), spec, Some((1, &with_chain)), path, 1, &sorted_by(0, false)).unwrap();
+    assert_eq!(f.sort_order_id, Some(1));
+    // A table of another order keeps it.
+    let mut other = m.clone();
+    other.sort_orders.push(SortOrder::ascending(7, &[ids[0] + 1]));
+    other.default_sort_order_id = 7;
+    other.declare_key_order();
+    assert_eq!((other.default_sort_order_id, other.sort_orders.len()), (7, 3));
 }
 
 /// A table made for files an earlier Iceberg table wrote takes the ids
