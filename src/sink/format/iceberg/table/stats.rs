@@ -287,38 +287,6 @@ fn truncate_binary(b: &[u8], upper: bool) -> Option<Vec<u8>> {
     None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decimals_take_the_fewest_bytes_that_hold_them() {
-        assert_eq!(decimal_bytes(0), [0x00]);
-        assert_eq!(decimal_bytes(127), [0x7f]);
-        assert_eq!(decimal_bytes(128), [0x00, 0x80]);
-        assert_eq!(decimal_bytes(-1), [0xff]);
-        assert_eq!(decimal_bytes(-129), [0xff, 0x7f]);
-        assert_eq!(decimal_bytes(i128::MAX).len(), 16);
-        assert_eq!(decimal_of(&decimal_bytes(-123_456_789)), Some(-123_456_789));
-    }
-
-    #[test]
-    fn truncated_bounds_still_bound() {
-        let long = "0x".to_string() + &"ab".repeat(32);
-        let lo = truncate_string(&long, false).unwrap();
-        let hi = truncate_string(&long, true).unwrap();
-        assert_eq!(lo.len(), TRUNCATE_BOUNDS);
-        assert!(lo.as_str() <= long.as_str() && hi.as_str() > long.as_str(), "{lo} {hi}");
-        assert_eq!(truncate_string("short", true).unwrap(), "short");
-        let max = char::MAX.to_string().repeat(20);
-        assert_eq!(truncate_string(&max, true), None);
-        assert_eq!(truncate_binary(&[0xff; 20], true), None);
-        let mut b = vec![1u8; 15];
-        b.extend([0xff, 0xff, 7]);
-        assert_eq!(truncate_binary(&b, true).unwrap(), [vec![1u8; 14], vec![2u8]].concat());
-    }
-}
-
 /// Whether every row group of `footer` declares its rows sorted by the
 /// columns `ids` of `schema` (top-level, by name), in that order, each
 /// ascending with nulls first, possibly by more columns after them. A
@@ -352,4 +320,36 @@ fn sorted_by(schema: &Schema, footer: &ParquetMetaData, ids: &[i32]) -> bool {
                         .all(|(c, w)| c.column_idx as usize == *w && !c.descending && c.nulls_first)
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_take_the_fewest_bytes_that_hold_them() {
+        assert_eq!(decimal_bytes(0), [0x00]);
+        assert_eq!(decimal_bytes(127), [0x7f]);
+        assert_eq!(decimal_bytes(128), [0x00, 0x80]);
+        assert_eq!(decimal_bytes(-1), [0xff]);
+        assert_eq!(decimal_bytes(-129), [0xff, 0x7f]);
+        assert_eq!(decimal_bytes(i128::MAX).len(), 16);
+        assert_eq!(decimal_of(&decimal_bytes(-123_456_789)), Some(-123_456_789));
+    }
+
+    #[test]
+    fn truncated_bounds_still_bound() {
+        let long = "0x".to_string() + &"ab".repeat(32);
+        let lo = truncate_string(&long, false).unwrap();
+        let hi = truncate_string(&long, true).unwrap();
+        assert_eq!(lo.len(), TRUNCATE_BOUNDS);
+        assert!(lo.as_str() <= long.as_str() && hi.as_str() > long.as_str(), "{lo} {hi}");
+        assert_eq!(truncate_string("short", true).unwrap(), "short");
+        let max = char::MAX.to_string().repeat(20);
+        assert_eq!(truncate_string(&max, true), None);
+        assert_eq!(truncate_binary(&[0xff; 20], true), None);
+        let mut b = vec![1u8; 15];
+        b.extend([0xff, 0xff, 7]);
+        assert_eq!(truncate_binary(&b, true).unwrap(), [vec![1u8; 14], vec![2u8]].concat());
+    }
 }
