@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const SECRET: &str = "moto-secret-never-logged-7f3a";
+pub(crate) const SECRET: &str = "moto-secret-never-logged-7f3a";
 
 /// The connections being relayed, by the order the proxy accepted them
 /// in, with the client's port.
@@ -181,6 +181,11 @@ impl S3 {
             proxy,
             bucket: bucket.into(),
         }
+    }
+
+    /// The endpoint runs and readers reach the store at (the proxy).
+    pub(crate) fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.proxy.port)
     }
 
     pub(crate) fn cmd(&self, args: &[&str]) -> Command {
