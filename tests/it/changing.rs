@@ -501,7 +501,7 @@ print(json.dumps({"duckdb": [total, valued], "polars": [frame.height, frame["wit
     let mut c = std::process::Command::new(python());
     c.args(["-c", script]).arg(&files[0]).arg(out.join("blocks"));
     c.args(&files);
-    let o = c.output().unwrap();
+    let o = python_output(&mut c).unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let older = doc["older"].as_u64().unwrap();
@@ -545,11 +545,7 @@ fn a_file_with_other_columns_refuses_the_conversion_before_anything_is_written()
     assert!(o.status.success(), "{}", text(&o));
     let older = parquet_files(&out.join("blocks")).remove(0);
     let script = "import sys, pyarrow.parquet as pq\nt = pq.read_table(sys.argv[1])\npq.write_table(t.drop_columns(['withdrawals_root']), sys.argv[1])";
-    let o = std::process::Command::new(python())
-        .args(["-c", script])
-        .arg(&older)
-        .output()
-        .unwrap();
+    let o = python_output(std::process::Command::new(python()).args(["-c", script]).arg(&older)).unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let o = chainetl(&["run", &s("d.toml", "delta")]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));

@@ -198,11 +198,7 @@ pub fn read_rows(dir: &Path, columns: &[&str]) -> Vec<Vec<String>> {
 /// without one, panics with what it printed.
 pub fn check_script(script: &str, args: &[&str], envs: &[(&str, &str)]) -> serde_json::Value {
     let path = format!("{}/tests/{script}", env!("CARGO_MANIFEST_DIR"));
-    let o = Command::new(python())
-        .arg(&path)
-        .args(args)
-        .envs(envs.iter().copied())
-        .output()
+    let o = python_output(Command::new(python()).arg(&path).args(args).envs(envs.iter().copied()))
         .expect("python with the read-back tools (run `make test`, which installs them)");
     let stdout = String::from_utf8_lossy(&o.stdout);
     let line = stdout
@@ -210,6 +206,81 @@ pub fn check_script(script: &str, args: &[&str], envs: &[(&str, &str)]) -> serde
         .find_map(|l| l.strip_prefix("RESULT "))
         .unwrap_or_else(|| panic!("{script} failed:\n{}", text(&o)));
     serde_json::from_str(line).unwrap_or_else(|e| panic!("{script}: {e}: {line}"))
+}
+
+/// The test suite's fork server of warm Python processes
+/// (tests/warm_python.py), started on first use; `None` where it could
+/// not start, or `CHAINETL_TEST_COLD_PYTHON` is set: each read-back then
+/// starts a Python of its own.
+struct WarmPython {
+    socket: PathBuf,
+    /// Its stdin: closed when the test binary exits, which ends it.
+    _stdin: std::process::ChildStdin,
+    _dir: tempfile::TempDir,
+}
+
+fn warm_python() -> Option<&'static WarmPython> {
+    static WARM: std::sync::OnceLock<Option<WarmPython>> = std::sync::OnceLock::new();
+    WARM.get_or_init(|| {
+        if std::env::var_os("CHAINETL_TEST_COLD_PYTHON").is_some() {
+            return None;
+        }
+        let dir = tempfile::tempdir().ok()?;
+        let socket = dir.path().join("warm.sock");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warm_python.py");
+        let mut child = Command::new(python())
+            .arg(script)
+            .arg(&socket)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take()?), &mut line).ok()?;
+        (line.trim() == "READY").then_some(())?;
+        Some(WarmPython {
+            socket,
+            _stdin: child.stdin.take()?,
+            _dir: dir,
+        })
+    })
+    .as_ref()
+}
+
+/// Runs `c` (a command of [`python()`]: its arguments and the variables it
+/// sets) and returns what it printed, as [`Command::output`] would: in a
+/// child of the warm fork server where there is one (a second of imports
+/// saved a read-back), else in a Python of its own.
+pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
+    use std::io::{BufRead, Write};
+    use std::os::unix::process::ExitStatusExt;
+    let Some(warm) = warm_python() else {
+        return c.output();
+    };
+    let argv: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    let env: serde_json::Map<String, serde_json::Value> = c
+        .get_envs()
+        .filter_map(|(k, v)| {
+            Some((
+                k.to_string_lossy().into_owned(),
+                serde_json::Value::from(v?.to_string_lossy().into_owned()),
+            ))
+        })
+        .collect();
+    let mut stream = std::os::unix::net::UnixStream::connect(&warm.socket)?;
+    let request = serde_json::json!({"argv": argv, "env": env});
+    stream.write_all(format!("{request}\n").as_bytes())?;
+    let mut answer = String::new();
+    std::io::BufReader::new(stream).read_line(&mut answer)?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&answer).map_err(|e| std::io::Error::other(format!("the warm Python server answered {answer:?}: {e}")))?;
+    let code = doc["code"].as_i64().unwrap_or(1) as i32;
+    Ok(Output {
+        status: std::process::ExitStatus::from_raw((code & 0xff) << 8),
+        stdout: doc["stdout"].as_str().unwrap_or_default().as_bytes().to_vec(),
+        stderr: doc["stderr"].as_str().unwrap_or_default().as_bytes().to_vec(),
+    })
 }
 
 pub fn python() -> String {
@@ -228,10 +299,8 @@ pub fn python() -> String {
 pub fn duckdb(sql: &str) -> serde_json::Value {
     let script =
         "import duckdb, json, sys\nrows = duckdb.sql(sys.argv[1]).fetchall()\nprint(json.dumps([[str(v) for v in r] for r in rows]))";
-    let out = Command::new(python())
-        .args(["-c", script, sql])
-        .output()
-        .expect("python with duckdb (run `make test`, which installs it)");
+    let out =
+        python_output(Command::new(python()).args(["-c", script, sql])).expect("python with duckdb (run `make test`, which installs it)");
     assert!(
         out.status.success(),
         "duckdb query failed: {sql}\n{}",

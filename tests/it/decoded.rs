@@ -111,10 +111,7 @@ dec = duckdb.sql(f"""select block_timestamp::date::varchar d, "from", sum(value:
 print(json.dumps({"raw": [[k[0], k[1], str(v)] for k, v in top], "decoded": [[d, f, s] for d, f, s, _ in dec],
                   "f64_ok": all(abs(f - int(s)) <= 1e-9 * int(s) for _, _, s, f in dec)}))
 "#;
-    let o = std::process::Command::new(python())
-        .args(["-c", script, out.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let o = python_output(std::process::Command::new(python()).args(["-c", script, out.to_str().unwrap()])).unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["decoded"], r["raw"]);
@@ -246,14 +243,12 @@ fn schema_prints_decoded_tables() {
         assert!(ddl.contains(col), "{col} in {ddl}");
     }
     // DuckDB accepts the DDL as printed.
-    let o = std::process::Command::new(python())
-        .args([
-            "-c",
-            "import duckdb, sys; duckdb.sql(sys.argv[1]); print(duckdb.sql('select count(*) from transfer').fetchall())",
-            &ddl,
-        ])
-        .output()
-        .unwrap();
+    let o = python_output(std::process::Command::new(python()).args([
+        "-c",
+        "import duckdb, sys; duckdb.sql(sys.argv[1]); print(duckdb.sql('select count(*) from transfer').fetchall())",
+        &ddl,
+    ]))
+    .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let o = chainetl(&["schema", "erc721_transfers", "--format", "json"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("\"tokenId\""));

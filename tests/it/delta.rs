@@ -29,7 +29,7 @@ fn check_from(table: &Path, keys: &[&str], parquet: Option<&Path>, latest_only: 
     if let Some(p) = parquet {
         c.arg(p);
     }
-    let out = c.output().expect("python with deltalake (run `make test`, which installs it)");
+    let out = python_output(&mut c).expect("python with deltalake (run `make test`, which installs it)");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "delta_check.py on {}: {e}\n{}{}",

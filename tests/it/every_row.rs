@@ -295,10 +295,7 @@ print(json.dumps([
     ds.dataset(d, format="parquet", partitioning="hive").count_rows(),
 ]))
 "#;
-    let o = std::process::Command::new(python())
-        .args(["-c", script, &out.join(t).to_string_lossy()])
-        .output()
-        .unwrap();
+    let o = python_output(std::process::Command::new(python()).args(["-c", script, &out.join(t).to_string_lossy()])).unwrap();
     assert!(o.status.success(), "{t}: {}", text(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }

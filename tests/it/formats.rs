@@ -668,14 +668,11 @@ impl<'a> Job<'a> {
     fn snapshots(&self, since: i64) -> Vec<Snapshot> {
         let script = format!("{DRIVER}\n{}\nmain()\n", self.format.reader());
         let table = format!("{}/events", self.uri);
-        let o = self
-            .backend
-            .on(
-                Command::new(python()),
-                &["-c", &script, &table, &since.to_string(), &COLUMNS.join(",")],
-            )
-            .output()
-            .expect("python with pyarrow and deltalake (run `make test`, which installs them)");
+        let o = python_output(&mut self.backend.on(
+            Command::new(python()),
+            &["-c", &script, &table, &since.to_string(), &COLUMNS.join(",")],
+        ))
+        .expect("python with pyarrow and deltalake (run `make test`, which installs them)");
         let stdout = String::from_utf8_lossy(&o.stdout);
         let line = stdout
             .lines()

@@ -7,7 +7,7 @@
 //! as hive wrote it: no field ids, no `chain` column), then a replace
 //! (compaction) — and the column statistics, which prune files.
 
-use crate::common::python;
+use crate::common::{python, python_output};
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, BooleanArray, Decimal128Array, Int64Array, RecordBatch, StringArray, TimestampMicrosecondArray};
 use arrow_schema::{DataType, Field, Schema};
@@ -189,7 +189,12 @@ print("RESULT " + json.dumps(out, default=str))
 
 /// Runs `script` with `py` on `table`; the JSON of its `RESULT` line.
 fn read_with(py: &str, script: &str, table: &Path) -> Value {
-    let out = Command::new(py).arg("-c").arg(script).arg(table).output().expect("python");
+    let out = if py == python() {
+        python_output(Command::new(py).arg("-c").arg(script).arg(table))
+    } else {
+        Command::new(py).arg("-c").arg(script).arg(table).output()
+    }
+    .expect("python");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let Some(line) = stdout.lines().find_map(|l| l.strip_prefix("RESULT ")) else {
         panic!("{py} on {}:\n{stdout}\n{}", table.display(), String::from_utf8_lossy(&out.stderr));

@@ -29,7 +29,7 @@ fn check_with(table: &Path, keys: &[&str], parquet: Option<&Path>, pyiceberg_pol
     if let Some(p) = parquet {
         c.arg(p);
     }
-    let out = c.output().expect("python with pyiceberg (run `make test`, which installs it)");
+    let out = python_output(&mut c).expect("python with pyiceberg (run `make test`, which installs it)");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "iceberg_check.py on {}: {e}\n{}{}",
