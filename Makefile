@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BIN := target/release/chainetl
 
-.PHONY: build demo test lint audit bench bench-smoke clean
+.PHONY: build demo test test-long lint audit bench bench-smoke clean
 
 build:
 	$(CARGO) build --release
@@ -34,6 +34,17 @@ test:
 	wait $$venv || { echo "installing $(VENV) failed" >&2; exit 1; }; \
 	[ $$built -eq 0 ] || exit $$built; \
 	CHAINETL_PYTHON=$(abspath $(PY)) $(CARGO) test --release
+
+# Long random runs, after `make test` (CI runs both): the model test's many
+# seeds (MODEL_CASES random jobs and sequences of changes) and the unit
+# tests' properties at PROPTEST_CASES cases each.
+MODEL_CASES ?= 150
+PROPTEST_CASES ?= 20000
+test-long:
+	@$(MAKE) --no-print-directory $(PY)
+	$(CARGO) test --release --no-run
+	CHAINETL_PROPTEST_CASES=$(PROPTEST_CASES) $(CARGO) test --release --lib
+	CHAINETL_PYTHON=$(abspath $(PY)) CHAINETL_MODEL_CASES=$(MODEL_CASES) $(CARGO) test --release --test it -- --ignored --exact model::model_long
 
 lint:
 	$(CARGO) fmt --check

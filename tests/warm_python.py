@@ -6,14 +6,15 @@ script starts in milliseconds instead of a second of imports.
 usage: warm_python.py SOCKET_PATH
 
 Listens on a Unix socket and prints "READY" once it does. A request is one
-JSON line: {"argv": ["script.py" | "-c", ...], "env": {NAME: VALUE}} — argv
-as `python` would take it after the interpreter's name. The child applies
-`env`, runs the script as __main__ (or the `-c` code) with that argv, and
+JSON line: {"argv": ["script.py" | "-c", ...], "env": {NAME: VALUE or null},
+"cwd": DIR or null} — argv as `python` would take it after the
+interpreter's name. The child sets (or, for null, removes) the variables,
+moves to `cwd`, runs the script as __main__ (or the `-c` code) with that argv, and
 answers one JSON line: {"code": exit code, "stdout": text, "stderr": text}.
 
 Each run is a fresh fork: its globals, environment and open files are its
-own, as in a process of its own. The server itself starts no thread, so
-a fork never copies a lock another thread held. It exits when its parent
+own, as in a process of its own. The server's one other thread only
+waits on stdin, holding no lock a child needs. It exits when its parent
 (the test binary) does: stdin reaches end of file.
 """
 import io
@@ -58,7 +59,13 @@ def run(conn):
     os._exit = script_exit
     f = conn.makefile("rwb")
     req = json.loads(f.readline())
-    os.environ.update(req.get("env") or {})
+    for name, value in (req.get("env") or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    if req.get("cwd"):
+        os.chdir(req["cwd"])
     argv = req["argv"]
     # The child's own file descriptors 1 and 2 go to files, so output
     # written below Python (a library's, a subprocess's) is caught too.

@@ -532,7 +532,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(crate::util::proptest_cases(2000)))]
 
         /// Whatever the scanner accepts, serde reads to the same page.
         #[test]

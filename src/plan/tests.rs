@@ -117,7 +117,7 @@ fn shards_partition_the_units() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::util::proptest_cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn block_windows_that_validate_plan_exactly_without_wrapping(

@@ -139,7 +139,7 @@ const NOISE: &[char] = &[
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::util::proptest_cases(256), ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_spec_text_never_panics(

@@ -7,3 +7,13 @@ pub mod failpoint;
 pub mod fd_limit;
 pub mod redact;
 pub mod tls;
+
+/// The cases a property test runs: `default` in `make test`, or
+/// `CHAINETL_PROPTEST_CASES` where set (`make test-long` sets it higher).
+#[cfg(test)]
+pub(crate) fn proptest_cases(default: u32) -> u32 {
+    std::env::var("CHAINETL_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

@@ -259,17 +259,14 @@ pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
         return c.output();
     };
     let argv: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    // A variable removed is sent as null.
     let env: serde_json::Map<String, serde_json::Value> = c
         .get_envs()
-        .filter_map(|(k, v)| {
-            Some((
-                k.to_string_lossy().into_owned(),
-                serde_json::Value::from(v?.to_string_lossy().into_owned()),
-            ))
-        })
+        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.map(|v| v.to_string_lossy().into_owned()).into()))
         .collect();
+    let cwd = c.get_current_dir().map(|d| d.to_string_lossy().into_owned());
     let mut stream = std::os::unix::net::UnixStream::connect(&warm.socket)?;
-    let request = serde_json::json!({"argv": argv, "env": env});
+    let request = serde_json::json!({"argv": argv, "env": env, "cwd": cwd});
     stream.write_all(format!("{request}\n").as_bytes())?;
     let mut answer = String::new();
     std::io::BufReader::new(stream).read_line(&mut answer)?;

@@ -20,7 +20,8 @@ fn covers(cuts: &[(i128, i128)], lo: i128, hi: i128) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // As crate::util::proptest_cases, which vocab, the first stage, cannot import.
+    #![proptest_config(ProptestConfig { cases: std::env::var("CHAINETL_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256), ..ProptestConfig::default() })]
 
     #[test]
     fn cuts_cover_the_window_exactly_and_count_without_making_them(
