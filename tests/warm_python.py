@@ -56,6 +56,9 @@ def script_exit(code=0):
 
 def run(conn):
     """In the child: one request, answered on `conn`."""
+    # The server lets the kernel reap its children; a script's own
+    # subprocesses must be waited for, with their exit codes.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os._exit = script_exit
     f = conn.makefile("rwb")
     req = json.loads(f.readline())
@@ -78,6 +81,7 @@ def run(conn):
     try:
         if argv[0] == "-c":
             sys.argv = ["-c", *argv[2:]]
+            sys.path.insert(0, "")
             exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
         else:
             sys.argv = list(argv)
@@ -116,9 +120,9 @@ def main():
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
-    # Stop when the test binary goes: its end of our stdin closes. A
-    # watcher thread would be copied into no child (fork copies only the
-    # caller), but it would hold no lock a child needs: it only reads.
+    # Stop when the test binary goes: its end of our stdin closes. The
+    # watcher thread is copied into no child (fork copies only the
+    # caller), and holds no lock a child needs: it only reads stdin.
     threading.Thread(target=lambda: (sys.stdin.read(), REAL_EXIT(0)), daemon=True).start()
     print("READY", flush=True)
     # Nothing more for the test binary on this pipe: it reads one line.

@@ -493,7 +493,7 @@ impl<'a> Passes<'a> {
     /// failure is logged, and the next poll tries again.
     async fn maintain_tables(&mut self) {
         let shared = self.shared.clone();
-        if self.opts.shard.is_some() {
+        if self.opts.shard.is_some() || !shared.sink.format().maintains() {
             return;
         }
         // The units' checkpoints once a poll, for the transaction ids the

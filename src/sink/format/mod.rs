@@ -436,6 +436,12 @@ pub trait TableFormat: std::fmt::Debug + Send + Sync {
         Ok(0)
     }
 
+    /// Whether [`TableFormat::maintain`] does anything (a run reads the
+    /// job's checkpoints for it only then).
+    fn maintains(&self) -> bool {
+        false
+    }
+
     /// Deletes files of `table` no version within the retention reads, and
     /// records no version within it needs (see [`Retention`]).
     async fn vacuum(&self, sink: &Sink, table: &str, keep: &Retention) -> Result<Vacuumed, SinkError>;

@@ -23,8 +23,16 @@ pub(super) async fn swap(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, docs
     // Derived tables change what readers read (new rows, new values):
     // a data change, not a rearrangement.
     let rearranges = !m.layout.iter().any(LayoutChange::is_derived);
-    // New partition columns or column types: the tables' layout too.
-    let relayouts = m.layout.iter().any(LayoutChange::changes_columns);
+    // New partition columns or column types: the tables' layout too. So
+    // are other `u256` columns, where a table's columns can be dropped
+    // (Iceberg: the decoded tables' schema loses a column the spec no
+    // longer writes, in the snapshot that rewrites their files; Delta
+    // refuses the drop before anything is written).
+    let u256 = sink.format().column_drop_refusal().is_none()
+        && m.layout
+            .iter()
+            .any(|c| matches!(c, LayoutChange::Derived { key, .. } if key == "u256"));
+    let relayouts = u256 || m.layout.iter().any(LayoutChange::changes_columns);
     replace(spec, sink, state, docs, m.rewrite_version.unwrap_or(1), rearranges, relayouts).await?;
     crate::util::failpoint::hit("rewrite-committed");
     // Groups waiting for their segment (in a format that publishes) are

@@ -220,6 +220,10 @@ impl TableFormat for IcebergTables {
         }))
     }
 
+    fn maintains(&self) -> bool {
+        true
+    }
+
     async fn maintain(&self, sink: &Sink, table: &str, settled: &Settled) -> Result<usize, SinkError> {
         let t = self.table(sink, table);
         let Some(current) = self.current(sink, table).await? else {
