@@ -354,18 +354,10 @@ fn a_job_on_s3_commits_through_a_catalog_exactly_through_kill_9() {
         "iceberg",
         &catalog.section("chain"),
     );
-    let o = s3
-        .cmd_on(crash_bin("after-catalog-commit:2"), &["run", &spec, "-q"])
-        .env("CAT_CRED", format!("{CLIENT}:{SECRET}"))
-        .output()
-        .unwrap();
+    let o = run_with(&mut s3.cmd_on(crash_bin("after-catalog-commit:2"), &[]), &["run", &spec, "-q"]);
     assert!(!o.status.success(), "the run should have died after a commit:\n{}", text(&o));
     s3.settle();
-    let o = s3
-        .cmd(&["run", &spec])
-        .env("CAT_CRED", format!("{CLIENT}:{SECRET}"))
-        .output()
-        .unwrap();
+    let o = run_with(&mut s3.cmd(&[]), &["run", &spec]);
     assert!(o.status.success(), "{}", text(&o));
     let tables = catalog.read("chain", &TABLES);
     exact(&tables, "chain", &pq, &TABLES, "on S3 through the catalog");
@@ -378,11 +370,7 @@ fn a_job_on_s3_commits_through_a_catalog_exactly_through_kill_9() {
         keys.iter().all(|k| !k.ends_with("version-hint.text")),
         "the catalog is the pointer: {keys:?}"
     );
-    let o = s3
-        .cmd(&["verify", &spec])
-        .env("CAT_CRED", format!("{CLIENT}:{SECRET}"))
-        .output()
-        .unwrap();
+    let o = run_with(&mut s3.cmd(&[]), &["verify", &spec]);
     assert!(o.status.success(), "{}", text(&o));
 }
 
