@@ -1,5 +1,6 @@
 //! chainetl: export blockchain data from the Blockchain Data Service (v2)
-//! into partitioned Parquet on local disk or S3.
+//! into partitioned Parquet, Delta Lake or Apache Iceberg tables on local
+//! disk or S3.
 //!
 //! Stages, each a module that knows only the ones before it:
 //! `spec` → `plan` → `api` → `fetch` → `decode` → `storage` → `sink` →

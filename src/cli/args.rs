@@ -4,7 +4,8 @@ use crate::spec::SimOptions;
 use clap::{Parser, Subcommand};
 
 /// Export blockchain data from the Blockchain Data Service (v2) into
-/// partitioned Parquet on local disk or S3.
+/// partitioned Parquet, Delta Lake or Apache Iceberg tables on local disk
+/// or S3.
 #[derive(Parser)]
 #[command(name = "chainetl", version = crate::util::build::VERSION, about, long_about = None)]
 pub struct Cli {
@@ -121,9 +122,11 @@ pub(crate) enum Command {
         #[command(flatten)]
         spec: SpecArgs,
     },
-    /// Delete the files a delta job's tables no longer need: removed longer
-    /// ago than `output.delta_retention`, and log files no version within
-    /// it reads (runs by itself at the end of unsharded runs).
+    /// Delete the files a Delta or Iceberg job's tables no longer need: data
+    /// files removed longer ago than `output.delta_retention`, and the log
+    /// (Delta) or metadata (Iceberg) files no version within it reads; runs
+    /// by itself at the end of unsharded runs. A parquet job deletes replaced
+    /// files at once and has nothing to vacuum.
     Vacuum {
         #[command(flatten)]
         spec: SpecArgs,

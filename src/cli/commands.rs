@@ -92,6 +92,11 @@ fn validate(args: &SpecArgs) -> Result<Exit, CliError> {
     for w in decoding_warnings(&s) {
         eprintln!("warning: {w}");
     }
+    // The spec alone is checked; `plan` and `run` refuse what the
+    // environment lacks.
+    if let Some(m) = s.source.unset_key_message() {
+        eprintln!("warning: {m} (`plan` and `run` refuse until it is set)");
+    }
     let n = s.exports.len();
     outln!("{}: ok ({n} export{})", args.spec, if n == 1 { "" } else { "s" });
     Ok(Exit::Success)
@@ -263,12 +268,17 @@ async fn vacuum(args: &SpecArgs, quiet: bool) -> Result<Exit, CliError> {
     match job::maintain::vacuum::vacuum_job(&s).await? {
         None => outln!("job `{}` has not run yet: nothing to vacuum", s.name),
         Some(v) if !quiet => outln!(
-            "vacuum: deleted {} data file{} ({} bytes) and {} log file{} that no version within the retention ({}s) reads",
-            v.files,
-            if v.files == 1 { "" } else { "s" },
-            v.bytes,
-            v.log_files,
-            if v.log_files == 1 { "" } else { "s" },
+            "vacuum: deleted {} ({:.1} MiB) and {} that no version within the retention ({}s) reads",
+            crate::util::words::count(v.files as u64, "data file"),
+            v.bytes as f64 / (1024.0 * 1024.0),
+            crate::util::words::count(
+                v.log_files as u64,
+                if s.output.format == crate::spec::OutputFormat::Iceberg {
+                    "metadata file"
+                } else {
+                    "log file"
+                }
+            ),
             v.retention_secs
         ),
         Some(_) => {}

@@ -9,6 +9,7 @@ use crate::job::{ExportKey, PlanView};
 use crate::plan::Unit;
 use crate::spec::{Selection, Spec};
 use crate::state::UnitState;
+use crate::util::words::count;
 use crate::vocab::window::iso_to_second;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -47,21 +48,105 @@ pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
             c.to
         );
     }
-    let total: u64 = view.units.iter().map(|u| u.estimated_requests).sum();
-    let note = "at least one per unit; events depend on their density";
+    let req = Requests::of(view);
     let n = view.units.len();
-    if view.started.is_none() {
-        let _ = writeln!(s, "\n{n} units, about {total} requests ({note})");
+    let left_units: Vec<&Unit> = view.units.iter().filter(|u| !is_done(view, u)).collect();
+    let floor = left_units.len() as u64;
+    let measured: Vec<&Unit> = left_units.iter().copied().filter(|u| req.about(u).is_some()).collect();
+    let head = if view.started.is_none() {
+        format!("\n{}", count(n as u64, "unit"))
     } else {
-        let done = view.units.iter().filter(|u| is_done(view, u)).count();
-        let left: u64 = view.units.iter().map(|u| requests_left(u, view.states.get(&u.id))).sum();
-        let _ = writeln!(
-            s,
-            "\n{n} units: {done} done, {} left; about {left} requests left ({note})",
-            n - done
-        );
+        format!(
+            "\n{}: {} done, {} left",
+            count(n as u64, "unit"),
+            n - left_units.len(),
+            left_units.len()
+        )
+    };
+    let figure = if view.started.is_some() && left_units.is_empty() {
+        "nothing left to fetch".to_string()
+    } else if measured.is_empty() {
+        format!(
+            "at least {}, one a unit: the pages a unit takes depend on the data in its range{}",
+            count(floor, if view.started.is_none() { "request" } else { "request left" }),
+            if view.started.is_none() {
+                " (after a run, `plan` estimates from the pages its units took)"
+            } else {
+                ""
+            }
+        )
+    } else {
+        let about: u64 = left_units
+            .iter()
+            .map(|u| {
+                req.about(u)
+                    .map_or(1, |a| a.saturating_sub(view.states.get(&u.id).map_or(0, |st| st.pages)).max(1))
+            })
+            .sum();
+        let unmeasured = left_units.len() - measured.len();
+        format!(
+            "about {} left, from the pages this job's {} took{}",
+            count(about, "request"),
+            count(req.units_measured, "done unit"),
+            if unmeasured > 0 {
+                format!(" (at least one a unit for the {unmeasured} of exports and chains with none done yet)")
+            } else {
+                String::new()
+            }
+        )
+    };
+    let _ = writeln!(s, "{head}; {figure}");
+    for e in spec.exports.iter().filter(|e| e.incremental.is_some()) {
+        if !view.segments.iter().any(|seg| seg.export == e.index) {
+            let _ = writeln!(
+                s,
+                "export[{}] is incremental: the run reads each chain's head first (one request a chain), then cuts units from the mark up to it",
+                e.index
+            );
+        }
     }
     s
+}
+
+/// What `plan` can say of units' requests. The requests a unit takes
+/// depend on the data in its range (events per block above all), which a
+/// plan cannot know: a unit takes at least one. Where the job has done
+/// units of the same export and chain, their pages against the cut's
+/// estimate scale the estimate of the units left: measured, not guessed.
+struct Requests {
+    /// Pages taken per request the cut estimated, by export and chain.
+    scale: BTreeMap<ExportKey, f64>,
+    /// The done units measured.
+    units_measured: u64,
+}
+
+impl Requests {
+    fn of(view: &PlanView) -> Requests {
+        let mut sums: BTreeMap<ExportKey, (u64, u64)> = BTreeMap::new();
+        let mut units_measured = 0;
+        for u in &view.units {
+            if let Some(st) = view.states.get(&u.id).filter(|st| st.done && st.pages > 0) {
+                let t = sums.entry(ExportKey::of(u)).or_default();
+                t.0 += st.pages;
+                t.1 += u.estimated_requests.max(1);
+                units_measured += 1;
+            }
+        }
+        let scale = sums.into_iter().map(|(k, (pages, est))| (k, pages as f64 / est as f64)).collect();
+        Requests { scale, units_measured }
+    }
+
+    /// The requests `u` takes, measured from done units like it; None
+    /// where there are none (then: at least one).
+    fn about(&self, u: &Unit) -> Option<u64> {
+        let scale = self.scale.get(&ExportKey::of(u))?;
+        Some(((u.estimated_requests as f64 * scale).ceil() as u64).max(1))
+    }
+
+    /// `about`, or "≥1", as a column shows it.
+    fn shown(&self, u: &Unit) -> String {
+        self.about(u).map_or_else(|| "≥1".to_string(), |a| a.to_string())
+    }
 }
 
 /// Each selected event with its canonical form and topic0 (what the
@@ -96,26 +181,29 @@ fn is_done(view: &PlanView, u: &Unit) -> bool {
     view.states.get(&u.id).is_some_and(|st| st.done)
 }
 
-/// Requests a unit still needs: none when done; for a started one, its
-/// estimate less the pages it committed (at least one more).
-fn requests_left(u: &Unit, st: Option<&UnitState>) -> u64 {
-    match st {
-        Some(st) if st.done => 0,
-        Some(st) => u.estimated_requests.saturating_sub(st.pages).max(1),
-        None => u.estimated_requests,
+/// Requests a unit still needs, as a column shows it: none when done;
+/// else its measured figure less the pages it committed (at least one
+/// more), or "≥1".
+fn requests_left(req: &Requests, u: &Unit, st: Option<&UnitState>) -> String {
+    match (st, req.about(u)) {
+        (Some(st), _) if st.done => "0".into(),
+        (Some(st), Some(a)) => a.saturating_sub(st.pages).max(1).to_string(),
+        (None, Some(a)) => a.to_string(),
+        (_, None) => "≥1".into(),
     }
 }
 
 /// One line per unit; a job with state adds what is left of each.
 fn unit_lines(view: &PlanView, s: &mut String) {
+    let req = Requests::of(view);
     if view.started.is_none() {
-        let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests≈");
+        let _ = writeln!(s, "\n{:<56} {:>10}  range", "unit", "requests");
         for u in &view.units {
-            let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, u.estimated_requests, u.range);
+            let _ = writeln!(s, "{:<56} {:>10}  {}", u.id, req.shown(u), u.range);
         }
         return;
     }
-    let _ = writeln!(s, "\n{:<56} {:>10} {:>8}  {:<7}  range", "unit", "requests≈", "left≈", "state");
+    let _ = writeln!(s, "\n{:<56} {:>10} {:>8}  {:<7}  range", "unit", "requests", "left", "state");
     for u in &view.units {
         let st = view.states.get(&u.id);
         let state = match st {
@@ -123,33 +211,37 @@ fn unit_lines(view: &PlanView, s: &mut String) {
             Some(_) => "partial",
             None => "todo",
         };
-        let left = requests_left(u, st);
-        let _ = writeln!(s, "{:<56} {:>10} {left:>8}  {state:<7}  {}", u.id, u.estimated_requests, u.range);
+        let left = requests_left(&req, u, st);
+        let _ = writeln!(s, "{:<56} {:>10} {left:>8}  {state:<7}  {}", u.id, req.shown(u), u.range);
     }
 }
 
-/// One line per export and chain: units, done, left, requests left.
+/// One line per export and chain: units, done, left, requests left
+/// (measured, or at least one a unit left).
 fn summary_lines(view: &PlanView, s: &mut String) {
-    let mut by_key: BTreeMap<ExportKey, [u64; 4]> = BTreeMap::new();
+    let req = Requests::of(view);
+    let mut by_key: BTreeMap<ExportKey, (u64, u64, Option<u64>)> = BTreeMap::new();
     for u in &view.units {
-        let t = by_key.entry(ExportKey::of(u)).or_default();
+        let t = by_key.entry(ExportKey::of(u)).or_insert((0, 0, Some(0)));
         let st = view.states.get(&u.id);
-        t[0] += 1;
-        t[1] += u64::from(st.is_some_and(|st| st.done));
-        t[2] += u.estimated_requests;
-        t[3] += requests_left(u, st);
+        let done = st.is_some_and(|st| st.done);
+        t.0 += 1;
+        t.1 += u64::from(done);
+        if !done {
+            t.2 = match (t.2, req.about(u)) {
+                (Some(sum), Some(a)) => Some(sum + a.saturating_sub(st.map_or(0, |st| st.pages)).max(1)),
+                _ => None,
+            };
+        }
     }
     let _ = writeln!(
         s,
-        "\n{:<28} {:>8} {:>8} {:>8} {:>10} {:>14}",
-        "export / chain", "units", "done", "left", "requests≈", "requests left≈"
+        "\n{:<28} {:>8} {:>8} {:>8} {:>14}",
+        "export / chain", "units", "done", "left", "requests left"
     );
-    for (k, [units, done, requests, left]) in &by_key {
-        let _ = writeln!(
-            s,
-            "{:<28} {units:>8} {done:>8} {:>8} {requests:>10} {left:>14}",
-            k.to_string(),
-            units - done
-        );
+    for (k, (units, done, about)) in &by_key {
+        let left = units - done;
+        let requests = about.map_or_else(|| format!("≥{left}"), |a| format!("≈{a}"));
+        let _ = writeln!(s, "{:<28} {units:>8} {done:>8} {left:>8} {requests:>14}", k.to_string());
     }
 }

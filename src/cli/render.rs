@@ -6,6 +6,7 @@ use crate::job::view::status_view::StatusView;
 use crate::plan::{Segment, Unit, describe_window};
 use crate::spec::{Export, Spec};
 use crate::state::UnitState;
+use crate::util::words::count;
 use crate::vocab::window::{Resolved, iso_to_second};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -165,39 +166,43 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
         }
     }
     if s.units_already_done > 0 {
-        let _ = writeln!(out, "{} units were already complete from earlier runs", s.units_already_done);
+        let _ = writeln!(
+            out,
+            "{} already complete from earlier runs",
+            count(s.units_already_done as u64, "unit")
+        );
     }
     if s.orphans_removed > 0 {
         let _ = writeln!(
             out,
-            "{} files of an interrupted run's uncommitted work were removed",
-            s.orphans_removed
+            "{} of an interrupted run's uncommitted work removed",
+            count(s.orphans_removed as u64, "file")
         );
     }
     if let Some(c) = s.conversion.as_ref().filter(|c| !c.layout.is_empty()) {
         let _ = writeln!(
             out,
-            "rewrote the output's files into the spec's layout ({}) from the files it holds (0 requests): {} files, {} rows, {:.1} MiB in {} tables; {} old files replaced, in {:.1}s",
+            "rewrote the output's files into the spec's layout ({}) from the files it holds (0 requests): {}, {}, {:.1} MiB in {}; {} replaced, in {:.1}s",
             c.layout.join("; "),
-            c.files,
-            c.rows,
+            count(c.files as u64, "file"),
+            count(c.rows, "row"),
             c.bytes as f64 / (1024.0 * 1024.0),
-            c.tables,
-            c.deleted,
+            count(c.tables as u64, "table"),
+            count(c.deleted as u64, "old file"),
             c.secs
         );
     } else if let Some(c) = &s.conversion {
         let _ = writeln!(
             out,
-            "converted the output from {} to {} from the files it holds (0 requests): {} files, {} rows, {:.1} MiB in {} tables{} in {:.1}s",
+            "converted the output from {} to {} from the files it holds (0 requests): {}, {}, {:.1} MiB in {}{} in {:.1}s",
             c.from,
             c.to,
-            c.files,
-            c.rows,
+            count(c.files as u64, "file"),
+            count(c.rows, "row"),
             c.bytes as f64 / (1024.0 * 1024.0),
-            c.tables,
+            count(c.tables as u64, "table"),
             if c.deleted > 0 {
-                format!("; {} files no current version read deleted", c.deleted)
+                format!("; {} no current version read deleted", count(c.deleted as u64, "file"))
             } else {
                 String::new()
             },
@@ -274,10 +279,9 @@ pub(super) fn compaction(c: &crate::job::maintain::compact::CompactSummary) -> S
     }
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     format!(
-        "compacted {} partition{}: {} files ({:.1} MiB) into {} ({:.1} MiB), {} rows in {:.1}s ({:.0} rows/s)",
-        c.partitions,
-        if c.partitions == 1 { "" } else { "s" },
-        c.files_in,
+        "compacted {}: {} ({:.1} MiB) into {} ({:.1} MiB), {} rows in {:.1}s ({:.0} rows/s)",
+        count(c.partitions as u64, "partition"),
+        count(c.files_in as u64, "file"),
         mib(c.bytes_in),
         c.files_out,
         mib(c.bytes_out),

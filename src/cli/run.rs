@@ -121,7 +121,10 @@ fn outcome(summary: &RunSummary) -> Exit {
     if !summary.failed.is_empty() {
         say(Level::Error, "failed_units", &failed_text(summary), failed_fields(summary));
     }
-    if !summary.refused.is_empty() {
+    for u in &summary.undecoded {
+        say(Level::Error, "undecoded", &format!("error: {u}\n"), json!({"error": u}));
+    }
+    if !summary.refused.is_empty() || !summary.undecoded.is_empty() {
         return Exit::Usage;
     }
     if summary.status == RunStatus::Failed {

@@ -49,8 +49,9 @@ pub enum RunError {
     /// Another run holds the job's lease.
     #[error(transparent)]
     Lease(#[from] LeaseError),
-    /// The API key variable is named but not set.
-    #[error("source.api_key_env names ${0}, but that variable is not set")]
+    /// The API key variable is named but not set: where, and how to fix
+    /// it ([`crate::spec::Source::unset_key_message`]).
+    #[error("{0}")]
     MissingKey(String),
     /// The API key variable holds something that cannot be a key.
     #[error("source.api_key_env names ${var}, but its value {why}: set it to the key alone")]

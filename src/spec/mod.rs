@@ -39,7 +39,7 @@ pub use error::{SpecError, SpecErrors};
 pub use identity::{Comparison, ExportIdentity, JobIdentity, LAYOUT_KEYS, SHARED_KEYS};
 pub use model::{
     BaseUrl, Catalog, CatalogAuth, Compression, Export, HashEncoding, Incremental, MAX_NAME_LEN, Output, OutputFormat, Selection, Source,
-    Spec,
+    Spec, looks_like_a_key,
 };
 pub use sim_options::{FORBID_ENDPOINTS, SimOptions, parse_forbid};
 
@@ -68,8 +68,8 @@ impl Spec {
             }])
         })?;
         let text = text::interpolate(path, &text, &|k| std::env::var(k).ok()).map_err(SpecErrors)?;
-        let text = text::apply_overrides(path, &text, sets).map_err(SpecErrors)?;
-        Spec::parse(path, &text)
+        let applied = text::apply_overrides(path, &text, sets).map_err(SpecErrors)?;
+        Spec::parse(path, &applied).map_err(|e| SpecErrors(text::blame_overrides(&text, &applied, sets, e.0)))
     }
 
     /// Validates spec text; `file` names it in errors.

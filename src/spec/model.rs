@@ -26,6 +26,8 @@ pub struct Source {
     pub base_url: BaseUrl,
     /// Variable holding the API key.
     pub api_key_env: Option<String>,
+    /// Where `api_key_env` is set (`file:line:col`), for messages.
+    pub api_key_env_at: String,
     /// Requests in flight.
     pub max_concurrency: usize,
     /// Rate bound.
@@ -40,6 +42,41 @@ pub struct Source {
     pub max_response_bytes: u64,
     /// Longest `Retry-After` honoured.
     pub max_retry_after: Duration,
+}
+
+impl Source {
+    /// When `api_key_env` names a variable the environment does not set:
+    /// the message `run` and `plan` refuse with (exit 2) and `validate`
+    /// warns with, saying where and how to fix it. A name that looks like
+    /// a key pasted in its place is not repeated.
+    pub fn unset_key_message(&self) -> Option<String> {
+        let var = self.api_key_env.as_deref()?;
+        if std::env::var_os(var).is_some() {
+            return None;
+        }
+        let at = &self.api_key_env_at;
+        Some(if looks_like_a_key(var) {
+            format!(
+                "{at}: source.api_key_env names no variable that is set, and its value looks like a key itself \
+                 (not repeated here): api_key_env takes the name of the variable that holds the key: \
+                 export CHAINETL_API_KEY=<the key> and write api_key_env = \"CHAINETL_API_KEY\""
+            )
+        } else {
+            format!(
+                "{at}: source.api_key_env names ${var}, which is not set: export {var}=<the service's API key>, \
+                 or remove api_key_env if the service needs no key"
+            )
+        })
+    }
+}
+
+/// Whether an `api_key_env` value looks like a key rather than a
+/// variable's name: names are by custom upper case (`CHAINETL_API_KEY`);
+/// keys mix lower case and digits (`sk_live_9f8e…`) or are long.
+pub fn looks_like_a_key(name: &str) -> bool {
+    let lower = name.chars().any(|c| c.is_ascii_lowercase());
+    let digits = name.chars().filter(char::is_ascii_digit).count();
+    name.len() > 40 || (lower && digits >= 2) || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Parquet compression.

@@ -278,3 +278,105 @@ fn a_catalog_and_table_properties_belong_to_iceberg() {
         "{errs:?}"
     );
 }
+
+/// The 9-line spec of issue #67's `--set` reproductions.
+const NINE_LINES: &str = "name = \"a\"\n[source]\nbase_url = \"sim\"\n[output]\nuri = \"out\"\n[[export]]\ndataset = \"blocks\"\nchains = [\"ethereum\"]\nwindow = \"100..199\"\n";
+
+fn load_with_sets(text: &str, sets: &[&str]) -> Result<Spec, SpecErrors> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.toml");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap().to_string();
+    let sets: Vec<String> = sets.iter().map(ToString::to_string).collect();
+    Spec::load_with(&path, &sets).map_err(|e| {
+        // The temporary path, as a user's file name would read.
+        SpecErrors(
+            e.0.into_iter()
+                .map(|mut x| {
+                    x.file = x.file.replace(&path, "a.toml");
+                    x
+                })
+                .collect(),
+        )
+    })
+}
+
+#[test]
+fn an_error_in_a_set_value_names_the_set_not_a_line_of_the_file() {
+    for (set, key) in [
+        ("export.0.windw=1d", "export[0].windw"),
+        ("source.max_concurrency=lots", "source.max_concurrency"),
+        ("export.0.chains=ethereum", "export[0].chains"),
+    ] {
+        let errs = load_with_sets(NINE_LINES, &[set]).unwrap_err().0;
+        let path = set.split_once('=').unwrap().0;
+        let e = errs.iter().find(|e| e.key == key).unwrap_or_else(|| panic!("{set}: {errs:?}"));
+        assert!(e.to_string().starts_with(&format!("--set {path}: {key}: ")), "{set}: {e}");
+        assert_eq!(e.line, 0, "{set}: {e}");
+    }
+    // An error of the file's own keeps its line though a set added a line above it.
+    let text = NINE_LINES.replace("[output]\nuri = \"out\"\n", "[output]\nuri = \"out\"\ncompresion = \"zstd\"\n");
+    let errs = load_with_sets(&text, &["source.max_concurrency=4", "source.page_size=10"])
+        .unwrap_err()
+        .0;
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!((errs[0].file.as_str(), errs[0].line, errs[0].col), ("a.toml", 6, 1), "{errs:?}");
+}
+
+#[test]
+fn a_value_close_to_a_known_one_gets_a_did_you_mean() {
+    for (from, to, want) in [
+        (
+            "chains = [\"ethereum\"]",
+            "chains = [\"etherium\"]",
+            "unknown chain `etherium`: did you mean `ethereum`?",
+        ),
+        (
+            "dataset = \"blocks\"",
+            "dataset = \"block\"",
+            "unknown dataset `block`: did you mean `blocks`?",
+        ),
+        (
+            "window = \"100..199\"",
+            "window = \"100..199\"\nexclude_columns = [\"logs_blom\"]",
+            "`logs_blom` is not a column: did you mean `logs_bloom`?",
+        ),
+        ("uri = \"out\"", "uri = \"out\"\nformat = \"delt\"", "`delt`: did you mean `delta`?"),
+    ] {
+        let errs = Spec::parse("a.toml", &NINE_LINES.replace(from, to)).unwrap_err().0;
+        assert!(errs.iter().any(|e| e.message == want), "{to}: {errs:?}");
+    }
+}
+
+#[test]
+fn a_bad_window_hides_none_of_the_exports_other_errors() {
+    let text = NINE_LINES.replace(
+        "window = \"100..199\"",
+        "window = \"7x\"\nexclude_columns = [\"nope\", \"neither\"]",
+    );
+    let errs = Spec::parse("a.toml", &text).unwrap_err().0;
+    assert!(errs.iter().any(|e| e.key == "export[0].window"), "{errs:?}");
+    assert_eq!(errs.iter().filter(|e| e.key == "export[0].exclude_columns").count(), 2, "{errs:?}");
+}
+
+#[test]
+fn a_key_pasted_as_api_key_env_is_never_repeated() {
+    for key in ["sk_live_9f8e7d6c5b4a", "sk-live-9f8e7d6c5b4a"] {
+        let text = NINE_LINES.replace("base_url = \"sim\"", &format!("base_url = \"sim\"\napi_key_env = \"{key}\""));
+        let message = match Spec::parse("a.toml", &text) {
+            Ok(spec) => spec.source.unset_key_message().expect("no such variable"),
+            Err(e) => e.to_string(),
+        };
+        assert!(!message.contains(key) && !message.contains("9f8e7d"), "{message}");
+        assert!(message.contains("a.toml:4:15"), "{message}");
+    }
+    let text = NINE_LINES.replace(
+        "base_url = \"sim\"",
+        "base_url = \"sim\"\napi_key_env = \"CHAINETL_TEST_NO_SUCH_KEY\"",
+    );
+    let message = Spec::parse("a.toml", &text).unwrap().source.unset_key_message().unwrap();
+    assert!(
+        message.contains("export CHAINETL_TEST_NO_SUCH_KEY=") && message.contains("remove api_key_env"),
+        "{message}"
+    );
+}

@@ -267,6 +267,97 @@ pub(crate) fn apply_overrides(file: &str, text: &str, sets: &[String]) -> Result
     Ok(doc.to_string())
 }
 
+/// Errors found in the text `apply_overrides` made from `original`, told
+/// where the user wrote what they are about: an error on a key a `--set`
+/// gave (or inside it) names that `--set`; one on a line the overrides did
+/// not touch keeps that line's number in the file (inserted keys move the
+/// lines below them); one on a line an override rewrote with no key of
+/// its own names the overrides.
+pub(crate) fn blame_overrides(original: &str, applied: &str, sets: &[String], errors: Vec<SpecError>) -> Vec<SpecError> {
+    if sets.is_empty() {
+        return errors;
+    }
+    let paths: Vec<&str> = sets
+        .iter()
+        .map(|s| s.split_once('=').map_or(s.as_str(), |(p, _)| p).trim())
+        .collect();
+    let lines = line_map(original, applied);
+    let by_set = |e: &SpecError| {
+        paths.iter().find(|p| {
+            let key = key_path(p);
+            e.key == key || e.key.starts_with(&format!("{key}.")) || e.key.starts_with(&format!("{key}["))
+        })
+    };
+    errors
+        .into_iter()
+        .map(|mut e| {
+            if let Some(p) = by_set(&e) {
+                (e.file, e.line, e.col) = (format!("--set {p}"), 0, 0);
+            } else if e.line > 0 {
+                match lines.as_ref().and_then(|l| l.get(e.line - 1).copied().flatten()) {
+                    Some(line) => e.line = line + 1,
+                    None => {
+                        (e.file, e.line, e.col) = (format!("--set {}", paths.join(", --set ")), 0, 0);
+                    }
+                }
+            }
+            e
+        })
+        .collect()
+}
+
+/// `export.0.window` as error messages spell keys: `export[0].window`.
+fn key_path(set_path: &str) -> String {
+    let mut out = String::new();
+    for part in set_path.split('.') {
+        if part.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// For each line of `applied`, the line of `original` it is unchanged
+/// from (0-based), by the longest common subsequence of lines; `None` for
+/// texts too long to compare cheaply (specs are short).
+fn line_map(original: &str, applied: &str) -> Option<Vec<Option<usize>>> {
+    let a: Vec<&str> = original.lines().collect();
+    let b: Vec<&str> = applied.lines().collect();
+    if a.len().saturating_mul(b.len()) > 4_000_000 {
+        return None;
+    }
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let w = b.len() + 1;
+    let mut lcs = vec![0u32; (a.len() + 1) * w];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i * w + j] = if a[i] == b[j] {
+                lcs[(i + 1) * w + j + 1] + 1
+            } else {
+                lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
+            };
+        }
+    }
+    let mut map = vec![None; b.len()];
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] == b[j] {
+            map[j] = Some(i);
+            (i, j) = (i + 1, j + 1);
+        } else if lcs[(i + 1) * w + j] >= lcs[i * w + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    Some(map)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -156,8 +156,12 @@ impl Interrupted {
                 kind: Operation::Rewrite,
                 at: format!("the job's output ({})", crate::spec::changes::lines_of(&m.layout)),
                 what: "a rewrite of the output's files into another layout was interrupted",
-                readers: "delta and iceberg: each table in the old layout until its one commit; parquet: a group of \
-                          files can be seen twice while its new files are published and the old deleted",
+                // What this output's readers see: its format is one.
+                readers: if m.from == crate::spec::OutputFormat::Parquet {
+                    "a group of files can be seen twice while its new files are published and the old deleted"
+                } else {
+                    "each table in the old layout until its one commit"
+                },
                 finish: "`chainetl run` with the spec that changed the layout finishes it, with no request to the service",
             };
         }
@@ -165,8 +169,11 @@ impl Interrupted {
             kind: Operation::Conversion,
             at: format!("the job's output, {} to {}", m.from, m.to),
             what: "a conversion of the output's format was interrupted",
-            readers: "each table whole in one format or the other (a Delta or Iceberg table's commit adds all its files \
-                      at once); converting to parquet, files no table version read are deleted before the logs",
+            readers: if m.to == crate::spec::OutputFormat::Parquet {
+                "each table whole in its old format; the files no version of it read are deleted before its log"
+            } else {
+                "each table whole in one format or the other: a table's one commit adds all its files at once"
+            },
             finish: "`chainetl run` with the spec that changed the format finishes it, with no request to the service",
         }
     }

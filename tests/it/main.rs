@@ -54,6 +54,8 @@ mod lease;
 mod limits;
 /// Every change of a job drawn at random from a seed: readers see a fresh export's rows after each step.
 mod model;
+/// A newcomer's first hour: keys never printed back, `--set` blamed, plan refusing as run does, words that agree.
+mod newcomer;
 /// Help and error texts, exit codes, the run report, secrets kept out, terminal progress.
 mod operator;
 /// Machine-readable operation: JSON lines, run reports, Prometheus metrics.

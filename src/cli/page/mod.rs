@@ -359,10 +359,11 @@ fn failures(doc: &Overview, out: &mut String) {
     let next = &doc.next_run;
     let _ = write!(
         out,
-        "<p><b>The next run:</b> {} unit{} to export, about {} requests.</p>",
+        "<p><b>The next run:</b> {} unit{} to export, at least {} request{} (one a unit; the pages a unit takes depend on the data in its range).</p>",
         grouped(next.units),
         if next.units == 1 { "" } else { "s" },
-        grouped(next.requests_estimated)
+        grouped(next.units),
+        if next.units == 1 { "" } else { "s" }
     );
     if !doc.interrupted.is_empty() {
         out.push_str("<h3>Interrupted operations</h3><ul>");
@@ -661,10 +662,11 @@ mod tests {
                 ));
             }
             shows(format!(
-                "{} unit{} to export, about {} requests",
+                "{} unit{} to export, at least {} request{}",
                 grouped(doc.next_run.units),
                 if doc.next_run.units == 1 { "" } else { "s" },
-                grouped(doc.next_run.requests_estimated)
+                grouped(doc.next_run.units),
+                if doc.next_run.units == 1 { "" } else { "s" }
             ));
             for t in &doc.tables {
                 let version = esc(&table_version(t));

@@ -238,7 +238,7 @@ pub(crate) async fn migration_of(
              (this deletes the job's {})",
             spec.name,
             crate::spec::changes::lines_of(&m.layout),
-            m.started_at,
+            crate::vocab::window::iso_to_second(&m.started_at),
             if m.phase == Phase::Rewrite {
                 "; nothing of it is published yet, so the spec the job had undoes it"
             } else {
@@ -257,7 +257,7 @@ pub(crate) async fn migration_of(
             spec.name,
             m.from,
             m.to,
-            m.started_at,
+            crate::vocab::window::iso_to_second(&m.started_at),
             fresh_deletes(spec, state).await?
         )));
     }

@@ -175,6 +175,26 @@ pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>
     result
 }
 
+/// What `run` refuses before it sends a request or writes anything, for
+/// `plan` to refuse the same way, with the same message (exit 2): the API
+/// key's variable, the catalog's credential, a store the format cannot
+/// commit to, and another job's different layout of a shared output.
+/// `run` makes the same checks on its own way there (the lease comes
+/// between them).
+pub async fn preflight(spec: &Spec) -> Result<(), RunError> {
+    setup::client_config(spec)?;
+    if let Some(c) = &spec.output.catalog {
+        crate::sink::format::iceberg::catalog::Auth::from_spec(c)
+            .map_err(|e| RunError::Environment(crate::util::redact::redact(&e.to_string()).into_owned()))?;
+    }
+    let sink = Arc::new(Sink::open(&spec.output)?);
+    if let Some(why) = sink.format().store_refusal(sink.storage()) {
+        return Err(RunError::Environment(format!("output {}: {why}", spec.output.uri)));
+    }
+    let state = crate::state::StateStore::new(sink, &spec.name);
+    crate::job::change::sharing::refuse_mixing(spec, &state, false).await
+}
+
 /// Lowers `max_concurrency` to what the open-file limit allows (see
 /// [`crate::util::fd_limit`]), saying so, rather than failing units.
 /// Refuses to start where even one request slot does not fit.

@@ -84,6 +84,11 @@ pub struct RunSummary {
     /// What the service refused (the key, or chains' endpoints), said once
     /// each; the units it left are not in `failed`.
     pub refused: Vec<RefusedLine>,
+    /// Decoding exports (by export and chain) none of whose logs in this
+    /// run fit a decoded event, so that their decoded tables got no row:
+    /// the spec's signatures miss the contract's events (the run exits 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub undecoded: Vec<String>,
     /// Seconds elapsed.
     pub elapsed_secs: f64,
     /// Start (RFC 3339).
@@ -231,7 +236,8 @@ pub(crate) async fn summarize(
         refused.first().filter(|r| r.chain.is_none()).map(|r| r.text.clone())
     });
     let ran = total(|t| t.units) > outcome.units_already_done as u64 || !outcome.reorgs.is_empty();
-    let failed = error.is_some() || !outcome.failed.is_empty() || !refused.is_empty();
+    let undecoded = undecoded_lines(&shared.spec, &tallies);
+    let failed = error.is_some() || !outcome.failed.is_empty() || !refused.is_empty() || !undecoded.is_empty();
     let mut summary = RunSummary {
         version: REPORT_VERSION,
         status: RunStatus::of(interrupted, failed, ran),
@@ -250,6 +256,7 @@ pub(crate) async fn summarize(
         interrupted,
         error,
         refused,
+        undecoded,
         elapsed_secs: shared.started.elapsed().as_secs_f64(),
         started_at,
         finished_at: chrono::Utc::now().to_rfc3339(),
@@ -273,6 +280,31 @@ pub(crate) async fn summarize(
     };
     summary.report = write_report(&shared.state, &summary).await;
     Ok(summary)
+}
+
+/// A line for each decoding export and chain whose logs in this run all
+/// failed to decode. Each decoded log makes one row: without `also_raw`
+/// the export wrote none, with it only the raw table's row of each log.
+fn undecoded_lines(spec: &crate::spec::Spec, tallies: &BTreeMap<ExportKey, Tally>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, t) in tallies {
+        let Some(d) = spec.exports.get(k.export).and_then(|e| e.decoding.as_ref()) else {
+            continue;
+        };
+        let raw_rows = if d.also_raw { t.undecodable } else { 0 };
+        if t.undecodable == 0 || t.rows != raw_rows {
+            continue;
+        }
+        out.push(format!(
+            "export[{}] on {}: none of the {} logs fit a decoded event, so no decoded table got a row{}: \
+             copy the events from the contract's ABI, `indexed` marks included (`chainetl plan` shows each event's topic0)",
+            k.export,
+            k.chain,
+            t.undecodable,
+            t.decode_hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+        ));
+    }
+    out
 }
 
 /// A line for each refusal the run met, with the units it left: every

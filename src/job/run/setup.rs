@@ -29,6 +29,12 @@ pub fn client_config(spec: &Spec) -> Result<ClientConfig, RunError> {
     }
     let mut cfg = ClientConfig::new(String::new());
     if let Some(var) = &spec.source.api_key_env {
+        if crate::spec::looks_like_a_key(var) {
+            crate::util::redact::register(var);
+        }
+        if let Some(message) = spec.source.unset_key_message() {
+            return Err(RunError::MissingKey(message));
+        }
         let key = api_key(var)?;
         crate::util::redact::register(&key);
         cfg.api_key = Some(Secret::new(key));
@@ -50,7 +56,7 @@ fn api_key(var: &str) -> Result<String, RunError> {
     let bad = |why| RunError::BadKey { var: var.into(), why };
     let key = match std::env::var(var) {
         Ok(k) => k,
-        Err(std::env::VarError::NotPresent) => return Err(RunError::MissingKey(var.into())),
+        Err(std::env::VarError::NotPresent) => return Err(RunError::MissingKey(format!("${var} is not set"))),
         Err(std::env::VarError::NotUnicode(_)) => return Err(bad("is not valid UTF-8")),
     };
     if key.is_empty() {

@@ -250,6 +250,7 @@ impl PlanView {
 /// that `run` would refuse as changed is refused the same way.
 pub async fn plan_view(spec: &Spec, as_of: Option<i64>) -> Result<PlanView, RunError> {
     let now = as_of.unwrap_or_else(|| plan::job_now(spec));
+    crate::job::run::preflight(spec).await?;
     let sink = Arc::new(Sink::open(&spec.output)?);
     let state = StateStore::new(sink.clone(), &spec.name);
     // After an interrupted --fresh the next run starts over.

@@ -238,7 +238,9 @@ pub struct MarkLine {
 pub struct NextRun {
     /// Units not done.
     pub units: u64,
-    /// Their estimated requests.
+    /// Their requests as the cut guessed them when it balanced the units
+    /// (from a typical density; the data decides): rough. The page says
+    /// what is known: at least one request a unit.
     pub requests_estimated: u64,
 }
 
@@ -401,10 +403,7 @@ pub async fn overview(spec: &Spec) -> Result<Overview, RunError> {
     }
     let mut strips: BTreeMap<(usize, String), Strip> = BTreeMap::new();
     let mut counts = BTreeMap::new();
-    let mut next = NextRun {
-        units: 0,
-        requests_estimated: 0,
-    };
+    let mut next = NextRun::default();
     for u in &status.units {
         let st = status.states.get(&u.id);
         let cell_state = match st {

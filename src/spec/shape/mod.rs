@@ -388,17 +388,26 @@ fn describe(v: &DeValue<'_>) -> String {
 /// "unknown key", with the nearest known key of the same table when one is
 /// close (a typo), else the keys the table takes.
 fn unknown_key_message(name: &str, keys: &[Key]) -> String {
-    let best = keys
-        .iter()
-        .map(|k| (edit_distance(&name.to_ascii_lowercase(), k.name), k.name))
-        .min();
-    match best {
-        Some((d, k)) if d <= (name.len() / 3).max(2) => format!("unknown key; did you mean `{k}`?"),
-        _ => {
+    match nearest(name, keys.iter().map(|k| k.name)) {
+        Some(k) => format!("unknown key; did you mean `{k}`?"),
+        None => {
             let names: Vec<&str> = keys.iter().map(|k| k.name).collect();
             format!("unknown key (this table takes: {})", names.join(", "))
         }
     }
+}
+
+/// The candidate nearest to `name` when it is close enough to be a typo
+/// of it (at most a third of its letters edited, at least 2 allowed),
+/// for "did you mean" in errors about keys and values alike.
+pub(crate) fn nearest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.trim().to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, c), c))
+        .min()
+        .filter(|(d, _)| *d <= (lower.chars().count() / 3).max(2))
+        .map(|(_, c)| c)
 }
 
 /// Levenshtein distance in chars; inputs are short key names, so the

@@ -90,7 +90,10 @@ impl Validator<'_> {
                 self.err(
                     n.span(),
                     at.key(key),
-                    format!("`{}` is not a column of {}", super::short(name), listing(dataset, tables)),
+                    match crate::spec::shape::nearest(name, all.iter().copied()) {
+                        Some(c) => format!("`{}` is not a column: did you mean `{c}`?", super::short(name)),
+                        None => format!("`{}` is not a column of {}", super::short(name), listing(dataset, tables)),
+                    },
                 );
             } else if key == "exclude_columns" && kept.contains(&name) {
                 self.err(n.span(), at.key(key), kept_message(dataset, tables, name));

@@ -264,10 +264,13 @@ impl Validator<'_> {
                 None => self.err(
                     s.span(),
                     at.key("u256"),
-                    format!(
-                        "unknown `{}`: expected decimal38 or binary (the exact text and `_f64` are always written)",
-                        short(s.get_ref())
-                    ),
+                    match crate::spec::shape::nearest(s.get_ref(), U256_KINDS.iter().map(|(name, _)| *name)) {
+                        Some(n) => format!("unknown `{}`: did you mean `{n}`?", short(s.get_ref())),
+                        None => format!(
+                            "unknown `{}`: expected decimal38 or binary (the exact text and `_f64` are always written)",
+                            short(s.get_ref())
+                        ),
+                    },
                 ),
             }
         }

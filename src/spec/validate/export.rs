@@ -4,6 +4,7 @@
 
 use super::Validator;
 use crate::spec::raw::RawExport;
+use crate::spec::shape::nearest;
 use crate::spec::{Export, Incremental};
 use crate::vocab::Dataset;
 use crate::vocab::chain::Chain;
@@ -87,6 +88,14 @@ fn keys_of(dataset: Dataset) -> &'static [&'static str] {
     }
 }
 
+/// Every value `dataset` takes: the datasets and the decoding presets.
+fn dataset_names() -> impl Iterator<Item = &'static str> {
+    Dataset::ALL
+        .into_iter()
+        .map(Dataset::name)
+        .chain(crate::spec::decoding::PRESETS.iter().map(|(name, _)| *name))
+}
+
 impl Validator<'_> {
     pub(super) fn export(&mut self, i: usize, e: &RawExport, poll: i64, roll: i64) -> Option<Export> {
         let at = At {
@@ -128,7 +137,20 @@ impl Validator<'_> {
         };
         let is_incremental = e.incremental.as_ref().is_some_and(|x| *x.get_ref());
         self.chunk_keys_fit(&at, window, is_incremental);
-        let mut selection = self.selection(&at, dataset, window, chunks, is_incremental)?;
+        let Some(mut selection) = self.selection(&at, dataset, window, chunks, is_incremental) else {
+            // The columns are checked all the same, so that one `validate`
+            // lists every problem of the export (a bad window hid them).
+            // Decoded tables' columns depend on the decoding, which needs
+            // the selection: their names wait for it.
+            let preset = e
+                .dataset
+                .as_ref()
+                .is_some_and(|d| crate::spec::decoding::PRESETS.iter().any(|(name, _)| name == d.get_ref()));
+            if !(preset || e.abi.is_some() || e.decode.is_some()) {
+                self.columns(&at, dataset, None);
+            }
+            return None;
+        };
         let decoding = if dataset == Dataset::Events {
             self.decoding(&at, &mut selection)
         } else {
@@ -164,10 +186,13 @@ impl Validator<'_> {
             self.err(
                 d.span(),
                 at.key("dataset"),
-                format!(
-                    "unknown dataset `{}`: expected blocks, events, portfolio, tokens, erc20_transfers, erc20_approvals or erc721_transfers",
-                    d.get_ref()
-                ),
+                match nearest(d.get_ref(), dataset_names()) {
+                    Some(n) => format!("unknown dataset `{}`: did you mean `{n}`?", super::short(d.get_ref())),
+                    None => format!(
+                        "unknown dataset `{}`: expected blocks, events, portfolio, tokens, erc20_transfers, erc20_approvals or erc721_transfers",
+                        super::short(d.get_ref())
+                    ),
+                },
             );
         }
         parsed
@@ -190,7 +215,13 @@ impl Validator<'_> {
             match c.get_ref().parse::<Chain>() {
                 Ok(ch) if chains.contains(&ch) => self.err(c.span(), at.key("chains"), format!("`{ch}` is listed twice")),
                 Ok(ch) => chains.push(ch),
-                Err(msg) => self.err(c.span(), at.key("chains"), msg),
+                Err(msg) => {
+                    let msg = match nearest(c.get_ref(), Chain::ALL.iter().map(|c| c.name())) {
+                        Some(n) => format!("unknown chain `{}`: did you mean `{n}`?", super::short(c.get_ref())),
+                        None => msg,
+                    };
+                    self.err(c.span(), at.key("chains"), msg)
+                }
             }
         }
         chains

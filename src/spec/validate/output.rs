@@ -188,7 +188,10 @@ impl Validator<'_> {
                     self.err(
                         c.span(),
                         "output.format",
-                        format!("`{}`: expected parquet, delta or iceberg", super::short(other)),
+                        match crate::spec::shape::nearest(other, OutputFormat::ALL.iter().map(|f| f.name())) {
+                            Some(n) => format!("`{}`: did you mean `{n}`?", super::short(other)),
+                            None => format!("`{}`: expected parquet, delta or iceberg", super::short(other)),
+                        },
                     );
                 }
                 OutputFormat::Parquet

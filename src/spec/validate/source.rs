@@ -26,13 +26,19 @@ impl Validator<'_> {
             }
             BaseUrl::Http(url)
         };
+        let mut api_key_env_at = String::new();
         if let Some(env) = &s.api_key_env {
             let n = env.get_ref();
+            let (line, col) = crate::spec::error::line_col(self.text, env.span().start);
+            api_key_env_at = format!("{}:{line}:{col}", self.file);
             if n.is_empty() || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                // The value is not repeated: what is pasted here is often the key.
                 self.err(
                     env.span(),
                     "source.api_key_env",
-                    format!("`{n}` is not an environment variable name (it names the variable, it is not the key)"),
+                    "this is not an environment variable's name (letters, digits and _; the value is not repeated \
+                     here, in case it is the key): api_key_env names the variable that holds the key, \
+                     e.g. api_key_env = \"CHAINETL_API_KEY\" after export CHAINETL_API_KEY=<the key>",
                 );
             }
         }
@@ -75,6 +81,7 @@ impl Validator<'_> {
         Source {
             base_url,
             api_key_env: s.api_key_env.as_ref().map(|e| e.get_ref().clone()),
+            api_key_env_at,
             max_concurrency: max_concurrency as usize,
             requests_per_second: rps,
             page_size: page_size as u32,
