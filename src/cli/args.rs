@@ -92,9 +92,11 @@ pub(crate) enum Command {
         /// Plan as if it were this instant (ISO 8601), as `run --as-of` runs.
         #[arg(long, value_name = "TIMESTAMP")]
         as_of: Option<String>,
-        /// One line per export and chain instead of one per unit.
-        #[arg(long)]
-        summary: bool,
+        /// One line per export and chain instead of one per unit
+        /// (`--summary`, `--summary=table`), or the plan as one JSON
+        /// document (`--summary=json`), as `run --summary` takes them.
+        #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "table", value_parser = ["table", "json"])]
+        summary: Option<String>,
     },
     /// Check a spec and report every error at once.
     Validate {

@@ -17,7 +17,7 @@ pub(super) async fn execute(cli: Cli) -> Result<Exit, CliError> {
     let quiet = cli.quiet;
     match cli.command {
         Command::Validate { spec } => validate(&spec),
-        Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary).await,
+        Command::Plan { spec, as_of, summary } => plan(&spec, as_of.as_deref(), summary.as_deref()).await,
         Command::Status { spec, format } => status(&spec, &format).await,
         Command::Report { spec, out, format } => report(&spec, out.as_deref(), &format).await,
         Command::Compact { spec } => compact(&spec, quiet).await,
@@ -128,7 +128,7 @@ fn decoding_warnings(s: &crate::spec::Spec) -> Vec<String> {
 /// state that cannot be read (an unreachable bucket) is said, and the plan
 /// is that of a new job; a spec or `--as-of` that `run` would refuse is
 /// refused the same way.
-async fn plan(args: &SpecArgs, as_of: Option<&str>, summary: bool) -> Result<Exit, CliError> {
+async fn plan(args: &SpecArgs, as_of: Option<&str>, summary: Option<&str>) -> Result<Exit, CliError> {
     let s = load(args)?;
     let as_of = parse_as_of(as_of)?;
     let view = match job::plan_view(&s, as_of).await {
@@ -142,7 +142,11 @@ async fn plan(args: &SpecArgs, as_of: Option<&str>, summary: bool) -> Result<Exi
             job::PlanView::new_job(&s, as_of.unwrap_or_else(|| plan::job_now(&s)))
         }
     };
-    out!("{}", super::plan::plan_listing(&s, &view, summary));
+    if summary == Some("json") {
+        outln!("{}", json_text(&super::plan::plan_json(&s, &view)));
+    } else {
+        out!("{}", super::plan::plan_listing(&s, &view, summary.is_some()));
+    }
     Ok(Exit::Success)
 }
 

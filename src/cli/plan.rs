@@ -108,6 +108,52 @@ pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
     s
 }
 
+/// `plan --summary=json`: the plan's figures as one document. Per export
+/// and chain: units, done, left and the requests left — `at_least` one a
+/// unit left, and `about` where the job's done units measured it (null
+/// where none did).
+pub fn plan_json(spec: &Spec, view: &PlanView) -> serde_json::Value {
+    let req = Requests::of(view);
+    let mut by_key: BTreeMap<ExportKey, (u64, u64, Option<u64>)> = BTreeMap::new();
+    for u in &view.units {
+        let t = by_key.entry(ExportKey::of(u)).or_insert((0, 0, Some(0)));
+        let st = view.states.get(&u.id);
+        let done = st.is_some_and(|st| st.done);
+        t.0 += 1;
+        t.1 += u64::from(done);
+        if !done {
+            t.2 =
+                t.2.zip(req.about(u))
+                    .map(|(sum, a)| sum + a.saturating_sub(st.map_or(0, |st| st.pages)).max(1));
+        }
+    }
+    let exports: Vec<serde_json::Value> = by_key
+        .iter()
+        .map(|(k, (units, done, about))| {
+            serde_json::json!({
+                "export": k.export,
+                "dataset": k.dataset.name(),
+                "chain": k.chain.name(),
+                "units": units,
+                "done": done,
+                "left": units - done,
+                "requests_left": {"at_least": units - done, "about": about},
+            })
+        })
+        .collect();
+    let sum = |f: fn(&(u64, u64, Option<u64>)) -> u64| by_key.values().map(f).sum::<u64>();
+    let about = by_key.values().try_fold(0u64, |acc, t| t.2.map(|a| acc + a));
+    serde_json::json!({
+        "job": spec.name,
+        "started": view.started.as_deref().map(iso_to_second),
+        "units": sum(|t| t.0),
+        "done": sum(|t| t.1),
+        "left": sum(|t| t.0 - t.1),
+        "requests_left": {"at_least": sum(|t| t.0 - t.1), "about": about, "measured_from_units": req.units_measured},
+        "exports": exports,
+    })
+}
+
 /// What `plan` can say of units' requests. The requests a unit takes
 /// depend on the data in its range (events per block above all), which a
 /// plan cannot know: a unit takes at least one. Where the job has done

@@ -100,7 +100,7 @@ fn a_refused_api_key_exits_2_naming_the_variable_never_the_key() {
     let o = bin().args(["run", &spec, "-q"]).env_remove("BDS_TEST_KEY").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).contains("names $BDS_TEST_KEY, but that variable is not set"),
+        text(&o).contains("names $BDS_TEST_KEY, which is not set: export BDS_TEST_KEY="),
         "{}",
         text(&o)
     );

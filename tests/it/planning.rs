@@ -81,6 +81,23 @@ fn plan_on_a_half_done_job_shows_its_frozen_windows_and_what_is_left() {
         "{summary}"
     );
     assert_eq!(a[3] + b[3], left, "{summary}");
+    // --summary=json, as `run --summary` takes it: the same figures.
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&chainetl(&["plan", &spec, "--summary=json"]))).unwrap();
+    assert_eq!(doc["units"], 8, "{doc}");
+    assert_eq!(doc["done"], done as u64, "{doc}");
+    assert_eq!(doc["requests_left"]["at_least"], 8 - done as u64, "{doc}");
+    let shown: u64 = doc["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            e["requests_left"]["about"]
+                .as_u64()
+                .or(e["requests_left"]["at_least"].as_u64())
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(shown, left, "{doc}");
     // The rest done: the figure measured from the done units was the run's.
     let o = chainetl(&["run", &spec, "--summary", "json"]);
     assert!(o.status.success(), "{}", text(&o));
