@@ -370,6 +370,34 @@ mod tests {
         ]
     }
 
+    /// An interrupted change tells what its own output's readers see: an
+    /// Iceberg or Delta rewrite never speaks of parquet's readers, nor a
+    /// parquet one of a table's commit.
+    #[test]
+    fn an_interrupted_change_tells_its_own_formats_readers() {
+        for doc in documents() {
+            let mut m: Migration = serde_json::from_str(&doc).expect("reads");
+            for f in OutputFormat::ALL {
+                if m.from == m.to {
+                    (m.from, m.to) = (f, f);
+                } else if m.to == OutputFormat::Parquet {
+                    m.from = if f == OutputFormat::Parquet { OutputFormat::Iceberg } else { f };
+                }
+                let readers = crate::state::Interrupted::conversion(&m).readers;
+                let rewrite = m.from == m.to;
+                if rewrite && f == OutputFormat::Parquet {
+                    assert!(
+                        readers.contains("files can be seen twice") && !readers.contains("commit"),
+                        "{readers}"
+                    );
+                } else if rewrite {
+                    assert!(readers.contains("one commit") && !readers.contains("parquet"), "{f}: {readers}");
+                }
+                assert!(!readers.contains("delta and iceberg"), "{readers}");
+            }
+        }
+    }
+
     #[test]
     fn a_record_reads_typed_and_writes_back_byte_for_byte() {
         for doc in documents() {

@@ -90,10 +90,14 @@ impl Validator<'_> {
                 self.err(
                     n.span(),
                     at.key(key),
-                    match crate::spec::shape::nearest(name, all.iter().copied()) {
-                        Some(c) => format!("`{}` is not a column: did you mean `{c}`?", super::short(name)),
-                        None => format!("`{}` is not a column of {}", super::short(name), listing(dataset, tables)),
-                    },
+                    format!(
+                        "`{}` is not a column of {}{}",
+                        super::short(name),
+                        listing(dataset, tables),
+                        crate::spec::shape::nearest(name, all.iter().copied())
+                            .map(|c| format!("; did you mean `{c}`?"))
+                            .unwrap_or_default()
+                    ),
                 );
             } else if key == "exclude_columns" && kept.contains(&name) {
                 self.err(n.span(), at.key(key), kept_message(dataset, tables, name));
