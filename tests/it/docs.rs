@@ -224,15 +224,28 @@ fn the_quickstart_runs_as_written() {
                     .env_remove("RUST_LOG")
                     .output()
                     .unwrap();
-                assert!(o.status.success(), "{at}: the block failed ({}):\n{}\n{}", o.status, b.body, text(&o));
+                assert!(
+                    o.status.success(),
+                    "{at}: the block failed ({}):\n{}\n{}",
+                    o.status,
+                    b.body,
+                    text(&o)
+                );
                 let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
                 let duck = counts(&stdout, "duckdb");
                 let polars = counts(&stdout, "polars");
-                assert_eq!(duck.len(), polars.len(), "{at}: DuckDB and Polars read a different number of times:\n{stdout}");
+                assert_eq!(
+                    duck.len(),
+                    polars.len(),
+                    "{at}: DuckDB and Polars read a different number of times:\n{stdout}"
+                );
                 for (d, p) in duck.iter().zip(&polars) {
                     assert_eq!(d, p, "{at}: DuckDB and Polars disagree:\n{stdout}");
                     assert!(d.0 > 0, "{at}: no rows read:\n{stdout}");
-                    reads.entry(b.section.clone()).or_default().push((d.0, d.1.expect("columns printed")));
+                    reads
+                        .entry(b.section.clone())
+                        .or_default()
+                        .push((d.0, d.1.expect("columns printed")));
                 }
                 for (rows, _) in counts(&stdout, "report") {
                     reports.entry(b.section.clone()).or_default().push(rows);
@@ -261,9 +274,20 @@ fn the_quickstart_runs_as_written() {
         assert!(r.len() >= 2, "{section}: a read before and after the change: {r:?}");
         let (rows, cols) = r[0];
         assert!(r.iter().all(|&(n, _)| n == rows), "{section}: the change changed the rows: {r:?}");
-        assert_eq!(r.last().unwrap().1 + 1, cols, "{section}: the change leaves one column fewer: {r:?}");
-        assert_eq!(reports.get(section).map(Vec::as_slice), Some(&[rows][..]), "{section}: `report` counts the rows read");
+        assert_eq!(
+            r.last().unwrap().1 + 1,
+            cols,
+            "{section}: the change leaves one column fewer: {r:?}"
+        );
+        assert_eq!(
+            reports.get(section).map(Vec::as_slice),
+            Some(&[rows][..]),
+            "{section}: `report` counts the rows read"
+        );
     }
-    assert!(files >= 6 && commands >= 10 && outputs >= 9, "{files} files, {commands} command blocks, {outputs} outputs");
+    assert!(
+        files >= 6 && commands >= 10 && outputs >= 9,
+        "{files} files, {commands} command blocks, {outputs} outputs"
+    );
     eprintln!("the quickstart ran in {:.1?}", started.elapsed());
 }
