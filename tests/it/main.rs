@@ -22,7 +22,7 @@ mod delta;
 mod delta_follow;
 /// Derived tables (decoding, u256 columns) made from the stored rows, with no request.
 mod derive;
-/// The docs: spec examples validate, relative links resolve.
+/// The docs: spec examples validate, relative links resolve, the quickstart runs as written.
 mod docs;
 /// Every row through every change of a job: units spanning partitions, some compacted; `verify` counts rows.
 mod every_row;
