@@ -114,19 +114,7 @@ pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
 /// where none did).
 pub fn plan_json(spec: &Spec, view: &PlanView) -> serde_json::Value {
     let req = Requests::of(view);
-    let mut by_key: BTreeMap<ExportKey, (u64, u64, Option<u64>)> = BTreeMap::new();
-    for u in &view.units {
-        let t = by_key.entry(ExportKey::of(u)).or_insert((0, 0, Some(0)));
-        let st = view.states.get(&u.id);
-        let done = st.is_some_and(|st| st.done);
-        t.0 += 1;
-        t.1 += u64::from(done);
-        if !done {
-            t.2 =
-                t.2.zip(req.about(u))
-                    .map(|(sum, a)| sum + a.saturating_sub(st.map_or(0, |st| st.pages)).max(1));
-        }
-    }
+    let by_key = by_export(view, &req);
     let exports: Vec<serde_json::Value> = by_key
         .iter()
         .map(|(k, (units, done, about))| {
@@ -152,6 +140,26 @@ pub fn plan_json(spec: &Spec, view: &PlanView) -> serde_json::Value {
         "requests_left": {"at_least": sum(|t| t.0 - t.1), "about": about, "measured_from_units": req.units_measured},
         "exports": exports,
     })
+}
+
+/// Per export and chain: units, units done, and the requests left as
+/// measured (None where a unit left has no measure: then at least one a
+/// unit left).
+fn by_export(view: &PlanView, req: &Requests) -> BTreeMap<ExportKey, (u64, u64, Option<u64>)> {
+    let mut by_key: BTreeMap<ExportKey, (u64, u64, Option<u64>)> = BTreeMap::new();
+    for u in &view.units {
+        let t = by_key.entry(ExportKey::of(u)).or_insert((0, 0, Some(0)));
+        let st = view.states.get(&u.id);
+        let done = st.is_some_and(|st| st.done);
+        t.0 += 1;
+        t.1 += u64::from(done);
+        if !done {
+            t.2 =
+                t.2.zip(req.about(u))
+                    .map(|(sum, a)| sum + a.saturating_sub(st.map_or(0, |st| st.pages)).max(1));
+        }
+    }
+    by_key
 }
 
 /// What `plan` can say of units' requests. The requests a unit takes
@@ -265,21 +273,7 @@ fn unit_lines(view: &PlanView, s: &mut String) {
 /// One line per export and chain: units, done, left, requests left
 /// (measured, or at least one a unit left).
 fn summary_lines(view: &PlanView, s: &mut String) {
-    let req = Requests::of(view);
-    let mut by_key: BTreeMap<ExportKey, (u64, u64, Option<u64>)> = BTreeMap::new();
-    for u in &view.units {
-        let t = by_key.entry(ExportKey::of(u)).or_insert((0, 0, Some(0)));
-        let st = view.states.get(&u.id);
-        let done = st.is_some_and(|st| st.done);
-        t.0 += 1;
-        t.1 += u64::from(done);
-        if !done {
-            t.2 = match (t.2, req.about(u)) {
-                (Some(sum), Some(a)) => Some(sum + a.saturating_sub(st.map_or(0, |st| st.pages)).max(1)),
-                _ => None,
-            };
-        }
-    }
+    let by_key = by_export(view, &Requests::of(view));
     let _ = writeln!(
         s,
         "\n{:<28} {:>8} {:>8} {:>8} {:>14}",
