@@ -79,8 +79,10 @@ fn sink_failed(to: OutputFormat, e: crate::sink::SinkError) -> RunError {
     }
 }
 
-/// What a conversion did.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+/// What a conversion did (a run report's `conversion`; read back by the
+/// report, every field defaulted).
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Converted {
     /// The format the output was in.
     pub from: String,
@@ -104,6 +106,38 @@ pub struct Converted {
     pub layout: Vec<String>,
     /// Seconds spent.
     pub secs: f64,
+}
+
+impl Converted {
+    /// What the change did to the output, in words (the run's summary and
+    /// the report's line of the run say it so):
+    /// `converted 2 tables from parquet to delta (3 files, 8850 rows)`, or
+    /// `rewrote 3 files of 2 tables into the spec's layout (<keys>), 8850 rows`.
+    pub fn what(&self) -> String {
+        let s = |n: usize| if n == 1 { "" } else { "s" };
+        if self.layout.is_empty() {
+            format!(
+                "converted {} table{} from {} to {} ({} file{}, {} rows)",
+                self.tables,
+                s(self.tables),
+                self.from,
+                self.to,
+                self.files,
+                s(self.files),
+                self.rows
+            )
+        } else {
+            format!(
+                "rewrote {} file{} of {} table{} into the spec's layout ({}), {} rows",
+                self.files,
+                s(self.files),
+                self.tables,
+                s(self.tables),
+                self.layout.join("; "),
+                self.rows
+            )
+        }
+    }
 }
 
 /// The spec as it was before the change: the same, in format `from`.
