@@ -222,7 +222,12 @@ fn run_says_what_it_changed(dir: &Path, spec: &str, what: &[&str], step: &str) {
             .any(|p| p.contains(&format!("Run {id}")) && p.contains("nothing to do")),
         "{step}: the page says the run had nothing to do"
     );
-    let html = changed.replace('"', "&quot;");
+    let html = changed
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;");
     assert!(page.contains(&html), "{step}: the page should say `{html}`");
 }
 
