@@ -179,33 +179,17 @@ pub fn summary_table(s: &RunSummary, uri: &str) -> String {
             count(s.orphans_removed as u64, "file")
         );
     }
-    if let Some(c) = s.conversion.as_ref().filter(|c| !c.layout.is_empty()) {
+    if let Some(c) = &s.conversion {
+        let replaced = match (c.layout.is_empty(), c.deleted) {
+            (_, 0) => String::new(),
+            (false, n) => format!("; {} replaced", count(n as u64, "old file")),
+            (true, n) => format!("; {} no current version read deleted", count(n as u64, "file")),
+        };
         let _ = writeln!(
             out,
-            "rewrote the output's files into the spec's layout ({}) from the files it holds (0 requests): {}, {}, {:.1} MiB in {}; {} replaced, in {:.1}s",
-            c.layout.join("; "),
-            count(c.files as u64, "file"),
-            count(c.rows, "row"),
-            c.bytes as f64 / (1024.0 * 1024.0),
-            count(c.tables as u64, "table"),
-            count(c.deleted as u64, "old file"),
-            c.secs
-        );
-    } else if let Some(c) = &s.conversion {
-        let _ = writeln!(
-            out,
-            "converted the output from {} to {} from the files it holds (0 requests): {}, {}, {:.1} MiB in {}{} in {:.1}s",
-            c.from,
-            c.to,
-            count(c.files as u64, "file"),
-            count(c.rows, "row"),
-            c.bytes as f64 / (1024.0 * 1024.0),
-            count(c.tables as u64, "table"),
-            if c.deleted > 0 {
-                format!("; {} no current version read deleted", count(c.deleted as u64, "file"))
-            } else {
-                String::new()
-            },
+            "{} from the files the output holds (0 requests): {}{replaced}, in {:.1}s",
+            c.what(),
+            bytes(c.bytes),
             c.secs
         );
     }
@@ -225,23 +209,18 @@ pub fn status_table(view: &StatusView) -> String {
     if let Some(c) = &view.catalog {
         let _ = writeln!(out, "{}", c.text());
     }
-    let _ = writeln!(
-        out,
-        "{:<28} {:>11} {:>12} {:>7} {:>11}  last commit",
-        "export / chain", "units", "rows", "files", "bytes"
-    );
+    let _ = writeln!(out, "{:<28} {:>11} {:>12}  last commit", "export / chain", "units", "rows");
     for e in &view.exports {
         let _ = writeln!(
             out,
-            "{:<28} {:>11} {:>12} {:>7} {:>11}  {}",
+            "{:<28} {:>11} {:>12}  {}",
             e.key,
             format!("{}/{}", e.units_done, e.units),
             e.rows,
-            e.files,
-            bytes(e.bytes),
             e.last_commit.as_deref().map_or_else(|| "-".to_string(), iso_to_second)
         );
     }
+    out.push_str(&live_tables(&view.tables));
     for (table, columns) in &view.columns {
         let _ = writeln!(out, "{table} holds the columns {} (columns the spec selects)", columns.join(", "));
     }
@@ -259,6 +238,22 @@ pub fn status_table(view: &StatusView) -> String {
             "incomplete: `chainetl run` resumes it"
         }
     );
+    out
+}
+
+/// The files readers see, a line a table and one for all of them, as
+/// `status` and `verify` print them (`crate::state::LiveTable`); nothing
+/// for a job with no table yet.
+pub fn live_tables(tables: &[crate::state::LiveTable]) -> String {
+    if tables.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("{:<28} {:>11} {:>12}\n", "table (files readers see)", "files", "bytes");
+    for t in tables {
+        let _ = writeln!(out, "{:<28} {:>11} {:>12}", t.table, t.files, bytes(t.bytes));
+    }
+    let (files, all) = crate::state::LiveTable::total(tables);
+    let _ = writeln!(out, "{:<28} {:>11} {:>12}", "all tables", files, bytes(all));
     out
 }
 

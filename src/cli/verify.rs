@@ -38,7 +38,7 @@ async fn checked(s: &Spec, quick: bool, quiet: bool) -> Result<job::view::inspec
             eprintln!(
                 "checked {files} file{} by content: {} read in {secs:.1} s",
                 plural(files),
-                human_bytes(read)
+                super::render::bytes(read)
             );
         }
         let bare = progress.without_checksum.load(Ordering::Relaxed);
@@ -76,15 +76,6 @@ fn spawn_bar(progress: Arc<Progress>) -> (ProgressBar, tokio::task::JoinHandle<(
 /// `"s"` unless `n` is one.
 fn plural(n: impl Into<u64>) -> &'static str {
     if n.into() == 1 { "" } else { "s" }
-}
-
-/// `n` bytes in MB or GB (decimal units).
-fn human_bytes(n: u64) -> String {
-    if n >= 1_000_000_000 {
-        format!("{:.2} GB", n as f64 / 1e9)
-    } else {
-        format!("{:.1} MB", n as f64 / 1e6)
-    }
 }
 
 /// Prints the files `verify` found missing or changed; returns the units
@@ -166,6 +157,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         uncounted,
         mixed,
         started,
+        tables,
     } = checked(&s, quick, quiet).await?;
     if !started {
         outln!(
@@ -198,6 +190,7 @@ pub(super) async fn verify(args: &SpecArgs, repair: bool, quick: bool, quiet: bo
         outln!("{}", c.text());
     }
     print_rows(&rows, uncounted);
+    out!("{}", super::render::live_tables(&tables));
     if !mixed.is_empty() {
         outln!(
             "{}: table folders shared with other jobs that write them in another format or layout (readers cannot \

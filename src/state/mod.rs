@@ -180,6 +180,7 @@ mod files;
 pub use files::Cleared;
 mod job;
 pub mod lease;
+mod live;
 mod migration;
 mod neighbours;
 mod persist;
@@ -195,6 +196,7 @@ pub use compactions::{Compactions, JobFile, Listed, repair_closure};
 pub use docs::{
     AddedExport, CommittedFile, Compaction, CompactionIndex, JobState, Mark, PendingCompaction, SegmentDoc, TailBlock, UnitState,
 };
+pub use live::LiveTable;
 pub use migration::{Migration, Phase, Rewrite};
 pub use neighbours::Neighbour;
 pub use persist::{Removed, Superseded};

@@ -213,6 +213,9 @@ pub struct Verified {
     pub rows: Vec<super::TableRows>,
     /// Compacted partitions checked file by file only.
     pub uncounted: usize,
+    /// The files and bytes readers see, a table ([`super::LiveTable`]),
+    /// from the listing checked.
+    pub tables: Vec<super::LiveTable>,
 }
 
 impl StateStore {
@@ -330,6 +333,7 @@ impl StateStore {
             problems,
             rows: counted.tables,
             uncounted: counted.uncounted,
+            tables: super::LiveTable::tally(tables, &present),
         })
     }
 

@@ -14,6 +14,8 @@ mod common;
 mod compact;
 /// Compaction meeting shards, hand-edited state and damaged inputs.
 mod compact_seams;
+/// `status`, `report` and `verify` count the files readers see, alike, through every change.
+mod counts;
 /// Decoded events: typed tables from signatures, ABIs and presets, values exact.
 mod decoded;
 /// Delta Lake output: every reader reads the parquet export's rows, every version exact.

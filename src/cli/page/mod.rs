@@ -11,7 +11,10 @@
 //! element; colour is never the only signal (each state has a pattern and
 //! a label too); printable (no fixed heights, light background); instants
 //! shown to the second (the JSON keeps them whole); a run that found
-//! nothing to do is a line, not a chart.
+//! nothing to do is a line, not a chart, and a run that changed the
+//! output says what it changed; files and bytes are shown of the tables
+//! only (those readers see, as `status` and `verify` count them), never
+//! what units wrote.
 
 mod series;
 
@@ -167,16 +170,14 @@ fn strip(s: &Strip, out: &mut String) {
     for (i, c) in cells.iter().enumerate() {
         let _ = write!(
             out,
-            r#"<rect x="{:.4}%" width="{:.4}%" height="100%" fill="{}"{gap}><title>{} — {}: {}, {} rows, {} files, {}</title></rect>"#,
+            r#"<rect x="{:.4}%" width="{:.4}%" height="100%" fill="{}"{gap}><title>{} — {}: {}, {} rows</title></rect>"#,
             i as f64 * 100.0 / n,
             100.0 / n,
             fill_of(c.state),
             esc(&c.unit),
             esc(&c.range),
             label_of(c.state),
-            grouped(c.rows),
-            c.files,
-            bytes(c.bytes)
+            grouped(c.rows)
         );
     }
     out.push_str("</svg>");
@@ -187,13 +188,11 @@ fn strip(s: &Strip, out: &mut String) {
         .collect();
     let _ = write!(
         out,
-        r#"<p class="meta">{} unit{} ({}) · {} rows · {} files · {}</p>"#,
+        r#"<p class="meta">{} unit{} ({}) · {} rows</p>"#,
         cells.len(),
         if cells.len() == 1 { "" } else { "s" },
         by_state.join(", "),
-        grouped(s.rows),
-        grouped(s.files),
-        bytes(s.bytes)
+        grouped(s.rows)
     );
     // Failed first: the list is cut at OPEN_LISTED.
     let open: Vec<_> = [CellState::Failed, CellState::InProgress]
@@ -341,7 +340,7 @@ fn runs(doc: &Overview, out: &mut String) {
             r#"<tr><td>{}</td><td class="n">{}</td><td>{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td class="n">{}</td><td>{}</td></tr>"#,
             esc(&iso_to_second(&r.started_at)),
             took(r.elapsed_secs),
-            esc(&r.status),
+            esc(&r.status) + &r.changed.as_deref().map(|c| format!(": {}", esc(c))).unwrap_or_default(),
             grouped(r.rows),
             grouped(r.requests),
             grouped(r.retries),
@@ -600,18 +599,12 @@ mod tests {
                     "<h3>export[{}] {} on {} <span class=\"meta\">{}</span></h3>",
                     s.export, s.dataset, s.chain, s.window
                 ));
-                shows(format!(
-                    "{} rows · {} files · {}</p>",
-                    grouped(s.rows),
-                    grouped(s.files),
-                    bytes(s.bytes)
-                ));
+                // The files readers see are the tables' (below), not
+                // what the units wrote.
+                shows(format!("{} rows</p>", grouped(s.rows)));
                 for c in &s.cells {
-                    let (label, rows, bytes) = (label_of(c.state), grouped(c.rows), bytes(c.bytes));
-                    shows(format!(
-                        "<title>{} — {}: {label}, {rows} rows, {} files, {bytes}</title>",
-                        c.unit, c.range, c.files
-                    ));
+                    let (label, rows) = (label_of(c.state), grouped(c.rows));
+                    shows(format!("<title>{} — {}: {label}, {rows} rows</title>", c.unit, c.range));
                 }
             }
             for m in &doc.marks {

@@ -79,8 +79,10 @@ fn sink_failed(to: OutputFormat, e: crate::sink::SinkError) -> RunError {
     }
 }
 
-/// What a conversion did.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+/// What a conversion did (a run report's `conversion`; read back by the
+/// report, every field defaulted).
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Converted {
     /// The format the output was in.
     pub from: String,
@@ -104,6 +106,34 @@ pub struct Converted {
     pub layout: Vec<String>,
     /// Seconds spent.
     pub secs: f64,
+}
+
+impl Converted {
+    /// What the change did to the output, in words (the run's summary and
+    /// the report's line of the run say it so):
+    /// `converted 2 tables from parquet to delta (3 files, 8850 rows)`, or
+    /// `rewrote 3 files of 2 tables into the spec's layout (<keys>), 8850 rows`.
+    pub fn what(&self) -> String {
+        use crate::util::words::count;
+        if self.layout.is_empty() {
+            format!(
+                "converted {} from {} to {} ({}, {})",
+                count(self.tables as u64, "table"),
+                self.from,
+                self.to,
+                count(self.files as u64, "file"),
+                count(self.rows, "row")
+            )
+        } else {
+            format!(
+                "rewrote {} of {} into the spec's layout ({}), {}",
+                count(self.files as u64, "file"),
+                count(self.tables as u64, "table"),
+                self.layout.join("; "),
+                count(self.rows, "row")
+            )
+        }
+    }
 }
 
 /// The spec as it was before the change: the same, in format `from`.

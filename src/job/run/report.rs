@@ -235,7 +235,9 @@ pub(crate) async fn summarize(
         // The key refused stopped the whole job; a chain's endpoint did not.
         refused.first().filter(|r| r.chain.is_none()).map(|r| r.text.clone())
     });
-    let ran = total(|t| t.units) > outcome.units_already_done as u64 || !outcome.reorgs.is_empty();
+    // A conversion or a rewrite of the output is work done, even with
+    // every unit done already.
+    let ran = total(|t| t.units) > outcome.units_already_done as u64 || !outcome.reorgs.is_empty() || outcome.conversion.is_some();
     let undecoded = undecoded_lines(&shared.spec, &tallies);
     let failed = error.is_some() || !outcome.failed.is_empty() || !refused.is_empty() || !undecoded.is_empty();
     let mut summary = RunSummary {

@@ -26,10 +26,12 @@ pub const REPORT_VERSION: u32 = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
-    /// Every unit it ran is done (exit 0).
+    /// Every unit it ran is done, or it changed the output from its files
+    /// (a conversion or a rewrite: the report's `conversion`) (exit 0).
     Succeeded,
     /// Nothing was left to export: every unit was done already, no new
-    /// block was confirmed, the period was exported (exit 0).
+    /// block was confirmed, the period was exported; and the output was not
+    /// converted or rewritten (exit 0).
     NothingToDo,
     /// Units failed, or the job stopped on an error (exit 1; 2 when the
     /// service refused the key or a chain's endpoint: `refused`).
@@ -58,7 +60,8 @@ impl RunStatus {
     }
 
     /// The status of a run: interrupted before failed before the rest;
-    /// `ran` is whether it ran any unit or repaired a reorg.
+    /// `ran` is whether it ran any unit, repaired a reorg or changed the
+    /// output.
     pub(crate) fn of(interrupted: bool, failed: bool, ran: bool) -> RunStatus {
         match (interrupted, failed, ran) {
             (true, _, _) => RunStatus::Interrupted,

@@ -8,7 +8,7 @@ use crate::job::run::report_format::RefusedLine;
 use crate::plan::{self, Segment, Unit};
 use crate::sink::Sink;
 use crate::spec::{JobIdentity, OutputFormat, Spec};
-use crate::state::{Depth, FileProblem, Interrupted, Mark, Progress, StateStore, UnitState};
+use crate::state::{Depth, FileProblem, Interrupted, JobState, LiveTable, Mark, Progress, StateStore, UnitState};
 use crate::vocab::window::Resolved;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,6 +30,9 @@ pub struct JobStatus {
     /// What the service refused in the run that ended last (its report's
     /// `refused[]`), while units are left to do.
     pub refused: Vec<RefusedLine>,
+    /// The files and bytes readers see, a table of the spec
+    /// ([`crate::state::LiveTable`]; none before the first run).
+    pub tables: Vec<LiveTable>,
 }
 
 impl JobStatus {
@@ -59,7 +62,7 @@ impl JobStatus {
 /// A job's units, checkpoints, marks and exported periods, for `status`.
 pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
     let sink = Arc::new(Sink::open(&spec.output)?);
-    let state = StateStore::new(sink, &spec.name);
+    let state = StateStore::new(sink.clone(), &spec.name);
     // After an interrupted --fresh the next run starts over: not started.
     if state.clear_interrupted().await? {
         return Ok(JobStatus {
@@ -67,19 +70,27 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
             ..JobStatus::default()
         });
     }
-    let (units, states, mut interrupted) = match state.load_job().await? {
+    let migration = state.load_migration().await?;
+    let (units, states, mut interrupted, tables) = match state.load_job().await? {
         Some(job) => {
             let mut interrupted = Interrupted::of_compactions(&state.load_compactions().await?);
             interrupted.extend(state.interrupted_repair(spec, &job).await?);
+            // Part way between two formats or layouts, files are in flight
+            // (as `verify` says): counted once the run finishes the change.
+            let tables = match migration {
+                Some(_) => Vec::new(),
+                None => stored_state(spec, &sink, &state, &job)?.live_tables(&spec.tables()).await?,
+            };
             (
                 plan::plan(spec, &job.windows, job.cutting(spec), &[]),
                 state.load_units().await?,
                 interrupted,
+                tables,
             )
         }
-        None => (Vec::new(), HashMap::new(), Vec::new()),
+        None => (Vec::new(), HashMap::new(), Vec::new(), Vec::new()),
     };
-    if let Some(m) = state.load_migration().await? {
+    if let Some(m) = migration {
         interrupted.insert(0, Interrupted::conversion(&m));
     }
     let mut status = JobStatus {
@@ -89,11 +100,24 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
         periods: state.load_periods().await?,
         interrupted,
         refused: Vec::new(),
+        tables,
     };
     if status.state() != "complete" {
         status.refused = last_refusals(&state).await?;
     }
     Ok(status)
+}
+
+/// The state of the job's output as its files are now: in the format the
+/// job recorded, where a run has not converted it to the spec's yet.
+pub(crate) fn stored_state(spec: &Spec, sink: &Arc<Sink>, state: &StateStore, job: &JobState) -> Result<StateStore, RunError> {
+    match job.identity.as_ref().map(|i| i.format()) {
+        Some(f) if f != spec.output.format.name() => {
+            let format = RunError::recorded_format(spec, &f)?;
+            Ok(crate::job::change::convert::Old::of(spec, sink, format)?.state)
+        }
+        _ => Ok(state.clone()),
+    }
 }
 
 /// What the service refused in the run that ended last, as its report
@@ -131,6 +155,9 @@ pub struct Verification {
     /// Whether the job has state at its output at all (false: it never
     /// ran there, and there was nothing to check).
     pub started: bool,
+    /// The files and bytes readers see, a table, from the listing checked
+    /// ([`crate::state::LiveTable`], as `status` and `report` count them).
+    pub tables: Vec<LiveTable>,
 }
 
 /// The operations the job's state records as begun and not finished, and
@@ -160,14 +187,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
         });
     }
     // Not converted yet: the files are checked as they are.
-    let stored = job.identity.as_ref().map(|i| i.format());
-    let state = match stored {
-        Some(f) if f != spec.output.format.name() => {
-            let format = RunError::recorded_format(spec, &f)?;
-            crate::job::change::convert::Old::of(spec, &sink, format)?.state
-        }
-        _ => state,
-    };
+    let state = stored_state(spec, &sink, &state, &job)?;
     let states = state.load_units().await?;
     let verified = state.verify(&spec.tables(), &states, depth, progress).await?;
     let mixed = match &job.identity {
@@ -187,6 +207,7 @@ pub async fn verify(spec: &Spec, depth: Depth, progress: &Progress) -> Result<Ve
         uncounted: verified.uncounted,
         mixed,
         started: true,
+        tables: verified.tables,
     })
 }
 

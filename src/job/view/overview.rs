@@ -7,8 +7,17 @@
 //!
 //! - **Read only.** What `status` reads (units of the frozen windows and
 //!   their checkpoints, marks, periods, interrupted operations), the
-//!   compaction records, the newest [`RUNS`] run reports and one listing
-//!   of the job's files a table; in `delta`, each table's version.
+//!   compaction records, the newest [`RUNS`] run reports and, a table, the
+//!   files readers see (as `status` reads them: one listing, or the
+//!   table's log) and its version.
+//! - **One count of files.** A table's files and bytes are those readers
+//!   see, as `status` and `verify` count them
+//!   ([`crate::state::LiveTable`]); a strip's and a cell's `files` and
+//!   `bytes` are what the units' checkpoints say they wrote (before a
+//!   compaction or a rewrite replaced it), kept in the JSON and not shown
+//!   on the page.
+//! - **A run that changed the output says what it changed**
+//!   ([`RunLine::changed`]), never "nothing to do".
 //! - **Each unit in exactly one state** ([`CellState`]), so a strip's
 //!   counts add up to its units.
 //! - **No secret.** The whole document passes through
@@ -87,9 +96,9 @@ pub struct Cell {
     pub state: CellState,
     /// Rows committed.
     pub rows: u64,
-    /// Files committed.
+    /// Files its checkpoint says it wrote (see [`Strip::files`]).
     pub files: u64,
-    /// Bytes committed.
+    /// Their bytes.
     pub bytes: u64,
 }
 
@@ -109,9 +118,10 @@ pub struct Strip {
     pub counts: Counts,
     /// Rows, files and bytes committed.
     pub rows: u64,
-    /// Files committed.
+    /// Files its units' checkpoints say they wrote (not what readers see
+    /// after a compaction or a rewrite: that is [`TableLine::files`]).
     pub files: u64,
-    /// Bytes committed.
+    /// Their bytes.
     pub bytes: u64,
     /// The units, in window order.
     pub cells: Vec<Cell>,
@@ -154,13 +164,21 @@ pub struct RunLine {
     /// figures over time, cumulative, column-wise; see `crate::job::run::series`);
     /// None for older runs and runs from before it was recorded.
     pub series: Option<Series>,
+    /// What the run changed in the output from its files (a conversion to
+    /// another format, a rewrite into another layout, columns left out),
+    /// in words (`crate::job::change::convert::Converted::what`); absent
+    /// where it changed nothing so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
 }
 
 impl RunLine {
     /// Whether the run found nothing to do (every unit done already, no
     /// new confirmed block, the period exported).
     pub fn had_nothing_to_do(&self) -> bool {
-        self.status == crate::job::run::report_format::RunStatus::NothingToDo.as_str()
+        // A report of an older build says `nothing_to_do` of a run that
+        // converted or rewrote the output.
+        self.status == crate::job::run::report_format::RunStatus::NothingToDo.as_str() && self.changed.is_none()
     }
 }
 
@@ -188,7 +206,9 @@ pub struct Failure {
 pub struct TableLine {
     /// Its directory under the output.
     pub table: String,
-    /// The job's files there (unit and compacted), and their bytes.
+    /// The job's files there that readers see (unit and compacted; in
+    /// `delta` and `iceberg`, those of the current version), as `status`
+    /// and `verify` count them ([`crate::state::LiveTable`]).
     pub files: u64,
     /// Bytes.
     pub bytes: u64,
@@ -321,11 +341,15 @@ pub struct StoredRun {
     pub tallies: Vec<StoredTally>,
     /// Its figures over time; one that does not read is left out, the
     /// run's line kept.
-    #[serde(deserialize_with = "series_or_none")]
+    #[serde(deserialize_with = "or_none")]
     pub series: Option<Series>,
+    /// The change of the output it made first; one that does not read is
+    /// left out, the run's line kept.
+    #[serde(deserialize_with = "or_none")]
+    pub conversion: Option<crate::job::change::convert::Converted>,
 }
 
-fn series_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Series>, D::Error> {
+fn or_none<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
     Ok(Option::<serde_json::Value>::deserialize(d)?.and_then(|v| serde_json::from_value(v).ok()))
 }
 
@@ -512,7 +536,7 @@ pub async fn overview(spec: &Spec) -> Result<Overview, RunError> {
         refused: status.refused.clone(),
         interrupted: status.interrupted.iter().map(InterruptedLine::from).collect(),
         next_run: next,
-        tables: tables(spec, &sink, &state, &records).await?,
+        tables: tables(spec, &sink, &state, &records, &status.tables).await?,
     };
     redacted(&out)
 }
@@ -549,6 +573,7 @@ fn run_line(r: &StoredRun, series: bool) -> RunLine {
         rows_per_sec: per_sec(rows),
         requests_per_sec: per_sec(r.requests),
         series: r.series.clone().filter(|_| series),
+        changed: r.conversion.as_ref().map(crate::job::change::convert::Converted::what),
     }
 }
 
@@ -558,10 +583,17 @@ async fn tables(
     sink: &Arc<Sink>,
     state: &StateStore,
     records: &[crate::state::Compaction],
+    live: &[crate::state::LiveTable],
 ) -> Result<Vec<TableLine>, RunError> {
     let names = spec.tables();
-    let listed = state.list_files(&names).await?;
     let units = state.load_units().await?;
+    // The files readers see, as `status` counted them (none before the
+    // first run).
+    let live = if live.is_empty() {
+        crate::state::LiveTable::tally(&names, &[])
+    } else {
+        live.to_vec()
+    };
     let table_of = |rel: &str| rel.split('/').next().unwrap_or_default().to_string();
     let replaced: HashSet<&str> = records.iter().flat_map(|r| r.replaced.iter().map(String::as_str)).collect();
     let committed = units
@@ -574,11 +606,7 @@ async fn tables(
         *by_table.entry(table_of(&c.path)).or_default() += c.rows;
     }
     let mut out = Vec::new();
-    for t in &names {
-        let files: Vec<_> = listed
-            .iter()
-            .filter(|f| table_of(&f.rel) == *t && !matches!(f.kind, JobFile::Hidden(_)))
-            .collect();
+    for (t, files) in names.iter().zip(&live) {
         let version = sink.format().table_version(sink, t, COMMITS).await?;
         let snapshot = version.as_ref().and_then(|v| v.snapshot);
         let (delta_version, metadata_version) = match &version {
@@ -589,9 +617,9 @@ async fn tables(
         let last_commits = version.map(|v| v.last_commits).unwrap_or_default();
         out.push(TableLine {
             table: t.clone(),
-            files: files.len() as u64,
-            bytes: files.iter().map(|f| f.bytes).sum(),
-            compacted_files: files.iter().filter(|f| matches!(f.kind, JobFile::Compacted(..))).count() as u64,
+            files: files.files,
+            bytes: files.bytes,
+            compacted_files: files.compacted_files,
             rows: by_table.get(t).copied().unwrap_or(0),
             delta_version,
             snapshot_id: snapshot.map(|s| s.0),
@@ -677,6 +705,27 @@ pub(crate) mod tests {
         let stored: StoredRun = serde_json::from_str(r#"{"run_id": "r", "series": [1, 2]}"#).unwrap();
         let line = run_line(&stored, true);
         assert_eq!((line.run_id.as_str(), line.rows, line.series), ("r", 0, None));
+    }
+
+    #[test]
+    fn a_run_that_converted_or_rewrote_the_output_says_so_and_is_not_idle() {
+        // As an older build wrote it: `nothing_to_do`, with its conversion.
+        let stored: StoredRun = serde_json::from_str(
+            r#"{"run_id": "r", "status": "nothing_to_do", "conversion": {"from": "parquet", "to": "parquet",
+                "tables": 2, "files": 3, "rows": 8850, "bytes": 10, "layout": ["output.partition_by: was [], now []"]}}"#,
+        )
+        .unwrap();
+        let line = run_line(&stored, true);
+        assert_eq!(
+            line.changed.as_deref(),
+            Some("rewrote 3 files of 2 tables into the spec's layout (output.partition_by: was [], now []), 8850 rows")
+        );
+        assert!(!line.had_nothing_to_do());
+        let idle: StoredRun = serde_json::from_str(r#"{"run_id": "r", "status": "nothing_to_do", "conversion": 7}"#).unwrap();
+        assert!(
+            run_line(&idle, true).had_nothing_to_do(),
+            "a conversion that does not read is left out"
+        );
     }
 
     #[test]

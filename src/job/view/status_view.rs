@@ -5,10 +5,14 @@
 //! # Invariants
 //!
 //! - **The JSON is a contract.** Its fields (`job`, `state`, `units`,
-//!   `units_done`, `rows`, `periods_exported`, `marks`, `interrupted`, and
-//!   `refused` while the newest run met a refusal) are added to, never
-//!   renamed or reshaped. What only the text shows is `#[serde(skip)]`, so
-//!   it never changes the document.
+//!   `units_done`, `rows`, `periods_exported`, `marks`, `interrupted`,
+//!   `files`, `bytes`, `tables`, and `refused` while the newest run met a
+//!   refusal) are added to, never renamed or reshaped. What only the text
+//!   shows is `#[serde(skip)]`, so it never changes the document.
+//! - **Files and bytes are those readers see**, a table and in all
+//!   ([`crate::state::LiveTable`], as `report` and `verify` count them),
+//!   never the checkpoints' (what units wrote, before compaction or a
+//!   rewrite replaced it).
 //! - **Instants stay whole.** Times are kept as the state recorded them
 //!   (RFC 3339, to the nanosecond); the text shows them to the second.
 //! - The lines of the other views that say the same thing are these
@@ -19,7 +23,7 @@ use super::inspect::JobStatus;
 use crate::job::run::report::ExportKey;
 use crate::job::run::report_format::RefusedLine;
 use crate::spec::Spec;
-use crate::state::Interrupted;
+use crate::state::{Interrupted, LiveTable};
 use crate::vocab::{Chain, Dataset};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -38,6 +42,18 @@ pub struct StatusView {
     pub units_done: usize,
     /// Rows committed.
     pub rows: u64,
+    /// Files readers see, over every table (written by `status` but while
+    /// a conversion or a rewrite is interrupted, when files are in flight;
+    /// absent from documents of builds before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    /// Their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Files and bytes readers see, a table of the spec (none before the
+    /// first run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<LiveTable>,
     /// Aligned periods exported completely.
     pub periods_exported: Vec<PeriodLine>,
     /// High-water marks of incremental exports.
@@ -105,10 +121,6 @@ pub struct ExportLine {
     pub units_done: u64,
     /// Rows committed.
     pub rows: u64,
-    /// Files committed.
-    pub files: u64,
-    /// Bytes committed.
-    pub bytes: u64,
     /// The newest checkpoint's time (RFC 3339); None: no unit begun.
     pub last_commit: Option<String>,
 }
@@ -179,15 +191,11 @@ pub fn status_view(spec: &Spec, status: &JobStatus) -> StatusView {
             units: 0,
             units_done: 0,
             rows: 0,
-            files: 0,
-            bytes: 0,
             last_commit: None,
         });
         line.units += 1;
         if let Some(st) = status.states.get(&u.id) {
             line.rows += st.rows;
-            line.files += st.files;
-            line.bytes += st.bytes;
             line.units_done += u64::from(st.done);
             // RFC 3339 in UTC throughout: the text's order is the time's.
             if !st.updated_at.is_empty() && line.last_commit.as_ref().is_none_or(|l| st.updated_at > *l) {
@@ -196,12 +204,20 @@ pub fn status_view(spec: &Spec, status: &JobStatus) -> StatusView {
         }
     }
     let exports: Vec<ExportLine> = lines.into_values().collect();
+    // Part way between two formats or layouts the files are in flight:
+    // no figure rather than a wrong one.
+    let changing = status.interrupted.iter().any(|op| op.kind.changes_output());
+    let (files, bytes) = LiveTable::total(&status.tables);
+    let (files, bytes) = if changing { (None, None) } else { (Some(files), Some(bytes)) };
     StatusView {
         job: spec.name.clone(),
         state: status.state().into(),
         units: status.units.len(),
         units_done: exports.iter().map(|e| e.units_done as usize).sum(),
         rows: status.states.values().map(|st| st.rows).sum(),
+        files,
+        bytes,
+        tables: status.tables.clone(),
         periods_exported: status
             .periods
             .iter()
