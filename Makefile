@@ -26,10 +26,6 @@ $(PY): requirements-dev.txt
 # The Python tools install while the tests compile; the Spark checks need
 # Java, which scripts/need-java finds or installs (or names, and stops); the
 # report page's checks need Chromium, which scripts/need-chromium does the same for.
-# The integration tests spend most of their time waiting (on the binary
-# they run, Python readers, moto, the simulator's pauses): on 2 cores, 6
-# threads keep both busy (docs/testing.md has the figures).
-TEST_THREADS ?= 6
 test:
 	@scripts/need-java
 	@scripts/need-chromium >/dev/null
@@ -37,7 +33,7 @@ test:
 	$(CARGO) test --release --no-run; built=$$?; \
 	wait $$venv || { echo "installing $(VENV) failed" >&2; exit 1; }; \
 	[ $$built -eq 0 ] || exit $$built; \
-	CHAINETL_PYTHON=$(abspath $(PY)) RUST_TEST_THREADS=$(TEST_THREADS) $(CARGO) test --release
+	CHAINETL_PYTHON=$(abspath $(PY)) $(CARGO) test --release
 
 # Long random runs, after `make test` (CI runs both): the model test's many
 # seeds (MODEL_CASES random jobs and sequences of changes) and the unit

@@ -7,6 +7,19 @@ use crate::common::*;
 use crate::delta::{check, every_version_exact, keys_of};
 use std::path::Path;
 
+/// `plan` of a spec an interrupted change holds back refuses it as `run`
+/// does, and says when the change began to the second (not to the
+/// nanosecond).
+pub(crate) fn begun_to_the_second(plan: &std::process::Output) {
+    assert_eq!(plan.status.code(), Some(2), "{}", text(plan));
+    let t = text(plan);
+    let begun = t.split("(begun ").nth(1).and_then(|x| x.split(')').next()).unwrap_or_default();
+    assert!(
+        begun.len() == "2026-11-29T10:00:00Z".len() && begun.ends_with('Z'),
+        "to the second: {begun}\n{t}"
+    );
+}
+
 /// A spec of job `cv` into `uri` in `format`, against `url`.
 pub(crate) fn body(url: &str, uri: &str, format: &str, extra_output: &str) -> String {
     format!(
@@ -203,6 +216,7 @@ fn a_conversion_killed_at_every_step_finishes_exactly_on_the_next_run() {
             let o = chainetl(&["run", &old]);
             assert_eq!(o.status.code(), Some(2), "{point}: the old spec waits\n{}", text(&o));
             assert!(text(&o).contains("was interrupted"), "{}", text(&o));
+            begun_to_the_second(&chainetl(&["plan", &old]));
         }
     }
     // verify names the conversion; --repair finishes it (no request).

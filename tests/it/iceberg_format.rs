@@ -297,6 +297,11 @@ fn a_vacuum_keeps_the_record_of_units_whose_snapshots_it_expires() {
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let o = chainetl(&["vacuum", &spec]);
     assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(" metadata file") && !text(&o).contains("log file"),
+        "an Iceberg vacuum names Iceberg's files: {}",
+        text(&o)
+    );
     let doc = check(&ice.join("events"), keys_of("events"), None);
     assert_eq!(
         doc["versions"].as_array().unwrap().len(),

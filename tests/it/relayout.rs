@@ -175,6 +175,7 @@ fn a_rewrite_killed_at_every_step_finishes_exactly_on_the_next_run() {
             let o = chainetl(&["run", &old]);
             assert_eq!(o.status.code(), Some(2), "{point}: the old spec waits\n{}", text(&o));
             assert!(text(&o).contains("was interrupted"), "{}", text(&o));
+            crate::changing::begun_to_the_second(&chainetl(&["plan", &old]));
         }
     }
     let v = chainetl(&["verify", &new]);
