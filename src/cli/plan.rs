@@ -68,7 +68,7 @@ pub fn plan_listing(spec: &Spec, view: &PlanView, summary: bool) -> String {
     } else if measured.is_empty() {
         format!(
             "at least {}, one a unit: the pages a unit takes depend on the data in its range{}",
-            count(floor, if view.started.is_none() { "request" } else { "request left" }),
+            count(floor, "request") + if view.started.is_none() { "" } else { " left" },
             if view.started.is_none() {
                 " (after a run, `plan` estimates from the pages its units took)"
             } else {

@@ -70,13 +70,17 @@ impl Source {
     }
 }
 
-/// Whether an `api_key_env` value looks like a key rather than a
-/// variable's name: names are by custom upper case (`CHAINETL_API_KEY`);
-/// keys mix lower case and digits (`sk_live_9f8e…`) or are long.
+/// Whether an `api_key_env` value may be a key rather than a variable's
+/// name, so that it is never repeated: names are words in upper case
+/// joined by `_` with few digits (`CHAINETL_API_KEY`, `BDS_KEY_2`); keys
+/// mix lower case and digits (`sk_live_9f8e…`), carry many digits
+/// (`I2MBIPC3CU5D7WM882…`), or run long without a `_`.
 pub fn looks_like_a_key(name: &str) -> bool {
     let lower = name.chars().any(|c| c.is_ascii_lowercase());
     let digits = name.chars().filter(char::is_ascii_digit).count();
-    name.len() > 40 || (lower && digits >= 2) || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    let word = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    !word || name.len() > 40 || digits > 3 || (lower && digits > 0) || (name.len() > 24 && !name.contains('_'))
 }
 
 /// Parquet compression.

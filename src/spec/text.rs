@@ -293,8 +293,11 @@ pub(crate) fn blame_overrides(original: &str, applied: &str, sets: &[String], er
         .map(|mut e| {
             if let Some(p) = by_set(&e) {
                 (e.file, e.line, e.col) = (format!("--set {p}"), 0, 0);
-            } else if e.line > 0 {
-                match lines.as_ref().and_then(|l| l.get(e.line - 1).copied().flatten()) {
+            } else if e.line > 0
+                && let Some(l) = &lines
+            {
+                // Too long to compare (None): lines are kept as they are.
+                match l.get(e.line - 1).copied().flatten() {
                     Some(line) => e.line = line + 1,
                     None => {
                         (e.file, e.line, e.col) = (format!("--set {}", paths.join(", --set ")), 0, 0);

@@ -176,19 +176,16 @@ pub async fn run(mut spec: Spec, opts: RunOptions, cancel: watch::Receiver<bool>
 }
 
 /// What `run` refuses before it sends a request or writes anything, for
-/// `plan` to refuse the same way, with the same message (exit 2): the API
-/// key's variable, the catalog's credential, an open-file limit too low
-/// for one request, a store the format cannot commit to, and another
-/// job's different layout of a shared output.
+/// `plan` to refuse the same way, with the same message (exit 2), in the
+/// same order: an open-file limit too low for one request, the API key's
+/// variable, a store the format cannot commit to, and another job's
+/// different layout of a shared output. (A catalog's credential is met at
+/// its first request, which may come after the service's: not here.)
 /// `run` makes the same checks on its own way there (the lease comes
 /// between them).
 pub async fn preflight(spec: &Spec) -> Result<(), RunError> {
-    setup::client_config(spec)?;
     fit_open_file_limit(&mut spec.clone())?;
-    if let Some(c) = &spec.output.catalog {
-        crate::sink::format::iceberg::catalog::Auth::from_spec(c)
-            .map_err(|e| RunError::Environment(crate::util::redact::redact(&e.to_string()).into_owned()))?;
-    }
+    setup::client_config(spec)?;
     let sink = Arc::new(Sink::open(&spec.output)?);
     if let Some(why) = sink.format().store_refusal(sink.storage()) {
         return Err(RunError::Environment(format!("output {}: {why}", spec.output.uri)));

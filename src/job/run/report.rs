@@ -238,7 +238,14 @@ pub(crate) async fn summarize(
     // A conversion or a rewrite of the output is work done, even with
     // every unit done already.
     let ran = total(|t| t.units) > outcome.units_already_done as u64 || !outcome.reorgs.is_empty() || outcome.conversion.is_some();
-    let undecoded = undecoded_lines(&shared.spec, &tallies);
+    // Only a job's first run: a later one's range may hold only logs of
+    // another layout, in a job whose signatures fit its contract.
+    let first_run = job.created_at.as_str() >= started_at.as_str();
+    let undecoded = if first_run {
+        undecoded_lines(&shared.spec, &tallies)
+    } else {
+        Vec::new()
+    };
     let failed = error.is_some() || !outcome.failed.is_empty() || !refused.is_empty() || !undecoded.is_empty();
     let mut summary = RunSummary {
         version: REPORT_VERSION,
@@ -284,9 +291,13 @@ pub(crate) async fn summarize(
     Ok(summary)
 }
 
-/// A line for each decoding export and chain whose logs in this run all
-/// failed to decode. Each decoded log makes one row: without `also_raw`
-/// the export wrote none, with it only the raw table's row of each log.
+/// A line for each decoding export and chain whose logs in the job's first
+/// run all failed to decode, where nothing was written before either: a
+/// spec whose signatures miss the contract's events, not a range that
+/// happened to hold only logs of another layout (an ERC-721 Transfer among
+/// ERC-20 ones) in a job that decodes. Each decoded log makes one row: without
+/// `also_raw` the export wrote none, with it only the raw table's row of
+/// each log.
 fn undecoded_lines(spec: &crate::spec::Spec, tallies: &BTreeMap<ExportKey, Tally>) -> Vec<String> {
     let mut out = Vec::new();
     for (k, t) in tallies {
@@ -294,7 +305,7 @@ fn undecoded_lines(spec: &crate::spec::Spec, tallies: &BTreeMap<ExportKey, Tally
             continue;
         };
         let raw_rows = if d.also_raw { t.undecodable } else { 0 };
-        if t.undecodable == 0 || t.rows != raw_rows {
+        if t.undecodable == 0 || t.rows != raw_rows || t.rows_before > 0 {
             continue;
         }
         out.push(format!(

@@ -29,10 +29,12 @@ pub fn client_config(spec: &Spec) -> Result<ClientConfig, RunError> {
     }
     let mut cfg = ClientConfig::new(String::new());
     if let Some(var) = &spec.source.api_key_env {
-        if crate::spec::looks_like_a_key(var) {
-            crate::util::redact::register(var);
-        }
         if let Some(message) = spec.source.unset_key_message() {
+            // Unset, it may be a key pasted in the name's place: masked
+            // wherever it could still be printed.
+            if crate::spec::looks_like_a_key(var) {
+                crate::util::redact::register(var);
+            }
             return Err(RunError::MissingKey(message));
         }
         let key = api_key(var)?;

@@ -77,9 +77,27 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
             interrupted.extend(state.interrupted_repair(spec, &job).await?);
             // Part way between two formats or layouts, files are in flight
             // (as `verify` says): counted once the run finishes the change.
+            // Best effort: a table a reader of this build cannot read (or
+            // a catalog credential this machine lacks) costs the figures,
+            // not the command.
             let tables = match migration {
                 Some(_) => Vec::new(),
-                None => stored_state(spec, &sink, &state, &job)?.live_tables(&spec.tables()).await?,
+                None => match stored_state(spec, &sink, &state, &job) {
+                    Ok(stored) => stored.live_tables(&spec.tables()).await.unwrap_or_else(|e| {
+                        tracing::warn!(
+                            "the tables' files could not be counted: {}",
+                            crate::util::redact::redact(&e.to_string())
+                        );
+                        Vec::new()
+                    }),
+                    Err(e) => {
+                        tracing::warn!(
+                            "the tables' files could not be counted: {}",
+                            crate::util::redact::redact(&e.to_string())
+                        );
+                        Vec::new()
+                    }
+                },
             };
             (
                 plan::plan(spec, &job.windows, job.cutting(spec), &[]),
