@@ -82,22 +82,16 @@ pub async fn status(spec: &Spec) -> Result<JobStatus, RunError> {
             // not the command.
             let tables = match migration {
                 Some(_) => Vec::new(),
-                None => match stored_state(spec, &sink, &state, &job) {
-                    Ok(stored) => stored.live_tables(&spec.tables()).await.unwrap_or_else(|e| {
-                        tracing::warn!(
-                            "the tables' files could not be counted: {}",
-                            crate::util::redact::redact(&e.to_string())
-                        );
+                None => {
+                    let counted = match stored_state(spec, &sink, &state, &job) {
+                        Ok(stored) => stored.live_tables(&spec.tables()).await.map_err(|e| e.to_string()),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    counted.unwrap_or_else(|e| {
+                        tracing::warn!("the tables' files could not be counted: {}", crate::util::redact::redact(&e));
                         Vec::new()
-                    }),
-                    Err(e) => {
-                        tracing::warn!(
-                            "the tables' files could not be counted: {}",
-                            crate::util::redact::redact(&e.to_string())
-                        );
-                        Vec::new()
-                    }
-                },
+                    })
+                }
             };
             (
                 plan::plan(spec, &job.windows, job.cutting(spec), &[]),
