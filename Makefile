@@ -23,15 +23,17 @@ $(PY): requirements-dev.txt
 
 # Unit and integration tests (release profile: the test build reuses every
 # dependency `make build` built; scripts/check-build-reuse keeps it so).
-# The Python tools install while the tests compile; the Spark checks need
-# Java, which scripts/need-java finds or installs (or names, and stops); the
-# report page's checks need Chromium, which scripts/need-chromium does the same for.
+# The Python tools, and Chromium where it is missing, install while the
+# tests compile; the Spark checks need Java, which scripts/need-java finds
+# or installs (or names, and stops); the report page's checks need
+# Chromium, which scripts/need-chromium does the same for.
 test:
 	@scripts/need-java
-	@scripts/need-chromium >/dev/null
-	@$(MAKE) --no-print-directory $(PY) & venv=$$!; \
+	@scripts/need-chromium >/dev/null & chromium=$$!; \
+	$(MAKE) --no-print-directory $(PY) & venv=$$!; \
 	$(CARGO) test --release --no-run; built=$$?; \
 	wait $$venv || { echo "installing $(VENV) failed" >&2; exit 1; }; \
+	wait $$chromium || exit $$?; \
 	[ $$built -eq 0 ] || exit $$built; \
 	CHAINETL_PYTHON=$(abspath $(PY)) $(CARGO) test --release
 

@@ -26,50 +26,40 @@ import json
 import os
 import sys
 
-
-def rows_of(table, columns):
-    out = []
-    for r in table.select(columns).to_pylist():
-        out.append(json.dumps({k: str(v) for k, v in r.items()}, sort_keys=True))
-    out.sort()
-    return out
-
-
-def broken_links(t):
-    """Consecutive blocks of one chain where the later's parent_hash is not
-    the earlier's hash: blocks of two branches side by side."""
-    blocks = sorted(zip(t.column("chain").to_pylist(), t.column("number").to_pylist(),
-                        t.column("hash").to_pylist(), t.column("parent_hash").to_pylist()))
-    broken = 0
-    for a, b in zip(blocks, blocks[1:]):
-        if a[0] == b[0] and b[1] == a[1] + 1 and b[3] != a[2]:
-            broken += 1
-    return broken
-
-
-def gaps(t):
-    """Block numbers missing between a chain's lowest and highest."""
-    by_chain = {}
-    for c, n in zip(t.column("chain").to_pylist(), t.column("number").to_pylist()):
-        by_chain.setdefault(c, set()).add(n)
-    return sum(max(ns) - min(ns) + 1 - len(ns) for ns in by_chain.values())
+from table_rows import broken_links, distinct_keys, gaps, rows_of
 
 
 def main():
     import deltalake
     import duckdb
     import polars as pl
+    import pyarrow as pa
     import pyarrow.dataset as ds
 
     path, keys = sys.argv[1], sys.argv[2].split(",")
     latest = deltalake.DeltaTable(path)
     versions = []
     first = latest.version() if os.environ.get("DELTA_CHECK_LATEST") else int(os.environ.get("DELTA_CHECK_FROM", "0"))
+    # Each version reads only the columns its checks need.
+    names = {f.name for f in latest.schema().fields}
+    chain = ["chain", "number", "hash", "parent_hash"] if "parent_hash" in names else []
+    needed = list(dict.fromkeys(keys + chain))
+    # A version is read through its files, each file read once: a file's
+    # name is never given other bytes, and versions share most files.
+    read = {}
+    table_at = deltalake.DeltaTable(path, version=first)
     for v in range(first, latest.version() + 1):
-        t = deltalake.DeltaTable(path, version=v).to_pyarrow_table()
+        if v > first:
+            table_at.load_as_version(v)
+        dataset = table_at.to_pyarrow_dataset()
+        parts = []
+        for f in dataset.get_fragments():
+            if f.path not in read:
+                read[f.path] = f.to_table(schema=dataset.schema, columns=needed)
+            parts.append(read[f.path])
+        t = pa.concat_tables(parts) if parts else dataset.schema.empty_table().select(needed)
         n = t.num_rows
-        distinct = len(set(zip(*[t.column(k).to_pylist() for k in keys]))) if n else 0
-        entry = {"version": v, "rows": n, "distinct": distinct}
+        entry = {"version": v, "rows": n, "distinct": distinct_keys(t, keys)}
         if "parent_hash" in t.column_names:
             entry["broken_links"] = broken_links(t)
             entry["gaps"] = gaps(t)

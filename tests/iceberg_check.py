@@ -29,35 +29,7 @@ import os
 import sys
 import tempfile
 
-
-def rows_of(table, columns):
-    out = []
-    for r in table.select(columns).to_pylist():
-        out.append(json.dumps({k: str(v) for k, v in r.items()}, sort_keys=True))
-    out.sort()
-    return out
-
-
-def keys_of(t, keys):
-    """The rows' keys, hashes as 0x-hex whether stored as text or bytes (a
-    rewrite into another hash encoding keeps every key)."""
-    def plain(v):
-        return "0x" + v.hex() if isinstance(v, bytes) else v
-    cols = [[plain(v) for v in t.column(k).to_pylist()] for k in keys]
-    return set(zip(*cols)) if t.num_rows else set()
-
-
-def broken_links(t):
-    blocks = sorted(zip(t.column("chain").to_pylist(), t.column("number").to_pylist(),
-                        t.column("hash").to_pylist(), t.column("parent_hash").to_pylist()))
-    return sum(1 for a, b in zip(blocks, blocks[1:]) if a[0] == b[0] and b[1] == a[1] + 1 and b[3] != a[2])
-
-
-def gaps(t):
-    by_chain = {}
-    for c, n in zip(t.column("chain").to_pylist(), t.column("number").to_pylist()):
-        by_chain.setdefault(c, set()).add(n)
-    return sum(max(ns) - min(ns) + 1 - len(ns) for ns in by_chain.values())
+from table_rows import broken_links, gaps, holds, key_set, rows_of
 
 
 def main():
@@ -76,16 +48,20 @@ def main():
         ancestry.append(s)
         s = m.snapshot_by_id(s.parent_snapshot_id) if s.parent_snapshot_id is not None else None
     ancestry.reverse()
+    # Each snapshot reads only the columns its checks need.
+    names = {f.name for f in m.schema().fields}
+    chain = ["chain", "number", "hash", "parent_hash"] if "parent_hash" in names else []
+    needed = tuple(dict.fromkeys(keys + chain))
     snapshots, parent = [], None
     for s in ancestry:
-        a = t.scan(snapshot_id=s.snapshot_id).to_arrow()
-        k = keys_of(a, keys)
+        a = t.scan(snapshot_id=s.snapshot_id, selected_fields=needed).to_arrow()
+        k = key_set(a, keys)
         entry = {
             "version": s.sequence_number,
             "operation": s.summary.operation.value if s.summary else None,
             "rows": a.num_rows,
             "distinct": len(k),
-            "holds_parent": parent is None or parent <= k,
+            "holds_parent": parent is None or holds(k, parent),
         }
         if "parent_hash" in a.column_names:
             entry["broken_links"] = broken_links(a)

@@ -16,6 +16,17 @@ Each run is a fresh fork: its globals, environment and open files are its
 own, as in a process of its own. The server's one other thread only
 waits on stdin, holding no lock a child needs. It exits when its parent
 (the test binary) does: stdin reaches end of file.
+
+usage: warm_python.py SOCKET_PATH --spark
+
+The Spark read-backs' server: one Spark session (one JVM, about 25 s of
+CPU to start and warm) for the whole suite instead of one a read-back.
+Requests run one at a time in this process, not in a fork (the JVM and
+its gateway are not fork-safe); what a script changes (variables,
+directory, argv, the module search path) is put back after it. Spark's
+file-listing cache is off (`filesourcePartitionFileCacheSize` 0), so a
+folder read twice is listed twice. A script's `getOrCreate()` gets this
+session.
 """
 import io
 import json
@@ -34,6 +45,10 @@ def warm():
     # scripts import them.
     import duckdb  # noqa: F401
     import polars  # noqa: F401
+    import sqlite3  # noqa: F401
+
+    import pyarrow.acero  # noqa: F401
+    import pyarrow.compute  # noqa: F401
     import pyarrow.dataset  # noqa: F401
     import pyarrow.parquet  # noqa: F401
     try:
@@ -60,6 +75,40 @@ def run(conn):
     # subprocesses must be waited for, with their exit codes.
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os._exit = script_exit
+    answer(conn)
+
+
+def run_in_process(conn):
+    """In the Spark server: one request, answered on `conn`, then this
+    process's state put back as it was."""
+    env, cwd, argv, path = dict(os.environ), os.getcwd(), list(sys.argv), list(sys.path)
+    fds = os.dup(1), os.dup(2)
+    streams = sys.stdout, sys.stderr
+    try:
+        answer(conn)
+    finally:
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+        for fd in fds:
+            os.close(fd)
+        sys.stdout, sys.stderr = streams
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        sys.argv[:], sys.path[:] = argv, path
+        conn.close()
+
+
+def cpu_seconds():
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime
+
+
+def answer(conn):
+    """Reads one request from `conn`, runs it here, answers it."""
+    cpu_at_start = cpu_seconds()
     f = conn.makefile("rwb")
     req = json.loads(f.readline())
     for name, value in (req.get("env") or {}).items():
@@ -108,15 +157,57 @@ def run(conn):
         f.seek(0)
         return f.read().decode("utf-8", "replace")
 
-    answer = json.dumps({"code": code, "stdout": text(out), "stderr": text(err)})
-    f.write(answer.encode() + b"\n")
+    log = os.environ.get("CHAINETL_TEST_COST_LOG")
+    if log:
+        # What this read-back cost, by test and script (docs/testing.md).
+        with open(log, "a") as f_log:
+            f_log.write(json.dumps({
+                "test": os.environ.get("CHAINETL_TEST_NAME"),
+                "what": argv[0] if argv[0] != "-c" else "-c " + argv[1][:40],
+                "cpu": cpu_seconds() - cpu_at_start,
+            }) + "\n")
+    reply = json.dumps({"code": code, "stdout": text(out), "stderr": text(err)})
+    f.write(reply.encode() + b"\n")
     f.flush()
+
+
+def spark_session():
+    """The session every Spark script's `getOrCreate()` gets."""
+    import java_runtime
+
+    java_runtime.require()
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.hive.filesourcePartitionFileCacheSize", "0")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 def main():
     path = sys.argv[1]
+    spark = sys.argv[2:] == ["--spark"]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    # Nothing but READY goes to the test binary on this pipe (it reads one
+    # line): the JVM started below inherits descriptor 1, and a full pipe
+    # nobody reads would stall it.
+    ready = os.fdopen(os.dup(1), "w")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
     warm()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
+    if spark:
+        try:
+            spark_session()
+        except SystemExit as e:  # no Java: each script's require() says so
+            sys.stderr.write(f"{e.code}\n")
+        os._exit = script_exit
+    else:
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)
@@ -124,12 +215,13 @@ def main():
     # watcher thread is copied into no child (fork copies only the
     # caller), and holds no lock a child needs: it only reads stdin.
     threading.Thread(target=lambda: (sys.stdin.read(), REAL_EXIT(0)), daemon=True).start()
-    print("READY", flush=True)
-    # Nothing more for the test binary on this pipe: it reads one line.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
+    ready.write("READY\n")
+    ready.close()
     while True:
         conn, _ = server.accept()
+        if spark:
+            run_in_process(conn)
+            continue
         if os.fork() == 0:
             server.close()
             try:

@@ -219,51 +219,62 @@ struct WarmPython {
     _dir: tempfile::TempDir,
 }
 
-fn warm_python() -> Option<&'static WarmPython> {
-    static WARM: std::sync::OnceLock<Option<WarmPython>> = std::sync::OnceLock::new();
-    WARM.get_or_init(|| {
-        if std::env::var_os("CHAINETL_TEST_COLD_PYTHON").is_some() {
-            return None;
-        }
-        let dir = tempfile::tempdir().ok()?;
-        let socket = dir.path().join("warm.sock");
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warm_python.py");
-        let mut child = Command::new(python())
-            .arg(script)
-            .arg(&socket)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .ok()?;
-        let mut line = String::new();
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take()?), &mut line).ok()?;
-        (line.trim() == "READY").then_some(())?;
-        Some(WarmPython {
-            socket,
-            _stdin: child.stdin.take()?,
-            _dir: dir,
+/// The fork server, or with `spark` the Spark server: one Spark session
+/// for the suite, its read-backs run one at a time (tests/warm_python.py).
+fn warm_python(spark: bool) -> Option<&'static WarmPython> {
+    static WARM: [std::sync::OnceLock<Option<WarmPython>>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    WARM[usize::from(spark)]
+        .get_or_init(|| {
+            if std::env::var_os("CHAINETL_TEST_COLD_PYTHON").is_some() {
+                return None;
+            }
+            let dir = tempfile::tempdir().ok()?;
+            let socket = dir.path().join("warm.sock");
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/warm_python.py");
+            let mut child = Command::new(python())
+                .arg(script)
+                .arg(&socket)
+                .args(spark.then_some("--spark"))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .ok()?;
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take()?), &mut line).ok()?;
+            (line.trim() == "READY").then_some(())?;
+            Some(WarmPython {
+                socket,
+                _stdin: child.stdin.take()?,
+                _dir: dir,
+            })
         })
-    })
-    .as_ref()
+        .as_ref()
 }
 
-/// Runs `c` (a command of [`python()`]: its arguments and the variables it
-/// sets) and returns what it printed, as [`Command::output`] would: in a
-/// child of the warm fork server where there is one (a second of imports
-/// saved a read-back), else in a Python of its own.
+/// The read-back scripts that run Spark: they go to the Spark server.
+const SPARK_SCRIPTS: [&str; 2] = ["spark_check.py", "engines_check.py"];
+
 pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
     use std::io::{BufRead, Write};
     use std::os::unix::process::ExitStatusExt;
-    let Some(warm) = warm_python() else {
+    let argv: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    let spark = argv
+        .first()
+        .and_then(|a| Path::new(a).file_name())
+        .is_some_and(|name| SPARK_SCRIPTS.iter().any(|s| name == *s));
+    let Some(warm) = warm_python(spark) else {
         return c.output();
     };
-    let argv: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
     // A variable removed is sent as null.
     let env: serde_json::Map<String, serde_json::Value> = c
         .get_envs()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.map(|v| v.to_string_lossy().into_owned()).into()))
         .collect();
+    let mut env = env;
+    if let Some(test) = std::thread::current().name() {
+        env.insert("CHAINETL_TEST_NAME".into(), test.into());
+    }
     let cwd = c.get_current_dir().map(|d| d.to_string_lossy().into_owned());
     let mut stream = std::os::unix::net::UnixStream::connect(&warm.socket)?;
     let request = serde_json::json!({"argv": argv, "env": env, "cwd": cwd});
@@ -318,29 +329,77 @@ pub fn wait_for(port: u16) {
     }
 }
 
-/// moto's S3 server (a test fails, not skips, without it).
+/// moto's S3 server (a test fails, not skips, without it), as
+/// `tests/s3_server.py` serves it: two for the test binary, one a test
+/// thread, each started on first use and handed to tests in turn. Each
+/// test makes buckets of its own ([`Moto::bucket`]), so none sees
+/// another's objects, as users share S3; a test that takes the endpoint
+/// away does it with a proxy of its own (`s3.rs`), not by stopping a
+/// server. One moto a test cost 1.3 s of CPU a start (43 starts); one
+/// for all made two tests' requests wait on one interpreter.
+/// `CHAINETL_TEST_MOTO_PORT` points every test at a moto started by hand
+/// (to profile it), `CHAINETL_TEST_MOTO_LOG` keeps its request log.
 pub struct Moto {
-    child: std::process::Child,
     pub port: u16,
+    /// The server, never waited for: it ends when the test binary does
+    /// (its stdin, below, closes), and init reaps it then.
+    _child: Option<std::process::Child>,
+    /// Its stdin: closed when the test binary exits, which ends it.
+    _stdin: Option<std::process::ChildStdin>,
 }
 
 impl Moto {
-    pub fn start() -> Moto {
-        let port = free_port();
-        let child = Command::new(python())
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("moto (installed by `make test` into .venv)");
-        wait_for(port);
-        Moto { child, port }
+    /// The next of the suite's servers.
+    pub fn shared() -> &'static Moto {
+        static MOTO: [std::sync::OnceLock<Moto>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        MOTO[NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2].get_or_init(|| {
+            if let Some(port) = std::env::var("CHAINETL_TEST_MOTO_PORT").ok().and_then(|p| p.parse().ok()) {
+                return Moto {
+                    port,
+                    _child: None,
+                    _stdin: None,
+                };
+            }
+            let port = free_port();
+            // It ends when the test binary goes (its end of this stdin
+            // closes): a static is never dropped.
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/s3_server.py");
+            let mut child = Command::new(python())
+                .arg(script)
+                .arg(port.to_string())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(match std::env::var_os("CHAINETL_TEST_MOTO_LOG") {
+                    Some(path) => std::fs::File::create(path).map(Into::into).unwrap_or(std::process::Stdio::null()),
+                    None => std::process::Stdio::null(),
+                })
+                .spawn()
+                .expect("moto (installed by `make test` into .venv)");
+            wait_for(port);
+            Moto {
+                port,
+                _stdin: child.stdin.take(),
+                _child: Some(child),
+            }
+        })
     }
-}
 
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// Makes a bucket no other test has: `name` and a number.
+    pub fn bucket(&self, name: &str) -> String {
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let bucket = format!("{name}-{}", MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let url = format!("http://127.0.0.1:{}/{bucket}", self.port);
+        // On a thread and runtime of their own: the caller may be inside a runtime.
+        let status = std::thread::scope(|s| {
+            s.spawn(|| {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                rt.block_on(async { http_client().put(url).send().await.unwrap().status() })
+            })
+            .join()
+            .unwrap()
+        });
+        assert!(status.is_success(), "create bucket {bucket}: {status}");
+        bucket
     }
 }

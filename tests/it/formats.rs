@@ -58,7 +58,8 @@ pub(crate) trait TableFormat {
     /// The spec's `output.format`.
     fn name(&self) -> &'static str;
 
-    /// Python source defining `snapshots(uri, since)`: the table at `uri`
+    /// Python source defining `snapshots(uri, since, columns)`: the columns
+    /// `columns` of the table at `uri`
     /// (a local path or `s3://bucket/key`) as this format's readers read
     /// it, a list of `(version, pyarrow.Table)`. A format that keeps
     /// versions returns every version from `since` on (`since < 0`: the
@@ -101,7 +102,7 @@ impl TableFormat for Parquet {
     /// Spark and DuckDB's `read_parquet('…/**/*.parquet')` list them.
     fn reader(&self) -> &'static str {
         r#"
-def snapshots(uri, since):
+def snapshots(uri, since, columns):
     import pyarrow.dataset as ds
     from pyarrow import fs as pafs
     fs, base = filesystem(uri)
@@ -113,7 +114,7 @@ def snapshots(uri, since):
     if not files:
         return [(0, None)]
     part = ds.partitioning(flavor="hive")
-    return [(0, ds.dataset(files, filesystem=fs, format="parquet", partitioning=part, partition_base_dir=base).to_table())]
+    return [(0, ds.dataset(files, filesystem=fs, format="parquet", partitioning=part, partition_base_dir=base).to_table(columns=columns))]
 "#
     }
 
@@ -143,7 +144,7 @@ impl TableFormat for Delta {
     /// deltalake (delta-rs), a version at a time (time travel).
     fn reader(&self) -> &'static str {
         r#"
-def snapshots(uri, since):
+def snapshots(uri, since, columns):
     import deltalake
     opts = s3() if uri.startswith("s3://") else None
     try:
@@ -151,7 +152,7 @@ def snapshots(uri, since):
     except deltalake.exceptions.TableNotFoundError:
         return [(0, None)]
     first = latest if since < 0 else since
-    return [(v, deltalake.DeltaTable(uri, version=v, storage_options=opts).to_pyarrow_table())
+    return [(v, deltalake.DeltaTable(uri, version=v, storage_options=opts).to_pyarrow_table(columns=columns))
             for v in range(first, latest + 1)]
 "#
     }
@@ -185,7 +186,7 @@ impl TableFormat for Iceberg {
     /// hint), a snapshot at a time by sequence number (time travel).
     fn reader(&self) -> &'static str {
         r#"
-def snapshots(uri, since):
+def snapshots(uri, since, columns):
     from pyiceberg.table import StaticTable
     from pyarrow import fs as pafs
     fs, base = filesystem(uri)
@@ -202,7 +203,7 @@ def snapshots(uri, since):
         return [(0, None)]
     first = current.sequence_number if since < 0 else since
     snaps = sorted((s for s in t.metadata.snapshots if s.sequence_number >= first), key=lambda s: s.sequence_number)
-    return [(s.sequence_number, t.scan(snapshot_id=s.snapshot_id).to_arrow()) for s in snaps]
+    return [(s.sequence_number, t.scan(snapshot_id=s.snapshot_id, selected_fields=tuple(columns)).to_arrow()) for s in snaps]
 "#
     }
 
@@ -253,7 +254,7 @@ def filesystem(uri):
 def main():
     uri, since, columns = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
     out = []
-    for version, t in snapshots(uri, since):
+    for version, t in snapshots(uri, since, columns):
         cols = [t.column(c).to_pylist() for c in columns] if t is not None else [[] for c in columns]
         rows = [["NULL" if v is None else "0x" + v.hex() if isinstance(v, bytes) else str(v) for v in r] for r in zip(*cols)]
         out.append({"version": version, "rows": rows})

@@ -350,7 +350,7 @@ fn a_job_on_s3_commits_through_a_catalog_exactly_through_kill_9() {
         dir.path(),
         "ons3",
         &url,
-        Path::new("s3://lake/ice"),
+        Path::new(&format!("s3://{}/ice", s3.bucket)),
         "iceberg",
         &catalog.section("chain"),
     );
@@ -363,7 +363,10 @@ fn a_job_on_s3_commits_through_a_catalog_exactly_through_kill_9() {
     exact(&tables, "chain", &pq, &TABLES, "on S3 through the catalog");
     for t in TABLES {
         let location = tables[format!("chain.{t}")]["metadata_location"].as_str().unwrap().to_string();
-        assert!(location.starts_with(&format!("s3://lake/ice/{t}/metadata/")), "{t}: {location}");
+        assert!(
+            location.starts_with(&format!("s3://{}/ice/{t}/metadata/", s3.bucket)),
+            "{t}: {location}"
+        );
     }
     let keys = s3.download("ice", &dir.path().join("got"));
     assert!(

@@ -160,26 +160,23 @@ impl Proxy {
 
 pub(crate) struct S3 {
     pub(crate) sim: Sim,
-    _moto: Moto,
     proxy: Proxy,
     pub(crate) bucket: String,
 }
 
 impl S3 {
+    /// A simulator, and a bucket of its own named after `bucket` on the
+    /// suite's moto, reached through a proxy of its own.
     pub(crate) fn start(bucket: &str) -> S3 {
         let mut opts = frozen();
         opts.latency_ms = 10;
         let sim = Sim::start(opts);
-        let moto = Moto::start();
+        let moto = Moto::shared();
         let proxy = Proxy::start(&sim.rt, moto.port);
-        let url = format!("http://127.0.0.1:{}/{bucket}", moto.port);
-        let status = sim.rt.block_on(async { http_client().put(url).send().await.unwrap().status() });
-        assert!(status.is_success(), "create bucket: {status}");
         S3 {
             sim,
-            _moto: moto,
             proxy,
-            bucket: bucket.into(),
+            bucket: moto.bucket(bucket),
         }
     }
 

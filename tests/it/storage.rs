@@ -159,20 +159,17 @@ impl Backend for LocalDisk {
 }
 
 struct S3 {
-    moto: Moto,
+    moto: &'static Moto,
     bucket: String,
 }
 
 impl S3 {
+    /// A bucket of its own named after `bucket` on the suite's moto.
     fn start(bucket: &str) -> S3 {
-        let moto = Moto::start();
-        let url = format!("http://127.0.0.1:{}/{bucket}", moto.port);
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let status = rt.block_on(async { http_client().put(url).send().await.unwrap().status() });
-        assert!(status.is_success(), "create bucket: {status}");
+        let moto = Moto::shared();
         S3 {
             moto,
-            bucket: bucket.into(),
+            bucket: moto.bucket(bucket),
         }
     }
 }
@@ -864,7 +861,7 @@ fn s3_a_corrupt_checkpoint_is_an_error_naming_it() {
             .unwrap();
         match state.load_units().await {
             Err(e @ StateError::Corrupt { .. }) => {
-                assert!(e.to_string().contains(&format!("s3://conf-corrupt/t/corrupt/{rel}")), "{e}")
+                assert!(e.to_string().contains(&format!("s3://{}/t/corrupt/{rel}", b.bucket)), "{e}")
             }
             other => panic!("{other:?}"),
         }
