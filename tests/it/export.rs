@@ -449,6 +449,15 @@ addresses = ["0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48"]
     assert_eq!(t("portfolio", "date"), "date");
     assert_eq!(t("portfolio", "balance_raw"), "string");
     assert_eq!(r["tokens"]["rows"], 1);
+    // The suite's Spark read-backs share one process and session
+    // (tests/warm_python.py --spark): what one sets, the next does not see.
+    let merged = check_script("spark_check.py", &[out.to_str().unwrap(), "blocks"], &[("SPARK_MERGE_SCHEMA", "1")]);
+    assert!(merged["blocks"]["nulls"].is_object(), "{merged}");
+    let plain = check_script("spark_check.py", &[out.to_str().unwrap(), "blocks"], &[]);
+    assert!(
+        plain["blocks"].get("nulls").is_none(),
+        "a variable of the read-back before reached this one: {plain}"
+    );
 }
 
 #[test]
