@@ -255,6 +255,11 @@ fn warm_python(spark: bool) -> Option<&'static WarmPython> {
 /// The read-back scripts that run Spark: they go to the Spark server.
 const SPARK_SCRIPTS: [&str; 2] = ["spark_check.py", "engines_check.py"];
 
+/// Runs `c` (a command of [`python()`]: its arguments and the variables it
+/// sets) and returns what it printed, as [`Command::output`] would: in a
+/// child of the warm fork server where there is one (a second of imports
+/// saved a read-back), a Spark script in the Spark server, else in a
+/// Python of its own.
 pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
     use std::io::{BufRead, Write};
     use std::os::unix::process::ExitStatusExt;
@@ -267,11 +272,11 @@ pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
         return c.output();
     };
     // A variable removed is sent as null.
-    let env: serde_json::Map<String, serde_json::Value> = c
+    let mut env: serde_json::Map<String, serde_json::Value> = c
         .get_envs()
         .map(|(k, v)| (k.to_string_lossy().into_owned(), v.map(|v| v.to_string_lossy().into_owned()).into()))
         .collect();
-    let mut env = env;
+    // For the cost log (docs/testing.md).
     if let Some(test) = std::thread::current().name() {
         env.insert("CHAINETL_TEST_NAME".into(), test.into());
     }
