@@ -26,7 +26,7 @@ import json
 import os
 import sys
 
-from table_rows import broken_links, distinct_keys, gaps, rows_of
+from table_rows import broken_links, gaps, key_set, rows_of
 
 
 def main():
@@ -59,7 +59,7 @@ def main():
             parts.append(read[f.path])
         t = pa.concat_tables(parts) if parts else dataset.schema.empty_table().select(needed)
         n = t.num_rows
-        entry = {"version": v, "rows": n, "distinct": distinct_keys(t, keys)}
+        entry = {"version": v, "rows": n, "distinct": len(key_set(t, keys))}
         if "parent_hash" in t.column_names:
             entry["broken_links"] = broken_links(t)
             entry["gaps"] = gaps(t)

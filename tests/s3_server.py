@@ -6,9 +6,9 @@ Serves on 127.0.0.1:PORT until its stdin reaches end of file (the test
 binary went), then exits. With CHAINETL_TEST_COST_LOG set, it appends the
 CPU it used to that file then (docs/testing.md).
 
-moto 5 lists its own package folder (a listdir and a stat of each of 200
-entries) for every request it routes: half of its CPU in the S3 tests.
-The list is the same for the life of the process, so it is read once here.
+moto 5 lists its own package folder (a listdir and a stat of each entry)
+for every request it routes. The list is the same for the life of the
+process, so it is read once here.
 """
 import json
 import os

@@ -19,8 +19,8 @@ waits on stdin, holding no lock a child needs. It exits when its parent
 
 usage: warm_python.py SOCKET_PATH --spark
 
-The Spark read-backs' server: one Spark session (one JVM, about 25 s of
-CPU to start and warm) for the whole suite instead of one a read-back.
+The Spark read-backs' server: one Spark session (one JVM) for the whole
+suite instead of one a read-back.
 Requests run one at a time in this process, not in a fork (the JVM and
 its gateway are not fork-safe); what a script changes (variables,
 directory, argv, the module search path) is put back after it. Spark's

@@ -340,8 +340,8 @@ pub fn wait_for(port: u16) {
 /// test makes buckets of its own ([`Moto::bucket`]), so none sees
 /// another's objects, as users share S3; a test that takes the endpoint
 /// away does it with a proxy of its own (`s3.rs`), not by stopping a
-/// server. One moto a test cost 1.3 s of CPU a start (43 starts); one
-/// for all made two tests' requests wait on one interpreter.
+/// server. One server for all would make two tests' requests wait on
+/// one interpreter.
 /// `CHAINETL_TEST_MOTO_PORT` points every test at a moto started by hand
 /// (to profile it), `CHAINETL_TEST_MOTO_LOG` keeps its request log.
 pub struct Moto {
