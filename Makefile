@@ -29,13 +29,11 @@ $(PY): requirements-dev.txt
 # Chromium, which scripts/need-chromium does the same for.
 test:
 	@scripts/need-java
-	@scripts/need-chromium >/dev/null & chromium=$$!; \
-	$(MAKE) --no-print-directory $(PY) & venv=$$!; \
-	$(CARGO) test --release --no-run; built=$$?; \
-	wait $$venv || { echo "installing $(VENV) failed" >&2; exit 1; }; \
-	wait $$chromium || exit $$?; \
-	[ $$built -eq 0 ] || exit $$built; \
-	CHAINETL_PYTHON=$(abspath $(PY)) $(CARGO) test --release
+	@rc=$$(mktemp -d); trap 'rm -rf "$$rc"' EXIT; \
+	{ scripts/need-chromium >/dev/null; echo $$? > "$$rc/chromium.rc"; } & \
+	{ $(MAKE) --no-print-directory $(PY); echo $$? > "$$rc/venv.rc"; } & \
+	CARGO=$(CARGO) CHAINETL_PYTHON=$(abspath $(PY)) RC_DIR="$$rc" WAIT="venv chromium" scripts/run-tests; \
+	code=$$?; wait; exit $$code
 
 # Long random runs, after `make test` (CI runs both): the model test's many
 # seeds (MODEL_CASES random jobs and sequences of changes) and the unit

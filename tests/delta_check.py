@@ -47,7 +47,7 @@ def main():
     # A version is read through its files, each file read once: a file's
     # name is never given other bytes, and versions share most files.
     read = {}
-    table_at = deltalake.DeltaTable(path, version=first)
+    table_at = latest if first == latest.version() else deltalake.DeltaTable(path, version=first)
     for v in range(first, latest.version() + 1):
         if v > first:
             table_at.load_as_version(v)

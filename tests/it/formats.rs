@@ -141,19 +141,30 @@ impl TableFormat for Delta {
         "delta"
     }
 
-    /// deltalake (delta-rs), a version at a time (time travel).
+    /// deltalake (delta-rs), a version at a time (time travel). The log is
+    /// read once for the latest version, and once from `since` on: each
+    /// later version is the one before brought forward (`load_as_version`).
     fn reader(&self) -> &'static str {
         r#"
 def snapshots(uri, since, columns):
     import deltalake
     opts = s3() if uri.startswith("s3://") else None
     try:
-        latest = deltalake.DeltaTable(uri, storage_options=opts).version()
+        table = deltalake.DeltaTable(uri, storage_options=opts)
     except deltalake.exceptions.TableNotFoundError:
         return [(0, None)]
-    first = latest if since < 0 else since
-    return [(v, deltalake.DeltaTable(uri, version=v, storage_options=opts).to_pyarrow_table(columns=columns))
-            for v in range(first, latest + 1)]
+    latest = table.version()
+    if since < 0 or since == latest:
+        return [(latest, table.to_pyarrow_table(columns=columns))]
+    if since > latest:
+        return []
+    table = deltalake.DeltaTable(uri, version=since, storage_options=opts)
+    out = []
+    for v in range(since, latest + 1):
+        if v > since:
+            table.load_as_version(v)
+        out.append((v, table.to_pyarrow_table(columns=columns)))
+    return out
 "#
     }
 

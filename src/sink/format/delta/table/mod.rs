@@ -59,6 +59,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 mod actions;
+mod commit_cache;
 mod log;
 #[cfg(test)]
 mod tests;
@@ -202,6 +203,9 @@ impl Table {
     /// `storage`, checkpointing every `checkpoint_interval` commits.
     pub fn new(storage: &Storage, rel: &str, checkpoint_interval: u64) -> Table {
         let (url, store) = storage.table_location(rel);
+        // Each commit file is read from storage once a process: the
+        // kernel reads the log since the checkpoint for every question.
+        let store: Arc<dyn object_store::ObjectStore> = Arc::new(commit_cache::CommitCache::new(store));
         let engine = DefaultEngine::builder(store).with_task_executor(executor()).build();
         Table {
             rel: rel.trim_matches('/').to_string(),
