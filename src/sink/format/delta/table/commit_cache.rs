@@ -42,31 +42,38 @@ struct Kept {
     attributes: object_store::Attributes,
 }
 
+/// The commit files kept, by version then path (one table's log has one
+/// path a version), and their bytes in all.
+#[derive(Debug, Default)]
+struct Shelf {
+    files: BTreeMap<(u64, Path), Kept>,
+    bytes: usize,
+}
+
 /// `inner`, with the commit files it reads whole kept (see the module doc).
 #[derive(Debug)]
 pub(super) struct CommitCache {
     inner: Arc<dyn ObjectStore>,
-    /// By version, then path (one table's log has one path a version).
-    kept: Mutex<(BTreeMap<(u64, Path), Kept>, usize)>,
+    kept: Mutex<Shelf>,
 }
 
 impl CommitCache {
     pub(super) fn new(inner: Arc<dyn ObjectStore>) -> CommitCache {
         CommitCache {
             inner,
-            kept: Mutex::new((BTreeMap::new(), 0)),
+            kept: Mutex::new(Shelf::default()),
         }
     }
 
     fn lookup(&self, key: &(u64, Path)) -> Option<Kept> {
-        self.kept.lock().ok()?.0.get(key).cloned()
+        self.kept.lock().ok()?.files.get(key).cloned()
     }
 
     fn keep(&self, key: (u64, Path), kept: Kept) {
         let Ok(mut guard) = self.kept.lock() else {
             return;
         };
-        let (map, bytes) = &mut *guard;
+        let Shelf { files: map, bytes } = &mut *guard;
         let size = kept.bytes.len();
         if size > MAX_BYTES {
             return;
@@ -283,7 +290,7 @@ mod tests {
             counted.put(&commit(v), PutPayload::from(big.clone())).await.unwrap();
             cache.get(&commit(v)).await.unwrap().bytes().await.unwrap();
         }
-        let (map, bytes) = &*cache.kept.lock().unwrap();
+        let Shelf { files: map, bytes } = &*cache.kept.lock().unwrap();
         assert!(*bytes <= MAX_BYTES, "{bytes} bytes kept");
         let versions: Vec<u64> = map.keys().map(|(v, _)| *v).collect();
         assert_eq!(versions, vec![2, 3]);

@@ -41,7 +41,9 @@
 //! put-if-absent of `_delta_log/<version>.json`, transaction identifiers,
 //! removes, checkpoints and `_last_checkpoint` — is the kernel's. Its calls
 //! block (its engine runs I/O on a background runtime of its own): async
-//! callers run them on a blocking thread through [`Table::blocking`].
+//! callers run them on a blocking thread through [`Table::blocking`]. Its
+//! engine reads through [`commit_cache`], so a process reads each commit
+//! file from storage once, not once a question it asks of the log.
 
 pub use crate::sink::format::LiveFile;
 use crate::storage::{Storage, StorageError};
