@@ -24,8 +24,10 @@ $(PY): requirements-dev.txt
 # Unit and integration tests (release profile: the test build reuses every
 # dependency `make build` built; scripts/check-build-reuse keeps it so).
 # The Python tools, and Chromium where it is missing, install while the
-# tests compile; the Spark checks need Java, which scripts/need-java finds
-# or installs (or names, and stops); the report page's checks need
+# tests compile; the integration suite starts as soon as its binary is
+# built and they are installed, while cargo still builds the unit tests
+# (scripts/run-tests). The Spark checks need Java, which scripts/need-java
+# finds or installs (or names, and stops); the report page's checks need
 # Chromium, which scripts/need-chromium does the same for.
 test:
 	@scripts/need-java

@@ -9,7 +9,16 @@ CPU it used to that file then (docs/testing.md).
 moto 5 lists its own package folder (a listdir and a stat of each entry)
 for every request it routes. The list is the same for the life of the
 process, so it is read once here.
+
+S3 applies a write whole, its conditions (If-None-Match: *, If-Match)
+checked and the object stored in one step. moto checks, then stores, on
+a thread a request: two creators of one key at once could both be told
+they created it (seen under load: two of eight). So here writes (PUT,
+POST, DELETE) are applied one at a time, each request's body read first,
+outside the lock, so that a client stopped mid-body holds up no one.
+Reads are not held up.
 """
+import io
 import json
 import os
 import resource
@@ -27,14 +36,44 @@ def end_with_stdin():
     os._exit(0)
 
 
+def one_write_at_a_time(app):
+    """`app`, applying writes one at a time (see the module doc)."""
+    from werkzeug.wsgi import get_input_stream
+
+    lock = threading.Lock()
+
+    def serve(environ, start_response):
+        if environ.get("REQUEST_METHOD") not in ("PUT", "POST", "DELETE"):
+            return app(environ, start_response)
+        # A chunked body ends where the server says (input_terminated);
+        # any other is Content-Length long, or empty.
+        if environ.get("wsgi.input_terminated") or (environ.get("CONTENT_LENGTH") or "").isdigit():
+            body = get_input_stream(environ).read()
+        else:
+            body = b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        environ["CONTENT_LENGTH"] = str(len(body))
+        environ.pop("HTTP_TRANSFER_ENCODING", None)
+        environ.pop("wsgi.input_terminated", None)
+        with lock:
+            return list(app(environ, start_response))
+
+    return serve
+
+
 def main():
     threading.Thread(target=end_with_stdin, daemon=True).start()
     import moto.backends
-    from moto.server import main as serve
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from moto.server import MotoRequestHandler
+    from werkzeug.serving import run_simple
 
     modules = tuple(moto.backends.list_of_moto_modules())
     moto.backends.list_of_moto_modules = lambda: modules
-    serve(["-H", "127.0.0.1", "-p", sys.argv[1]])
+    os.environ.setdefault("MOTO_PORT", sys.argv[1])
+    app = DomainDispatcherApplication(create_backend_app)
+    app.debug = True
+    run_simple("127.0.0.1", int(sys.argv[1]), one_write_at_a_time(app), threaded=True, request_handler=MotoRequestHandler)
 
 
 if __name__ == "__main__":
