@@ -268,6 +268,9 @@ pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
         .first()
         .and_then(|a| Path::new(a).file_name())
         .is_some_and(|name| SPARK_SCRIPTS.iter().any(|s| name == *s));
+    if spark {
+        set_up("spark");
+    }
     let Some(warm) = warm_python(spark) else {
         return c.output();
     };
@@ -294,6 +297,30 @@ pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
         stdout: doc["stdout"].as_str().unwrap_or_default().as_bytes().to_vec(),
         stderr: doc["stderr"].as_str().unwrap_or_default().as_bytes().to_vec(),
     })
+}
+
+/// Waits for `make test`'s set-up job `name` where one is under way: the
+/// suite starts before the slow ones end (pyspark's install, Chromium's),
+/// and only the tests that need one wait for it. `scripts/run-tests` names
+/// the folder where each job writes its exit code, `NAME.rc`, when it ends
+/// (CHAINETL_TEST_SETUP_DIR); run any other way, there is nothing to wait
+/// for. A job that failed fails the test, naming it.
+pub fn set_up(name: &str) {
+    let Some(dir) = std::env::var_os("CHAINETL_TEST_SETUP_DIR") else {
+        return;
+    };
+    let file = Path::new(&dir).join(format!("{name}.rc"));
+    let waited = std::time::Instant::now();
+    loop {
+        // Empty while the job is writing it.
+        let code = std::fs::read_to_string(&file).unwrap_or_default();
+        match code.trim() {
+            "" if waited.elapsed() < std::time::Duration::from_secs(3600) => std::thread::sleep(std::time::Duration::from_millis(200)),
+            "" => panic!("make test's set-up job `{name}` has not ended after an hour"),
+            "0" => return,
+            code => panic!("make test's set-up job `{name}` failed (exit code {code}): its message is in make test's output"),
+        }
+    }
 }
 
 pub fn python() -> String {
@@ -376,7 +403,13 @@ impl Moto {
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::null())
                 .stderr(match std::env::var_os("CHAINETL_TEST_MOTO_LOG") {
-                    Some(path) => std::fs::File::create(path).map(Into::into).unwrap_or(std::process::Stdio::null()),
+                    // Appended to: the suite's two servers may share it.
+                    Some(path) => std::fs::File::options()
+                        .append(true)
+                        .create(true)
+                        .open(path)
+                        .map(Into::into)
+                        .unwrap_or(std::process::Stdio::null()),
                     None => std::process::Stdio::null(),
                 })
                 .spawn()

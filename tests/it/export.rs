@@ -163,7 +163,7 @@ fn portfolio_and_tokens_match_the_source() {
     let end = chainetl::vocab::window::parse_date("2025-06-01").unwrap();
     // A wallet holding a balance beyond 2^128, found in the ground truth.
     let whale = (1u64..)
-        .map(|i| format!("0x{:040x}", i * 0x9e37_79b9_7f4a_7c15))
+        .map(|i| format!("0x{:040x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
         .find(|w| {
             truth::portfolio(&data, Chain::Ethereum, w, first, end)
                 .iter()

@@ -42,6 +42,7 @@ fn embedded(page: &str) -> serde_json::Value {
 
 /// The Chromium the test setup installed (scripts/need-chromium).
 fn chromium() -> String {
+    set_up("chromium");
     if let Ok(c) = std::env::var("CHROMIUM") {
         return c;
     }
