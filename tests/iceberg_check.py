@@ -5,7 +5,7 @@ usage: iceberg_check.py TABLE_DIR KEY[,KEY…] [PARQUET_DIR]
 Prints one JSON document:
 - versions: every snapshot of the current one's ancestry, oldest first
   (pyiceberg's StaticTable from the folder's version hint, time travel by
-  snapshot id): its sequence number (`version`), operation, rows,
+  snapshot id, each data file read once: table_rows.iceberg_snapshots): its sequence number (`version`), operation, rows,
   distinct keys, and whether it holds every key of its parent
   (`holds_parent`); for a blocks table, also broken_links and gaps, as
   tests/delta_check.py says them;
@@ -15,8 +15,9 @@ Prints one JSON document:
 - polars_rows: the current row count as Polars' scan_iceberg reads it
   (its own reader; with POLARS_PYICEBERG set, reader_override="pyiceberg",
   for adopted files without field ids), or the reader's error;
-- catalog_rows: the count after registering the table in a SQL catalog
-  (sqlite) with register_table;
+- catalog_rows: the row count after registering the table in a SQL
+  catalog (sqlite) with register_table, from its manifests (pyiceberg's
+  count);
 - types: every column's Arrow type as pyiceberg reads it;
 - partitions: the partition spec, `name=transform(source)`;
 - field_ids: whether every data file's columns carry field ids;
@@ -29,7 +30,7 @@ import os
 import sys
 import tempfile
 
-from table_rows import broken_links, gaps, holds, key_set, rows_of
+from table_rows import broken_links, gaps, holds, iceberg_snapshots, key_set, rows_of
 
 
 def main():
@@ -53,8 +54,7 @@ def main():
     chain = ["chain", "number", "hash", "parent_hash"] if "parent_hash" in names else []
     needed = tuple(dict.fromkeys(keys + chain))
     snapshots, parent = [], None
-    for s in ancestry:
-        a = t.scan(snapshot_id=s.snapshot_id, selected_fields=needed).to_arrow()
+    for s, a in iceberg_snapshots(t, ancestry, needed):
         k = key_set(a, keys)
         entry = {
             "version": s.sequence_number,
@@ -101,7 +101,8 @@ def main():
         name = "chain." + os.path.basename(path.rstrip("/"))
         location = t.metadata_location
         registered = catalog.register_table(name, location)
-        out["catalog_rows"] = registered.scan().to_arrow().num_rows
+        # The rows its manifests count (every file is read above).
+        out["catalog_rows"] = registered.scan().count()
     if len(sys.argv) > 3:
         parquet = ds.dataset(sys.argv[3], format="parquet", partitioning="hive").to_table()
         for name in columns:

@@ -1,6 +1,8 @@
-"""What the read-back scripts (delta_check.py, iceberg_check.py) say of a
-table's rows, in one place: rows as comparable text, distinct keys, and a
-blocks table's broken links and gaps. Arrow tables in, plain values out."""
+"""What the read-back scripts (delta_check.py, iceberg_check.py, the
+formats conformance's driver) say of a table's rows, in one place: rows as
+comparable text, distinct keys, a blocks table's broken links and gaps,
+and an Iceberg table's snapshots read as pyiceberg reads them. Arrow
+tables in, plain values out."""
 
 
 def rows_of(table, columns):
@@ -83,3 +85,29 @@ def gaps(t):
     for c, n in zip(t.column("chain").to_pylist(), t.column("number").to_pylist()):
         by_chain.setdefault(c, set()).add(n)
     return sum(max(ns) - min(ns) + 1 - len(ns) for ns in by_chain.values())
+
+
+def iceberg_snapshots(table, snapshots, selected_fields):
+    """Each of `snapshots` of pyiceberg table `table` as pyiceberg reads it,
+    as (snapshot, Arrow table): a scan of the snapshot, planned, then its
+    tasks read by pyiceberg's ArrowScan, as `scan(…).to_arrow()` does. Each
+    task (a data file, its delete files, the projection) is read once:
+    a data file's path never names other bytes, and snapshots share most
+    of their files."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    read = {}
+    for s in snapshots:
+        scan = table.scan(snapshot_id=s.snapshot_id, selected_fields=selected_fields)
+        projection = scan.projection()
+        reader = ArrowScan(table.metadata, table.io, projection, scan.row_filter, scan.case_sensitive)
+        columns = (projection.schema_id, tuple(f.field_id for f in projection.fields))
+        parts = []
+        for task in scan.plan_files():
+            key = (task.file.file_path, frozenset(d.file_path for d in task.delete_files), columns)
+            if key not in read:
+                read[key] = reader.to_table([task])
+            parts.append(read[key])
+        # As ArrowScan joins a scan's batches (their types may differ: large_ types).
+        yield s, pa.concat_tables(parts, promote_options="permissive") if parts else reader.to_table([])

@@ -53,8 +53,16 @@ def warm():
     import pyarrow.parquet  # noqa: F401
     try:
         import deltalake  # noqa: F401
+        import deltalake.fs  # noqa: F401
         import pyiceberg.catalog.sql  # noqa: F401
         import pyiceberg.table  # noqa: F401
+        # What a read-back imports only once it reads (pyiceberg's Arrow
+        # reader and Avro decoder, SQLAlchemy's sqlite dialect): 50 ms a
+        # read-back otherwise.
+        import pyiceberg.avro.decoder_fast  # noqa: F401
+        import pyiceberg.io.pyarrow  # noqa: F401
+        import pyiceberg.table.puffin  # noqa: F401
+        import sqlalchemy.dialects.sqlite  # noqa: F401
     except ImportError:
         pass
 

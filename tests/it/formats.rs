@@ -214,7 +214,8 @@ def snapshots(uri, since, columns):
         return [(0, None)]
     first = current.sequence_number if since < 0 else since
     snaps = sorted((s for s in t.metadata.snapshots if s.sequence_number >= first), key=lambda s: s.sequence_number)
-    return [(s.sequence_number, t.scan(snapshot_id=s.snapshot_id, selected_fields=tuple(columns)).to_arrow()) for s in snaps]
+    from table_rows import iceberg_snapshots
+    return [(s.sequence_number, a) for s, a in iceberg_snapshots(t, snaps, tuple(columns))]
 "#
     }
 
@@ -678,7 +679,12 @@ impl<'a> Job<'a> {
     /// The events table's snapshots from version `since` on (`-1`: the latest),
     /// as the format's reader reads them.
     fn snapshots(&self, since: i64) -> Vec<Snapshot> {
-        let script = format!("{DRIVER}\n{}\nmain()\n", self.format.reader());
+        // The read-back scripts' helpers (tests/table_rows.py) importable.
+        let tests = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+        let script = format!(
+            "import sys\nsys.path.insert(0, {tests:?})\n{DRIVER}\n{}\nmain()\n",
+            self.format.reader()
+        );
         let table = format!("{}/events", self.uri);
         let o = python_output(&mut self.backend.on(
             Command::new(python()),
