@@ -679,10 +679,11 @@ impl<'a> Job<'a> {
     /// The events table's snapshots from version `since` on (`-1`: the latest),
     /// as the format's reader reads them.
     fn snapshots(&self, since: i64) -> Vec<Snapshot> {
-        // The read-back scripts' helpers (tests/table_rows.py) importable.
-        let tests = concat!(env!("CARGO_MANIFEST_DIR"), "/tests");
+        // The read-back scripts' helpers (tests/table_rows.py) importable;
+        // the folder as a JSON string, which Python reads as written.
+        let tests = serde_json::Value::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests"));
         let script = format!(
-            "import sys\nsys.path.insert(0, {tests:?})\n{DRIVER}\n{}\nmain()\n",
+            "import sys\nsys.path.insert(0, {tests})\n{DRIVER}\n{}\nmain()\n",
             self.format.reader()
         );
         let table = format!("{}/events", self.uri);
