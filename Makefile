@@ -16,10 +16,10 @@ demo: build
 	$(BIN) run pipelines/demo.toml --fresh
 	@echo "output under out/demo — try: duckdb -c \"select chain, count(*) from read_parquet('out/demo/events/**/*.parquet', hive_partitioning = true) group by 1\""
 
-# The Python tools of the read-back checks, installed with uv: from an
-# empty cache, 15 s where pip took 90 (docs/testing.md). pyspark, whose
-# install builds a 300 MB wheel, has a target of its own: `make test`
-# starts the suite without it, and the Spark checks wait for it.
+# The Python tools of the read-back checks, installed with uv, several
+# times quicker than pip from an empty cache (docs/testing.md). pyspark,
+# whose install builds a wheel of its jars, has a target of its own:
+# `make test` starts the suite without it, and the Spark checks wait for it.
 UV_VERSION := 0.13.9
 SPARK := $(VENV)/.spark-installed
 $(PY): requirements-dev.txt

@@ -5,9 +5,9 @@ usage: iceberg_check.py TABLE_DIR KEY[,KEY…] [PARQUET_DIR]
 Prints one JSON document:
 - versions: every snapshot of the current one's ancestry, oldest first
   (pyiceberg's StaticTable from the folder's version hint, time travel by
-  snapshot id, each data file read once: table_rows.iceberg_snapshots): its sequence number (`version`), operation, rows,
-  distinct keys, and whether it holds every key of its parent
-  (`holds_parent`); for a blocks table, also broken_links and gaps, as
+  snapshot id, each data file read once: table_rows.iceberg_snapshots):
+  its sequence number (`version`), operation, rows, distinct keys, and
+  whether it holds every key of its parent (`holds_parent`); for a blocks table, also broken_links and gaps, as
   tests/delta_check.py says them;
 - rows: the current snapshot's rows, each a sorted-key JSON string,
   sorted; with PARQUET_DIR, parquet_rows: the same of the hive-partitioned

@@ -13,9 +13,9 @@ process, so it is read once here.
 S3 applies a write whole, its conditions (If-None-Match: *, If-Match)
 checked and the object stored in one step. moto checks, then stores, on
 a thread a request: two creators of one key at once could both be told
-they created it. So here writes (PUT,
-POST, DELETE) are applied one at a time, each request's body read first,
-outside the lock, so that a client stopped mid-body holds up no one.
+they created it. So here writes (PUT, POST, DELETE) are applied one at
+a time, each request's body read first, outside the lock, so that a
+client stopped mid-body holds up no one.
 Reads are not held up.
 """
 import io

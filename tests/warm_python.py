@@ -57,8 +57,8 @@ def warm():
         import pyiceberg.catalog.sql  # noqa: F401
         import pyiceberg.table  # noqa: F401
         # What a read-back imports only once it reads (pyiceberg's Arrow
-        # reader and Avro decoder, SQLAlchemy's sqlite dialect): 50 ms a
-        # read-back otherwise.
+        # reader and Avro decoder, SQLAlchemy's sqlite dialect), which each
+        # forked child would import again.
         import pyiceberg.avro.decoder_fast  # noqa: F401
         import pyiceberg.io.pyarrow  # noqa: F401
         import pyiceberg.table.puffin  # noqa: F401
