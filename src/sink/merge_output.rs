@@ -116,9 +116,10 @@ impl<'a> Out<'a> {
             let super::open_file::Closed {
                 rel: hidden,
                 checksum,
+                bytes,
                 footer,
             } = f.close().await?;
-            let bytes = make_durable(self.sink, &hidden).await?;
+            make_durable(self.sink, &hidden, bytes).await?;
             let rel = (self.name_of)(self.done.len() as u64);
             self.done.push(WrittenFile {
                 rel,

@@ -32,6 +32,8 @@ pub(super) struct OpenFile {
     out: BufWriter,
     /// The checksum of the bytes handed to the upload so far.
     sum: Checksum,
+    /// How many bytes were handed to the upload so far.
+    handed: u64,
     /// Rows written to it.
     pub(super) rows: u64,
 }
@@ -72,6 +74,7 @@ impl OpenFile {
             encoder,
             out,
             sum: Checksum::default(),
+            handed: 0,
             rows: 0,
         }
     }
@@ -112,6 +115,7 @@ impl OpenFile {
     async fn drain(&mut self) -> Result<(), SinkError> {
         for b in self.chunks().take() {
             self.sum.update(&b);
+            self.handed += b.len() as u64;
             self.out.put(b).await.map_err(|e| self.error(e))?;
         }
         Ok(())
@@ -185,6 +189,7 @@ impl OpenFile {
         Ok(Closed {
             rel: self.rel,
             checksum: self.sum.value(),
+            bytes: self.handed,
             footer: Arc::new(footer),
         })
     }
@@ -205,6 +210,8 @@ pub(super) struct Closed {
     pub(super) rel: String,
     /// The checksum of its bytes.
     pub(super) checksum: String,
+    /// Its size: the bytes handed to the upload.
+    pub(super) bytes: u64,
     /// Its footer: row groups and their statistics.
     pub(super) footer: Arc<parquet::file::metadata::ParquetMetaData>,
 }

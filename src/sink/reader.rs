@@ -1,5 +1,11 @@
 //! Reading a data file of the output back (compaction's inputs): an
 //! `AsyncFileReader` over the object store, for a file of known size.
+//!
+//! A footer is read with the file's last [`FOOTER_READ`] bytes, one
+//! request: the footer's length, the footer and, before it, the page
+//! indexes, where they fit (parquet reads them from what it has). On S3 a
+//! request is what is billed and what takes the time; the bytes are
+//! small beside a file's.
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -12,6 +18,10 @@ use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 use std::ops::Range;
 use std::sync::Arc;
+
+/// Bytes read from a file's end to find its footer (and page indexes) in
+/// one request: a whole small file.
+const FOOTER_READ: usize = 64 * 1024;
 
 /// A Parquet file in the store, `size` bytes long.
 #[derive(Debug, Clone)]
@@ -43,10 +53,12 @@ impl AsyncFileReader for StoreReader {
     fn get_metadata<'a>(&'a mut self, options: Option<&'a ArrowReaderOptions>) -> BoxFuture<'a, Result<Arc<ParquetMetaData>>> {
         async move {
             let size = self.size;
-            // The footer's length is checked against the size before anything
-            // past it is read, so a damaged file cannot make us allocate more.
+            // The first read is at most FOOTER_READ bytes; the footer's length
+            // is checked against the size before anything more is read, so a
+            // damaged file cannot make us allocate more.
             let metadata = ParquetMetaDataReader::new()
                 .with_arrow_reader_options(options)
+                .with_prefetch_hint(Some(FOOTER_READ))
                 .load_and_finish(self, size)
                 .await?;
             Ok(Arc::new(metadata))
@@ -57,7 +69,8 @@ impl AsyncFileReader for StoreReader {
 
 /// The footer of stored file `rel` (`bytes` long): the one reader of a
 /// committed file's footer — the table formats' statistics and checks,
-/// `verify`'s row counts. Two range reads; the footer's length is checked
+/// `verify`'s row counts. One range read where the footer fits in
+/// [`FOOTER_READ`] bytes, two otherwise; the footer's length is checked
 /// against the size first, so a damaged file cannot make us read or
 /// allocate past it. The outer error is the store's; the inner one says
 /// why the bytes are not a readable Parquet file.

@@ -306,3 +306,60 @@ fn chunks_keep_the_bytes_in_order_and_whole_pages_apart() {
     assert_eq!(all, [b"head".as_slice(), &big, b"tail"].concat());
     assert!(c.take().is_empty());
 }
+
+/// A sink on a store counting its requests, under `prefix`.
+fn counted_sink(prefix: &str) -> (Arc<Sink>, Arc<crate::storage::counted::Counted>) {
+    let store = Arc::new(crate::storage::counted::Counted::default());
+    (Arc::new(Sink::with_store(&output("memory://test"), store.clone(), prefix).unwrap()), store)
+}
+
+#[tokio::test]
+async fn a_finished_file_on_an_object_store_costs_its_upload_only() {
+    use crate::storage::counted::Kind;
+    let (sink, store) = counted_sink("exports/v1");
+    let mut w = writer(&sink, "job");
+    w.write(rows(0, &[JAN_1; 100], 16)).await.unwrap();
+    let files = w.finish().await.unwrap();
+    let kinds: Vec<Kind> = store.made().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(kinds, vec![Kind::Put], "one PUT, and no HEAD for the size the writer knows");
+    assert_eq!(store.count(Kind::Head), 0);
+    let stored = sink.storage().get(&files[0].rel).await.unwrap().unwrap().bytes;
+    assert_eq!(files[0].bytes, stored.len() as u64);
+}
+
+#[tokio::test]
+async fn a_stored_files_footer_and_page_index_are_one_read() {
+    use crate::storage::counted::Kind;
+    let (sink, store) = counted_sink("exports/v1");
+    let mut w = writer(&sink, "job");
+    w.write(rows(0, &[JAN_1; 3000], 16)).await.unwrap();
+    let f = w.finish().await.unwrap().remove(0);
+    store.reset();
+    let footer = reader::footer(sink.storage(), &f.rel, f.bytes).await.unwrap();
+    assert_eq!(footer.file_metadata().num_rows(), 3000);
+    assert_eq!(store.made().len(), 1, "{:?}", store.made());
+    // A merge's inputs: each opened (footer and page index) with one read.
+    store.reset();
+    let input = |f: &WrittenFile| compact::MergeInput {
+        rel: f.rel.clone(),
+        bytes: f.bytes,
+        checksum: Some(f.checksum.clone()),
+    };
+    let mut w = writer(&sink, "other");
+    w.write(rows(5000, &[JAN_1; 2000], 16)).await.unwrap();
+    let g = w.finish().await.unwrap().remove(0);
+    store.reset();
+    let merged = sink
+        .merge(&[input(&f), input(&g)], &|n| format!("blocks/merged-{n}.parquet"), 1 << 30)
+        .await
+        .unwrap();
+    assert_eq!(merged.rows, 5000);
+    for rel in [&f.rel, &g.rel] {
+        let path = sink.storage().path(rel);
+        let reads: Vec<Kind> = store.made().into_iter().filter(|(_, p)| *p == path).map(|(k, _)| k).collect();
+        assert!(
+            reads.len() <= 2 && reads.iter().all(|k| *k == Kind::GetRange),
+            "{rel}: its footer and page index in one read, its rows in one: {reads:?}"
+        );
+    }
+}

@@ -278,8 +278,8 @@ impl UnitWriter {
 /// Completes open file `f` and makes it durable.
 async fn complete(sink: &Sink, f: OpenFile) -> Result<WrittenFile, SinkError> {
     let rows = f.rows;
-    let super::open_file::Closed { rel, checksum, footer } = f.close().await?;
-    let bytes = make_durable(sink, &rel).await?;
+    let super::open_file::Closed { rel, checksum, bytes, footer } = f.close().await?;
+    make_durable(sink, &rel, bytes).await?;
     Ok(WrittenFile {
         rel,
         rows,
@@ -301,9 +301,9 @@ fn declared_order(sink: &Sink, schema: &arrow_schema::Schema) -> Option<(Vec<usi
     Some((key, for_schema(&sink.props, schema, &key_names)))
 }
 
-/// The size of completed file `rel`, once it is durable.
-pub(super) async fn make_durable(sink: &Sink, rel: &str) -> Result<u64, SinkError> {
-    sink.storage().make_durable(rel).await.map_err(|e| SinkError::Write {
+/// Makes completed file `rel`, of `bytes` bytes, durable.
+pub(super) async fn make_durable(sink: &Sink, rel: &str, bytes: u64) -> Result<(), SinkError> {
+    sink.storage().make_durable(rel, bytes).await.map_err(|e| SinkError::Write {
         path: rel.into(),
         source: Box::new(e),
     })

@@ -26,7 +26,9 @@
 //!     stay until a bucket lifecycle rule for incomplete multipart uploads
 //!     reclaims them.
 //! - **Durability** ([`Storage::make_durable`]): a completed upload is
-//!   durable once this returns; locally its bytes are fsynced. (The
+//!   durable once this returns; locally its bytes are fsynced, and its
+//!   size checked against the writer's count; on object stores a completed
+//!   upload is durable already, and this asks nothing of the store. (The
 //!   directory is not fsynced after the rename, so a power loss, unlike a
 //!   crash of the process, can lose a finished file's name; `chainetl
 //!   verify` then reports it missing.)
@@ -55,6 +57,8 @@ pub mod fence;
 mod local;
 mod open;
 pub mod versions;
+#[cfg(test)]
+pub(crate) mod counted;
 
 pub use local::{OsLocks, replace_file};
 
@@ -350,15 +354,28 @@ impl Storage {
         BufWriter::with_capacity(self.store.clone(), self.path(rel), self.part_bytes).with_max_concurrency(2)
     }
 
-    /// The size of completed upload `rel`, once it is durable: locally its
-    /// bytes are fsynced (the upload renamed them into place without).
-    pub async fn make_durable(&self, rel: &str) -> Result<u64, StorageError> {
-        let bytes = self.store.head(&self.path(rel)).await?.size;
-        if let Some(root) = &self.local_root {
-            let file = root.join(rel);
-            blocking(move || std::fs::File::open(&file).and_then(|f| f.sync_all())).await?;
-        }
-        Ok(bytes)
+    /// Makes completed upload `rel`, of the `bytes` its writer handed it,
+    /// durable: locally its bytes are fsynced (the upload renamed them into
+    /// place without), and a file of another size is an error. An object
+    /// store has made a completed upload durable already: no request.
+    pub async fn make_durable(&self, rel: &str, bytes: u64) -> Result<(), StorageError> {
+        let Some(root) = &self.local_root else {
+            return Ok(());
+        };
+        let file = root.join(rel);
+        blocking(move || {
+            let f = std::fs::File::open(&file)?;
+            let found = f.metadata()?.len();
+            if found != bytes {
+                return Err(std::io::Error::other(format!(
+                    "{} holds {found} bytes where {bytes} were written",
+                    file.display()
+                )));
+            }
+            f.sync_all()
+        })
+        .await?;
+        Ok(())
     }
 
     /// Removes the folder `rel` once it is empty, on local disk (object
