@@ -310,7 +310,10 @@ fn chunks_keep_the_bytes_in_order_and_whole_pages_apart() {
 /// A sink on a store counting its requests, under `prefix`.
 fn counted_sink(prefix: &str) -> (Arc<Sink>, Arc<crate::storage::counted::Counted>) {
     let store = Arc::new(crate::storage::counted::Counted::default());
-    (Arc::new(Sink::with_store(&output("memory://test"), store.clone(), prefix).unwrap()), store)
+    (
+        Arc::new(Sink::with_store(&output("memory://test"), store.clone(), prefix).unwrap()),
+        store,
+    )
 }
 
 #[tokio::test]

@@ -278,7 +278,12 @@ impl UnitWriter {
 /// Completes open file `f` and makes it durable.
 async fn complete(sink: &Sink, f: OpenFile) -> Result<WrittenFile, SinkError> {
     let rows = f.rows;
-    let super::open_file::Closed { rel, checksum, bytes, footer } = f.close().await?;
+    let super::open_file::Closed {
+        rel,
+        checksum,
+        bytes,
+        footer,
+    } = f.close().await?;
     make_durable(sink, &rel, bytes).await?;
     Ok(WrittenFile {
         rel,

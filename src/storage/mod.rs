@@ -53,12 +53,12 @@
 //!   locked by the OS ([`Storage::os_locks`]) and needs no fence.
 
 pub mod checksum;
+#[cfg(test)]
+pub(crate) mod counted;
 pub mod fence;
 mod local;
 mod open;
 pub mod versions;
-#[cfg(test)]
-pub(crate) mod counted;
 
 pub use local::{OsLocks, replace_file};
 

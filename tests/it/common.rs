@@ -362,8 +362,8 @@ pub fn wait_for(port: u16) {
 }
 
 /// moto's S3 server (a test fails, not skips, without it), as
-/// `tests/s3_server.py` serves it: two for the test binary, one a test
-/// thread, each started on first use and handed to tests in turn. Each
+/// `tests/s3_server.py` serves it: two for the test binary, each started
+/// on first use and handed to tests in turn. Each
 /// test makes buckets of its own ([`Moto::bucket`]), so none sees
 /// another's objects, as users share S3; a test that takes the endpoint
 /// away does it with a proxy of its own (`s3.rs`), not by stopping a

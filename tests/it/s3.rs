@@ -443,10 +443,7 @@ fn three_shards_at_once_write_exactly_one_runs_rows() {
     assert_bucket_exact(&s3);
     let o = s3.cmd(&["status", &spec]).output().unwrap();
     let t = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        t.contains("7/7") && t.contains("complete"),
-        "status shows every shard's units: {t}"
-    );
+    assert!(t.contains("7/7") && t.contains("complete"), "status shows every shard's units: {t}");
     // Each shard did its own share.
     let o = s3.cmd(&["run", &spec, "--shard", "2/3"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 requests"), "{}", text(&o));
