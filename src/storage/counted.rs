@@ -45,6 +45,16 @@ impl Counted {
         self.made.lock().unwrap().iter().filter(|(k, _)| *k == kind).count()
     }
 
+    /// Reads made so far: whole, ranged and HEADs.
+    pub(crate) fn reads(&self) -> usize {
+        self.made
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| matches!(k, Kind::Get | Kind::GetRange | Kind::Head))
+            .count()
+    }
+
     /// Every request made so far, in order.
     pub(crate) fn made(&self) -> Vec<(Kind, Path)> {
         self.made.lock().unwrap().clone()

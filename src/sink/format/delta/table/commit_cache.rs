@@ -189,51 +189,8 @@ impl ObjectStore for CommitCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::counted::Counted;
     use object_store::ObjectStoreExt;
-    use object_store::memory::InMemory;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// An in-memory store counting the reads that reach it.
-    #[derive(Debug, Default)]
-    struct Counted {
-        inner: InMemory,
-        gets: AtomicUsize,
-    }
-
-    impl std::fmt::Display for Counted {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "Counted")
-        }
-    }
-
-    #[async_trait]
-    impl ObjectStore for Counted {
-        async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
-            self.inner.put_opts(location, payload, opts).await
-        }
-        async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> object_store::Result<Box<dyn MultipartUpload>> {
-            self.inner.put_multipart_opts(location, opts).await
-        }
-        async fn get_opts(&self, location: &Path, options: GetOptions) -> object_store::Result<GetResult> {
-            self.gets.fetch_add(1, Ordering::SeqCst);
-            self.inner.get_opts(location, options).await
-        }
-        fn delete_stream(
-            &self,
-            locations: BoxStream<'static, object_store::Result<Path>>,
-        ) -> BoxStream<'static, object_store::Result<Path>> {
-            self.inner.delete_stream(locations)
-        }
-        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-            self.inner.list(prefix)
-        }
-        async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
-            self.inner.list_with_delimiter(prefix).await
-        }
-        async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> object_store::Result<()> {
-            self.inner.copy_opts(from, to, options).await
-        }
-    }
 
     fn commit(v: u64) -> Path {
         Path::from(format!("t/events/_delta_log/{v:020}.json"))
@@ -257,21 +214,17 @@ mod tests {
             assert_eq!(got.meta.location, commit(3));
             assert_eq!(got.bytes().await.unwrap(), Bytes::from_static(b"{\"add\":{}}\n"));
         }
-        assert_eq!(counted.gets.load(Ordering::SeqCst), 1, "a commit file is read once");
+        assert_eq!(counted.reads(), 1, "a commit file is read once");
         // A ranged read and a head go to the store.
         let part = cache.get_range(&commit(3), 1..4).await.unwrap();
         assert_eq!(part, Bytes::from_static(b"\"ad"));
         cache.head(&commit(3)).await.unwrap();
-        assert_eq!(counted.gets.load(Ordering::SeqCst), 3);
+        assert_eq!(counted.reads(), 3);
         for p in &others {
             cache.get(p).await.unwrap().bytes().await.unwrap();
             cache.get(p).await.unwrap().bytes().await.unwrap();
         }
-        assert_eq!(
-            counted.gets.load(Ordering::SeqCst),
-            3 + 2 * others.len(),
-            "other files are read each time"
-        );
+        assert_eq!(counted.reads(), 3 + 2 * others.len(), "other files are read each time");
         // A commit not there yet is not remembered as missing.
         assert!(cache.get(&commit(4)).await.is_err());
         counted.put(&commit(4), PutPayload::from_static(b"{}\n")).await.unwrap();
