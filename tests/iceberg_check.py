@@ -7,8 +7,9 @@ Prints one JSON document:
   (pyiceberg's StaticTable from the folder's version hint, time travel by
   snapshot id, each data file read once: table_rows.iceberg_snapshots):
   its sequence number (`version`), operation, rows, distinct keys, and
-  whether it holds every key of its parent (`holds_parent`); for a blocks table, also broken_links and gaps, as
-  tests/delta_check.py says them;
+  whether it holds every key of its parent (`holds_parent`); for a
+  blocks table, also broken_links and gaps, as tests/delta_check.py says
+  them;
 - rows: the current snapshot's rows, each a sorted-key JSON string,
   sorted; with PARQUET_DIR, parquet_rows: the same of the hive-partitioned
   Parquet folder (pyarrow), over the same columns;

@@ -19,11 +19,12 @@ client stopped mid-body holds up no one.
 Reads are not held up.
 
 moto's XML serializer parses every timestamp it writes again (dateutil),
-a third of a listing's cost: here each distinct timestamp is converted
+for each key of a listing: here each distinct timestamp is converted
 once.
 
 Each request is logged (to stderr) only with CHAINETL_TEST_MOTO_LOG set,
-where the suite keeps that log: the logging is a tenth of moto's CPU.
+where the suite keeps that log; otherwise the log would be thrown away,
+its cost paid on every request (figures: docs/testing.md).
 """
 import io
 import json

@@ -40,11 +40,6 @@ impl Counted {
         self.made.lock().unwrap().push((kind, path.clone()));
     }
 
-    /// Requests of `kind` made so far.
-    pub(crate) fn count(&self, kind: Kind) -> usize {
-        self.made.lock().unwrap().iter().filter(|(k, _)| *k == kind).count()
-    }
-
     /// Reads made so far: whole, ranged and HEADs.
     pub(crate) fn reads(&self) -> usize {
         self.made
