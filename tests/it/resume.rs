@@ -58,7 +58,13 @@ contract_address = "{}"
     )
 }
 
-fn expected() -> Vec<Vec<String>> {
+/// The source's rows of [`job_spec`]'s job, made once for every test here.
+fn expected() -> &'static [Vec<String>] {
+    static ROWS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    ROWS.get_or_init(source_rows)
+}
+
+fn source_rows() -> Vec<Vec<String>> {
     let data = SimData::new(42, 30);
     let mut want = truth::events(&data, Chain::Ethereum, FIRST, LAST, &[], Some(contract(Chain::Ethereum)));
     let (a, b) = data.blocks_in_time(Chain::Polygon, POLY_START, POLY_END, false);

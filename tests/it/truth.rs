@@ -30,6 +30,12 @@ pub fn events(data: &SimData, chain: Chain, first: u64, last: u64, topics: &[[u8
     let mut rows = Vec::new();
     for n in first..=last {
         for i in 0..data.event_count(chain, n) {
+            // An event's head (its contract and kind) is a fraction of the
+            // cost of the whole event: filter on it first.
+            let (head_contract, kind, _, _) = data.event_head(chain, n, i);
+            if contract.is_some_and(|c| c != head_contract) || !(topics.is_empty() || topics.contains(&data.topic0(kind))) {
+                continue;
+            }
             let e = data.event(chain, n, i);
             if !topics.is_empty() && !topics.contains(&e.topics[0]) {
                 continue;
