@@ -10,10 +10,17 @@ JSON line: {"argv": ["script.py" | "-c", ...], "env": {NAME: VALUE or null},
 "cwd": DIR or null} — argv as `python` would take it after the
 interpreter's name. The child sets (or, for null, removes) the variables,
 moves to `cwd`, runs the script as __main__ (or the `-c` code) with that argv, and
-answers one JSON line: {"code": exit code, "stdout": text, "stderr": text}.
+answers one JSON line, {"code": exit code, "stdout": N, "stderr": M},
+then the N bytes the script wrote to stdout and the M it wrote to stderr,
+as written (a read-back's output is megabytes of JSON: quoted again
+inside a JSON string, it would cost its writer and its reader as much
+again).
 
 Each run is a fresh fork: its globals, environment and open files are its
-own, as in a process of its own. The server's one other thread only
+own, as in a process of its own. The objects of the warm imports are
+frozen out of the garbage collector (gc.freeze) before the first fork: a
+child's collection would otherwise walk every one of them, writing to
+each page it walks, and so copy the server's heap page by page. The server's one other thread only
 waits on stdin, holding no lock a child needs. It exits when its parent
 (the test binary) does: stdin reaches end of file.
 
@@ -28,6 +35,7 @@ file-listing cache is off (`filesourcePartitionFileCacheSize` 0), so a
 folder read twice is listed twice. A script's `getOrCreate()` gets this
 session.
 """
+import gc
 import io
 import json
 import os
@@ -161,9 +169,9 @@ def answer(conn):
         except Exception:  # noqa: BLE001
             pass
 
-    def text(f):
+    def raw(f):
         f.seek(0)
-        return f.read().decode("utf-8", "replace")
+        return f.read()
 
     log = os.environ.get("CHAINETL_TEST_COST_LOG")
     if log:
@@ -174,8 +182,10 @@ def answer(conn):
                 "what": argv[0] if argv[0] != "-c" else "-c " + argv[1][:40],
                 "cpu": cpu_seconds() - cpu_at_start,
             }) + "\n")
-    reply = json.dumps({"code": code, "stdout": text(out), "stderr": text(err)})
-    f.write(reply.encode() + b"\n")
+    stdout, stderr = raw(out), raw(err)
+    f.write(json.dumps({"code": code, "stdout": len(stdout), "stderr": len(stderr)}).encode() + b"\n")
+    f.write(stdout)
+    f.write(stderr)
     f.flush()
 
 
@@ -197,7 +207,22 @@ def spark_session():
     return spark
 
 
+def no_huge_pages():
+    """Transparent huge pages off for this process and its children
+    (prctl PR_SET_THP_DISABLE, which fork and exec keep). A read-back's
+    libraries ask for huge pages for their heaps; a child that lives a
+    fraction of a second then zeroes two megabytes for each page it
+    touches first, and exits before the page pays back."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def main():
+    no_huge_pages()
     path = sys.argv[1]
     spark = sys.argv[2:] == ["--spark"]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -216,6 +241,7 @@ def main():
         os._exit = script_exit
     else:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reaped by the kernel
+        gc.freeze()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
     server.listen(64)

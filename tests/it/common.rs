@@ -261,7 +261,7 @@ const SPARK_SCRIPTS: [&str; 2] = ["spark_check.py", "engines_check.py"];
 /// saved a read-back), a Spark script in the Spark server, else in a
 /// Python of its own.
 pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
-    use std::io::{BufRead, Write};
+    use std::io::{BufRead, Read, Write};
     use std::os::unix::process::ExitStatusExt;
     let argv: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
     let spark = argv
@@ -287,15 +287,24 @@ pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
     let mut stream = std::os::unix::net::UnixStream::connect(&warm.socket)?;
     let request = serde_json::json!({"argv": argv, "env": env, "cwd": cwd});
     stream.write_all(format!("{request}\n").as_bytes())?;
-    let mut answer = String::new();
-    std::io::BufReader::new(stream).read_line(&mut answer)?;
+    // A JSON line of the exit code and the two outputs' lengths, then the
+    // outputs' bytes (tests/warm_python.py).
+    let mut reply = std::io::BufReader::new(stream);
+    let mut head = String::new();
+    reply.read_line(&mut head)?;
     let doc: serde_json::Value =
-        serde_json::from_str(&answer).map_err(|e| std::io::Error::other(format!("the warm Python server answered {answer:?}: {e}")))?;
+        serde_json::from_str(&head).map_err(|e| std::io::Error::other(format!("the warm Python server answered {head:?}: {e}")))?;
+    let mut bytes = |name: &str| -> std::io::Result<Vec<u8>> {
+        let mut b = vec![0; doc[name].as_u64().unwrap_or(0) as usize];
+        reply.read_exact(&mut b)?;
+        Ok(b)
+    };
+    let (stdout, stderr) = (bytes("stdout")?, bytes("stderr")?);
     let code = doc["code"].as_i64().unwrap_or(1) as i32;
     Ok(Output {
         status: std::process::ExitStatus::from_raw((code & 0xff) << 8),
-        stdout: doc["stdout"].as_str().unwrap_or_default().as_bytes().to_vec(),
-        stderr: doc["stderr"].as_str().unwrap_or_default().as_bytes().to_vec(),
+        stdout,
+        stderr,
     })
 }
 
