@@ -296,7 +296,9 @@ pub fn python_output(c: &mut Command) -> std::io::Result<Output> {
         serde_json::from_str(&head).map_err(|e| std::io::Error::other(format!("the warm Python server answered {head:?}: {e}")))?;
     let mut bytes = |name: &str| -> std::io::Result<Vec<u8>> {
         let mut b = vec![0; doc[name].as_u64().unwrap_or(0) as usize];
-        reply.read_exact(&mut b)?;
+        reply
+            .read_exact(&mut b)
+            .map_err(|e| std::io::Error::other(format!("the warm Python server's answer ended before its {name}: {e}")))?;
         Ok(b)
     };
     let (stdout, stderr) = (bytes("stdout")?, bytes("stderr")?);
