@@ -19,10 +19,11 @@ again).
 Each run is a fresh fork: its globals, environment and open files are its
 own, as in a process of its own. The objects of the warm imports are
 frozen out of the garbage collector (gc.freeze) before the first fork: a
-child's collection would otherwise walk every one of them, writing to
-each page it walks, and so copy the server's heap page by page. The server's one other thread only
-waits on stdin, holding no lock a child needs. It exits when its parent
-(the test binary) does: stdin reaches end of file.
+child's full collection would otherwise walk every one of them, writing
+to each page it walks, and so copy the server's heap page by page. The
+server's one other thread only waits on stdin, holding no lock a child
+needs. It exits when its parent (the test binary) does: stdin reaches
+end of file.
 
 usage: warm_python.py SOCKET_PATH --spark
 

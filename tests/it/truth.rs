@@ -30,19 +30,14 @@ pub fn events(data: &SimData, chain: Chain, first: u64, last: u64, topics: &[[u8
     let mut rows = Vec::new();
     for n in first..=last {
         for i in 0..data.event_count(chain, n) {
-            // An event's head (its contract and kind) is a fraction of the
-            // cost of the whole event: filter on it first.
+            // An event's head is its contract and kind, whose topic0 is
+            // its first topic (`SimData::event` makes both from it), for a
+            // fraction of the cost of the whole event: filter on it.
             let (head_contract, kind, _, _) = data.event_head(chain, n, i);
             if contract.is_some_and(|c| c != head_contract) || !(topics.is_empty() || topics.contains(&data.topic0(kind))) {
                 continue;
             }
             let e = data.event(chain, n, i);
-            if !topics.is_empty() && !topics.contains(&e.topics[0]) {
-                continue;
-            }
-            if contract.is_some_and(|c| c != e.contract_address) {
-                continue;
-            }
             let topic = |k: usize| e.topics.get(k).map(|t| hex0x(t)).unwrap_or_else(|| "NULL".into());
             rows.push(vec![
                 chain.name().to_string(),
